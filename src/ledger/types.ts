@@ -1,0 +1,67 @@
+/**
+ * Domain types of the ledger. u64 values are `bigint` everywhere inside the program
+ * (DECISIONS §7); they become decimal strings only at the JSON edge.
+ */
+
+/** The ledger's position, as sent in the `X-NODE-*` headers. */
+export interface LedgerInfo {
+  chainId: number;
+  /** Newest committed version. */
+  ledgerVersion: bigint;
+  /** First version of the first block kept whole (DECISIONS §8). */
+  oldestVersion: bigint;
+  /** Chain time of the newest block, microseconds. */
+  timestampUsec: bigint;
+  epoch: bigint;
+  blockHeight: bigint;
+  oldestBlockHeight: bigint;
+}
+
+/** The block epilogue's limit flags (Aptos `BlockEndInfo`). */
+export interface BlockEndInfo {
+  blockGasLimitReached: boolean;
+  blockOutputLimitReached: boolean;
+}
+
+/** One committed block: versions [firstVersion, lastVersion], both inclusive. */
+export interface BlockInfo {
+  height: bigint;
+  epoch: bigint;
+  timestampUsec: bigint;
+  firstVersion: bigint;
+  lastVersion: bigint;
+  /** Present when the block carried a `block_epilogue_transaction` with `block_end_info`. */
+  endInfo: BlockEndInfo | null;
+}
+
+/** What the gas estimator needs of one user transaction. */
+export interface UserTxnGas {
+  version: bigint;
+  gasUnitPrice: bigint;
+  gasUsed: bigint;
+  /** Address of the entry function's module (the shuffler's "use case"), null for others. */
+  contractAddress: string | null;
+}
+
+/** `replay_protector` of a transaction summary (DECISIONS §2). */
+export type ReplayProtector =
+  | { type: "sequence_number"; value: bigint }
+  | { type: "nonce"; value: bigint };
+
+/** One committed user transaction sent by an account. */
+export interface TransactionSummary {
+  /** 32 raw bytes. */
+  sender: Uint8Array;
+  version: bigint;
+  /** 32 raw bytes (zeros when the source blanked the hash). */
+  hash: Uint8Array;
+  replayProtector: ReplayProtector;
+}
+
+/** One module at a version, in state-key order. */
+export interface ModuleEntry {
+  /** The module's state key bytes (see `src/ledger/stateKey.ts`), also the paging cursor. */
+  stateKey: Uint8Array;
+  name: string;
+  bytecode: Uint8Array;
+}

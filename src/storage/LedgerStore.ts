@@ -1,0 +1,160 @@
+/**
+ * The one storage interface. SQLite (`sqlite/`) is the embedded default; PostgreSQL (`postgres/`)
+ * serves many stateless API processes over one database. Every backend passes the shared store
+ * suite in `test/store.suite.ts`.
+ *
+ * Rules every backend keeps:
+ * - A block commits atomically (`commitBlock`): readers see all of it or none of it.
+ * - Reads "at version V" see the newest value of a key with version <= V; a `null` value row is
+ *   a deletion (tombstone).
+ * - Pruning never removes the newest value of a key at or below the new oldest version, so every
+ *   read at V >= oldest version stays exact.
+ * - Nothing here knows about HTTP.
+ */
+import type {
+  BlockInfo,
+  LedgerInfo,
+  ModuleEntry,
+  ReplayProtector,
+  TransactionSummary,
+  UserTxnGas,
+} from "../ledger/types.js";
+
+export type StorageKind = "sqlite" | "postgres";
+
+/** Kinds of transaction kept per version (so a re-import can check what it skips). */
+export type TxnKind =
+  | "genesis_transaction"
+  | "block_metadata_transaction"
+  | "user_transaction"
+  | "state_checkpoint_transaction"
+  | "block_epilogue_transaction"
+  | "validator_transaction";
+
+export interface UserTxnWrite {
+  sender: Uint8Array; // 32 bytes
+  replayProtector: ReplayProtector;
+  gasUnitPrice: bigint;
+  gasUsed: bigint;
+  success: boolean;
+  contractAddress: string | null;
+}
+
+export interface TxnWrite {
+  version: bigint;
+  kind: TxnKind;
+  /** 32 bytes; all zeros when the source had no hash (the shared fixture blanks hashes). */
+  hash: Uint8Array;
+  user: UserTxnWrite | null;
+}
+
+export interface ModuleWrite {
+  version: bigint;
+  address: Uint8Array; // 32 bytes
+  name: string;
+  stateKey: Uint8Array;
+  bytecode: Uint8Array | null; // null: deleted
+}
+
+export interface TableItemWrite {
+  version: bigint;
+  handle: Uint8Array; // 32 bytes
+  key: Uint8Array;
+  value: Uint8Array | null; // null: deleted
+}
+
+export interface ResourceWrite {
+  version: bigint;
+  address: Uint8Array; // 32 bytes
+  /** Struct tag as the source printed it, e.g. `0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>`. */
+  type: string;
+  json: string | null; // null: deleted
+}
+
+/** Everything one block writes. Versions are contiguous and follow the stored ledger. */
+export interface BlockWrite {
+  block: BlockInfo;
+  transactions: TxnWrite[];
+  modules: ModuleWrite[];
+  tableItems: TableItemWrite[];
+  resources: ResourceWrite[];
+}
+
+export interface StoredTxnFingerprint {
+  version: bigint;
+  kind: TxnKind;
+  hash: Uint8Array;
+}
+
+export interface SummaryQuery {
+  sender: Uint8Array;
+  /** Forward from this version (inclusive); `end` is then ignored. */
+  start?: bigint | undefined;
+  /** Backward from this version (inclusive). */
+  end?: bigint | undefined;
+  /** Upper bound for any result (the ledger version the request resolved). */
+  ledgerVersion: bigint;
+  limit: number;
+}
+
+export interface PruneTarget {
+  /** First version kept: the first version of block `oldestBlockHeight`. */
+  oldestVersion: bigint;
+  oldestBlockHeight: bigint;
+}
+
+export interface PruneResult {
+  transactionsDeleted: number;
+  stateRowsDeleted: number;
+  blocksDeleted: number;
+}
+
+export interface LedgerStore {
+  readonly kind: StorageKind;
+
+  /** Chain id stored at the first import, or null for an empty ledger. */
+  getChainId(): Promise<number | null>;
+  /** Sets the chain id once; throws if a different one is stored. */
+  initChain(chainId: number): Promise<void>;
+
+  /** The ledger's position, or null when no block was committed yet. */
+  getLedgerInfo(): Promise<LedgerInfo | null>;
+
+  /** Modules of `address` at `version` from state key `start` (inclusive), at most `limit`. */
+  getModules(
+    address: Uint8Array,
+    version: bigint,
+    start: Uint8Array | null,
+    limit: number,
+  ): Promise<ModuleEntry[]>;
+  getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null>;
+  /** A resource's JSON text at `version`, or null. */
+  getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
+  /** Summaries ascending by version (see DECISIONS §9 for the window rules). */
+  getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]>;
+
+  /** The block holding `version`, or null (pruned or not yet committed). */
+  getBlockByVersion(version: bigint): Promise<BlockInfo | null>;
+  getBlockByHeight(height: bigint): Promise<BlockInfo | null>;
+  /** First block whose timestamp is >= `timestampUsec` (for time-window pruning). */
+  getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null>;
+  /** User transactions with first <= version <= last, ascending. */
+  getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]>;
+  /** Kinds and hashes of stored versions in [from, to], ascending. */
+  getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]>;
+
+  /** Commits one block atomically. */
+  commitBlock(write: BlockWrite): Promise<void>;
+  /** Raises the oldest kept version; removes what no read at or above it can see. */
+  prune(target: PruneTarget): Promise<PruneResult>;
+
+  close(): Promise<void>;
+}
+
+/** The store could not be reached or failed (maps to 503/500 at the API edge). */
+export class StorageUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StorageUnavailableError";
+  }
+}
