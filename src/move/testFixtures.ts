@@ -1,0 +1,41 @@
+/**
+ * Test-only access to the shared fixtures, read in place (never copied into the repo):
+ * `../shared/fixtures` relative to the repository root.
+ */
+
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const FIXTURES = resolve(REPO_ROOT, "../shared/fixtures");
+
+/** A module as the node returned it: bytecode plus the ABI the node printed. */
+export interface FixtureModule {
+  readonly name: string;
+  readonly bytecode: Uint8Array;
+  readonly abi: unknown;
+}
+
+function hexBytes(hex: string): Uint8Array {
+  return new Uint8Array(Buffer.from(hex.startsWith("0x") ? hex.slice(2) : hex, "hex"));
+}
+
+/** The 63 version-5 modules of the genesis transaction with their 2022 ABIs. */
+export function genesisModules(): FixtureModule[] {
+  const txns = JSON.parse(readFileSync(resolve(FIXTURES, "genesis_transaction.json"), "utf8")) as {
+    changes: { type: string; address: string; data: { bytecode: string; abi: { name: string } } }[];
+  }[];
+  return txns[0]!.changes
+    .filter((c) => c.type === "write_module")
+    .map((c) => ({ name: `${c.address}::${c.data.abi.name}`, bytecode: hexBytes(c.data.bytecode), abi: c.data.abi }));
+}
+
+/** `0x1::guid` from the current node: bytecode v9 and the full current ABI shape. */
+export function guidV9(): FixtureModule {
+  const m = JSON.parse(readFileSync(resolve(FIXTURES, "modules/0x1_guid_bytecode_v9.json"), "utf8")) as {
+    bytecode: string;
+    abi: unknown;
+  };
+  return { name: "0x1::guid", bytecode: hexBytes(m.bytecode), abi: m.abi };
+}
