@@ -64,4 +64,6 @@ export interface ModuleEntry {
   stateKey: Uint8Array;
   name: string;
   bytecode: Uint8Array;
+  /** sha256 hex of the bytecode, computed at ingest (keys the ABI cache). */
+  codeHash: string;
 }

@@ -1,0 +1,39 @@
+/** Settings of the API, with the decided defaults (DECISIONS §9, §10, §13). */
+import type { GasEstimationConfig } from "../ledger/gas.js";
+import { defaultGasConfig } from "../ledger/gas.js";
+
+export interface ApiConfig {
+  /** Also send the ledger headers as `X-Aptos-*` (for the official SDKs). */
+  aptosHeaders: boolean;
+  summariesPageSize: number;
+  summariesMaxPageSize: number;
+  modulesPageSize: number;
+  modulesMaxPageSize: number;
+  /** A modules page is cut early when its JSON body would pass this many bytes. */
+  modulesPageBytes: number;
+  /** Largest accepted request body. */
+  bodyLimit: number;
+  /** The pruning window as configured (shown by /v1/info). */
+  pruneWindow: string;
+  gas: GasEstimationConfig;
+  /** Package version and git hash shown by /v1/info. */
+  nodeVersion: string;
+  gitHash: string | null;
+}
+
+export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig {
+  return {
+    aptosHeaders: false,
+    summariesPageSize: 100,
+    summariesMaxPageSize: 100,
+    modulesPageSize: 1000,
+    modulesMaxPageSize: 9999,
+    modulesPageBytes: 8 * 1024 * 1024,
+    bodyLimit: 8 * 1024 * 1024,
+    pruneWindow: "90000000",
+    gas: defaultGasConfig,
+    nodeVersion: "0.0.0",
+    gitHash: null,
+    ...overrides,
+  };
+}

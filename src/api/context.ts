@@ -1,0 +1,67 @@
+/**
+ * What every handler shares: the store, the settings, and the two steps every data operation takes
+ * before it reads — get the ledger position, and resolve the requested version against it
+ * (404 above the newest, 410 below the oldest kept; DECISIONS §8).
+ */
+import type { LedgerInfo } from "../ledger/types.js";
+import type { LedgerStore } from "../storage/LedgerStore.js";
+import { ApiError } from "./errors.js";
+import { headerWriter, type HeaderWriter } from "./headers.js";
+import type { ApiConfig } from "./config.js";
+
+export class NodeContext {
+  readonly headers: HeaderWriter;
+  /** The generated OpenAPI document, set once the app is ready. */
+  spec: { json: string; yaml: string } | null = null;
+
+  constructor(
+    readonly store: LedgerStore,
+    readonly config: ApiConfig,
+  ) {
+    this.headers = headerWriter(config.aptosHeaders);
+  }
+
+  /** The ledger position now; 503 when the store cannot be read or holds no block yet. */
+  async ledger(): Promise<LedgerInfo> {
+    let info: LedgerInfo | null;
+    try {
+      info = await this.store.getLedgerInfo();
+    } catch (e) {
+      throw ApiError.unavailable(`the ledger store is unavailable: ${(e as Error).message}`, e);
+    }
+    if (!info) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+    return info;
+  }
+
+  /** Resolves an optional `ledger_version` against the ledger. */
+  async resolve(requested: bigint | undefined): Promise<{ info: LedgerInfo; version: bigint }> {
+    const info = await this.ledger();
+    if (requested === undefined) return { info, version: info.ledgerVersion };
+    checkVersion(requested, info);
+    return { info, version: requested };
+  }
+
+  /**
+   * After a read at `version`: if the pruner raised the oldest version past it meanwhile, what was
+   * read may be incomplete, so the answer is 410 as if the request had come later.
+   */
+  async ensureKept(version: bigint): Promise<void> {
+    const now = await this.ledger();
+    if (version < now.oldestVersion) throw ApiError.versionPruned(version, now);
+  }
+
+  /** Runs a store read, mapping its failure to a typed 500 with the ledger headers. */
+  async read<T>(what: string, info: LedgerInfo, f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (e) {
+      if (e instanceof ApiError) throw e;
+      throw ApiError.internal(`${what}: ${(e as Error).message}`, info, e);
+    }
+  }
+}
+
+export function checkVersion(requested: bigint, info: LedgerInfo): void {
+  if (requested > info.ledgerVersion) throw ApiError.versionNotFound(requested, info);
+  if (requested < info.oldestVersion) throw ApiError.versionPruned(requested, info);
+}

@@ -1,0 +1,95 @@
+/**
+ * One error class with a closed set of codes (STYLE rule 4). Every error the API sends is an
+ * `ApiError` rendered as `{"message", "error_code", "vm_error_code"?}` (DECISIONS §6).
+ */
+import type { LedgerInfo } from "../ledger/types.js";
+
+/** The seed's closed list of `error_code` values. Adding one breaks old clients: don't. */
+export const ERROR_CODES = [
+  "account_not_found",
+  "resource_not_found",
+  "module_not_found",
+  "struct_field_not_found",
+  "version_not_found",
+  "transaction_not_found",
+  "table_item_not_found",
+  "block_not_found",
+  "state_value_not_found",
+  "version_pruned",
+  "block_pruned",
+  "invalid_input",
+  "invalid_transaction_update",
+  "sequence_number_too_old",
+  "vm_error",
+  "rejected_by_filter",
+  "health_check_failed",
+  "mempool_is_full",
+  "internal_error",
+  "web_framework_error",
+  "bcs_not_supported",
+  "api_disabled",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ApiErrorBody {
+  message: string;
+  error_code: ErrorCode;
+  vm_error_code?: number;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: ErrorCode,
+    message: string,
+    /** Ledger position to send as headers; null when the ledger could not be read. */
+    readonly ledger: LedgerInfo | null = null,
+    options?: { cause?: unknown; vmErrorCode?: number },
+  ) {
+    super(message, options);
+    this.name = "ApiError";
+    this.vmErrorCode = options?.vmErrorCode;
+  }
+  readonly vmErrorCode: number | undefined;
+
+  body(): ApiErrorBody {
+    const b: ApiErrorBody = { message: this.message, error_code: this.errorCode };
+    if (this.vmErrorCode !== undefined) b.vm_error_code = this.vmErrorCode;
+    return b;
+  }
+
+  /** 400 for a path, query or body that does not parse (DECISIONS §5). */
+  static badParam(message: string, ledger: LedgerInfo | null = null): ApiError {
+    return new ApiError(400, "web_framework_error", message, ledger);
+  }
+  /** 400 for a value that parses but is semantically wrong. */
+  static invalidInput(message: string, ledger: LedgerInfo | null): ApiError {
+    return new ApiError(400, "invalid_input", message, ledger);
+  }
+  static versionNotFound(version: bigint, ledger: LedgerInfo): ApiError {
+    return new ApiError(404, "version_not_found", `Ledger version not found by Ledger version(${version})`, ledger);
+  }
+  static versionPruned(version: bigint, ledger: LedgerInfo): ApiError {
+    return new ApiError(410, "version_pruned", `Ledger version(${version}) has been pruned`, ledger);
+  }
+  static unavailable(message: string, cause?: unknown): ApiError {
+    return new ApiError(503, "internal_error", message, null, { cause });
+  }
+  static internal(message: string, ledger: LedgerInfo | null, cause?: unknown): ApiError {
+    return new ApiError(500, "internal_error", message, ledger, { cause });
+  }
+}
+
+/** The JSON schema of the error object, shared by every route's error responses. */
+export const errorSchema = {
+  $id: "AptosError",
+  type: "object",
+  description: "The error object of every error response.",
+  required: ["message", "error_code"],
+  properties: {
+    message: { type: "string", description: "A message describing the error" },
+    error_code: { type: "string", enum: [...ERROR_CODES] },
+    vm_error_code: { type: "integer", format: "uint64", description: "A code providing VM error details when submitting transactions to the VM" },
+  },
+} as const;

@@ -1,0 +1,44 @@
+/**
+ * The explorer page at `/v1/spec`: Swagger UI, with its assets served by this node (no CDN, so it
+ * works offline; DECISIONS §15). It loads the relative `spec.json` and sends `Accept:
+ * application/json` on its "try it" calls.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+
+const require = createRequire(import.meta.url);
+const uiDir = dirname(require.resolve("swagger-ui-dist/package.json"));
+
+/** Asset name → [content type, bytes], read once. */
+export const explorerAssets: Record<string, [string, Buffer]> = {
+  "swagger-ui.css": ["text/css; charset=utf-8", readFileSync(join(uiDir, "swagger-ui.css"))],
+  "swagger-ui-bundle.js": ["application/javascript; charset=utf-8", readFileSync(join(uiDir, "swagger-ui-bundle.js"))],
+};
+
+export const explorerHtml = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>ledger-node API</title>
+  <link rel="stylesheet" href="spec/assets/swagger-ui.css">
+</head>
+<body>
+  <div id="ui"></div>
+  <script src="spec/assets/swagger-ui-bundle.js"></script>
+  <script>
+    window.ui = SwaggerUIBundle({
+      url: "spec.json",
+      dom_id: "#ui",
+      deepLinking: true,
+      tryItOutEnabled: true,
+      requestInterceptor: function (req) {
+        if (!req.headers.Accept || req.headers.Accept === "*/*") req.headers.Accept = "application/json";
+        return req;
+      }
+    });
+  </script>
+</body>
+</html>
+`;

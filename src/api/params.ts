@@ -1,0 +1,77 @@
+/**
+ * Parsing of path and query values. Failures are 400 `web_framework_error` naming the parameter
+ * and the bad value (DECISIONS §5), in the reference node's wording where it has one.
+ */
+import { parseAddress } from "../ledger/address.js";
+import { ApiError } from "./errors.js";
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/** Query parameters and what they hold, for messages about schema failures. */
+export const QUERY_KINDS: Record<string, "u64" | "u16" | "cursor"> = {
+  ledger_version: "u64",
+  start_version: "u64",
+  end_version: "u64",
+  limit: "u16",
+  start: "cursor",
+};
+
+/** The message for a query value that is not what its parameter holds. */
+export function queryParamMessage(name: string, value: unknown): string {
+  const shown = JSON.stringify(typeof value === "string" ? value : String(value));
+  switch (QUERY_KINDS[name]) {
+    case "u64":
+      return `failed to parse parameter \`${name}\`: Parsing u64 string ${shown} failed, caused by error: ${u64Reason(String(value))}`;
+    case "u16":
+      return `failed to parse parameter \`${name}\`: ${shown} is not an integer from 0 to 65535`;
+    case "cursor":
+      return `failed to parse parameter \`${name}\`: ${shown} is not a state key cursor (hex of a state key, as sent in X-NODE-CURSOR)`;
+    default:
+      return `failed to parse parameter \`${name}\`: invalid value ${shown}`;
+  }
+}
+
+function u64Reason(v: string): string {
+  if (v === "") return "cannot parse integer from empty string";
+  if (!/^[0-9]+$/.test(v)) return "invalid digit found in string";
+  return "number too large to fit in target type";
+}
+
+/** An optional u64 query value (schema already checked the digits). */
+export function u64Query(name: string, raw: string | undefined): bigint | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[0-9]{1,20}$/.test(raw) || BigInt(raw) > U64_MAX) throw ApiError.badParam(queryParamMessage(name, raw));
+  return BigInt(raw);
+}
+
+/** An address in a path: optional `0x`, 1 to 64 hex digits (DECISIONS §4). */
+export function addressPath(name: string, raw: string): Uint8Array {
+  const a = parseAddress(raw);
+  if (!a) {
+    throw ApiError.badParam(
+      `failed to parse path \`${name}\`: invalid account address ${JSON.stringify(raw)}: expected an optional 0x and 1 to 64 hex digits`,
+    );
+  }
+  return a;
+}
+
+/** Schema pieces shared by the routes (so the OpenAPI document says the same everywhere). */
+export const u64QuerySchema = (description: string) => ({
+  type: "string",
+  format: "uint64",
+  pattern: "^[0-9]{1,20}$",
+  description,
+});
+export const limitQuerySchema = (description: string) => ({
+  type: "integer",
+  format: "uint16",
+  minimum: 0,
+  maximum: 65535,
+  description,
+});
+export const addressPathSchema = {
+  type: "string",
+  format: "hex",
+  description:
+    "A hex encoded 32 byte Aptos account address, with or without the 0x prefix; leading zeros may be left out",
+};

@@ -1,0 +1,94 @@
+/**
+ * GET /v1/estimate_gas_price — the gas unit price needed to get a transaction on chain in
+ * reasonable time: the reference node's algorithm over recent blocks of the current epoch
+ * (DECISIONS §13; `src/ledger/gas.ts`). Three values: deprioritized (low), regular and
+ * prioritized (aggressive). Idle chain: the minimum gas unit price.
+ *
+ * JSON (default; three integers) or BCS (the regular estimate as one u64).
+ *
+ * @example curl http://127.0.0.1:8080/v1/estimate_gas_price
+ */
+import { bcs } from "@mysten/bcs";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { GasEstimator, minGasPriceFromSchedule } from "../../ledger/gas.js";
+import type { LedgerInfo } from "../../ledger/types.js";
+import type { NodeContext } from "../context.js";
+import { ledgerHeaderSchemas } from "../headers.js";
+import { acceptType, BCS_TYPE } from "../negotiate.js";
+import { errorResponses, type RouteDef } from "../route.js";
+
+const GAS_SCHEDULE_ADDRESS = Buffer.from("01".padStart(64, "0"), "hex");
+const GAS_SCHEDULE_TYPES = ["0x1::gas_schedule::GasScheduleV2", "0x1::gas_schedule::GasSchedule"];
+
+/** The minimum gas unit price from the ledger's gas schedule, read once per epoch. */
+class MinGasPrice {
+  private epoch = -1n;
+  private price = 0n;
+  constructor(private readonly ctx: NodeContext) {}
+
+  async at(info: LedgerInfo): Promise<bigint> {
+    if (info.epoch !== this.epoch) {
+      let json: string | null = null;
+      for (const type of GAS_SCHEDULE_TYPES) {
+        json = await this.ctx.store.getResource(GAS_SCHEDULE_ADDRESS, type, info.ledgerVersion);
+        if (json !== null) break;
+      }
+      this.price = minGasPriceFromSchedule(json, this.ctx.config.gas.defaultMinGasUnitPrice);
+      this.epoch = info.epoch;
+    }
+    return this.price;
+  }
+}
+
+export const estimateGasPrice: RouteDef = {
+  method: "GET",
+  url: "/v1/estimate_gas_price",
+  ledgerHeaders: true,
+  schema: {
+    operationId: "estimate_gas_price",
+    summary: "Estimate gas price",
+    description:
+      "Gives an estimate of the gas unit price required to get a transaction on chain in a reasonable amount of time. " +
+      "The gas unit price is the amount that each transaction commits to pay for each unit of gas consumed in executing " +
+      "the transaction. The estimate is based on recent history: it gives the minimum gas that would have been required " +
+      "to get into recent blocks, for blocks that were full. (When blocks are not full, the estimate will match the " +
+      "minimum gas unit price.) The deprioritized estimate is given for low priority transactions; the prioritized " +
+      "estimate, computed from a larger history and higher percentile statistics, for more aggressive inclusion.",
+    tags: ["Transactions"],
+    response: {
+      200: {
+        description: "Gas estimate (JSON) or the regular estimate as a BCS u64",
+        headers: ledgerHeaderSchemas(false),
+        content: {
+          "application/json": { schema: { $ref: "GasEstimation#" } },
+          "application/x-bcs": { schema: { type: "string", format: "binary" } },
+        },
+      },
+      ...errorResponses([400, 403, 500, 503]),
+    },
+  },
+  handler: (ctx) => {
+    const estimator = new GasEstimator(ctx.config.gas);
+    const minPrice = new MinGasPrice(ctx);
+    return async function estimateGasPriceHandler(req: FastifyRequest, reply: FastifyReply) {
+      // 1. validate (no parameters)
+      const format = acceptType(req.headers.accept);
+      // 2. resolve: the latest ledger
+      const info = await ctx.ledger();
+      // 3. read: recent blocks (cached between blocks)
+      const estimate = await ctx.read("Failed to estimate the gas price", info, async () =>
+        estimator.estimate(info, await minPrice.at(info), ctx.store),
+      );
+      // 4. encode
+      reply.headers(ctx.headers.ledger(info));
+      if (format === "bcs") {
+        return reply.type(BCS_TYPE).send(Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()));
+      }
+      return reply.type("application/json").send({
+        deprioritized_gas_estimate: estimate.deprioritized_gas_estimate,
+        gas_estimate: estimate.gas_estimate,
+        prioritized_gas_estimate: estimate.prioritized_gas_estimate,
+      });
+    };
+  },
+};

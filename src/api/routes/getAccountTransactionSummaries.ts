@@ -1,0 +1,130 @@
+/**
+ * GET /v1/accounts/{address}/transaction_summaries — summaries of committed transactions sent by
+ * the account, sequence-number-based and orderless alike, ascending by version (DECISIONS §9):
+ * from `start_version` forward; else the `limit` latest at or before `end_version`; else the
+ * `limit` latest. If `start_version` or `end_version` has been pruned, the server responds with a 410.
+ *
+ * JSON (default) or BCS (`vector<IndexedTransactionSummary>`).
+ *
+ * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/transaction_summaries?limit=10'
+ */
+import { bcs } from "@mysten/bcs";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { formatAddress, toHex } from "../../ledger/address.js";
+import type { TransactionSummary } from "../../ledger/types.js";
+import { ApiError } from "../errors.js";
+import { ledgerHeaderSchemas } from "../headers.js";
+import { acceptType, BCS_TYPE } from "../negotiate.js";
+import { addressPath, addressPathSchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
+import { errorResponses, type RouteDef } from "../route.js";
+
+export interface GetAccountTransactionSummariesQuery {
+  start_version?: string;
+  end_version?: string;
+  limit?: number;
+}
+
+/** `IndexedTransactionSummary::V1` (DECISIONS §12). */
+const summaryBcs = bcs.enum("IndexedTransactionSummary", {
+  V1: bcs.struct("V1", {
+    sender: bcs.fixedArray(32, bcs.u8()),
+    version: bcs.u64(),
+    transaction_hash: bcs.byteVector(),
+    replay_protector: bcs.enum("ReplayProtector", { Nonce: bcs.u64(), SequenceNumber: bcs.u64() }),
+  }),
+});
+const summariesBcs = bcs.vector(summaryBcs);
+
+export const getAccountTransactionSummaries: RouteDef = {
+  method: "GET",
+  url: "/v1/accounts/:address/transaction_summaries",
+  ledgerHeaders: true,
+  schema: {
+    operationId: "get_account_transaction_summaries",
+    summary: "Get account transaction summaries",
+    description:
+      "Retrieves summaries of on-chain committed transactions (sequence number based and orderless) sent by an account. " +
+      "With start_version, the summaries start at that version; with only end_version, they end there; with neither, " +
+      "the latest are returned. Always ascending by version. Pending transactions are not returned. " +
+      "If start_version or end_version has been pruned, the server responds with a 410.",
+    tags: ["Accounts"],
+    params: { type: "object", required: ["address"], properties: { address: addressPathSchema } },
+    querystring: {
+      type: "object",
+      properties: {
+        start_version: u64QuerySchema("Transaction version to start the output from (inclusive)"),
+        end_version: u64QuerySchema("Transaction version to end the output at (inclusive); ignored when start_version is given"),
+        limit: limitQuerySchema("Max number of summaries to retrieve. If not provided, defaults to the default page size."),
+      },
+    },
+    response: {
+      200: {
+        description: "Transaction summaries, ascending by version",
+        headers: ledgerHeaderSchemas(true),
+        content: {
+          "application/json": { schema: { type: "array", items: { $ref: "TransactionSummary#" } } },
+          "application/x-bcs": { schema: { type: "string", format: "binary" } },
+        },
+      },
+      ...errorResponses([400, 403, 404, 410, 500, 503]),
+    },
+  },
+  handler: (ctx) =>
+    async function getAccountTransactionSummariesHandler(req: FastifyRequest, reply: FastifyReply) {
+      // 1. validate
+      const sender = addressPath("address", (req.params as { address: string }).address);
+      const query = req.query as GetAccountTransactionSummariesQuery;
+      const start = u64Query("start_version", query.start_version);
+      const end = u64Query("end_version", query.end_version);
+      const format = acceptType(req.headers.accept);
+      // 2. resolve: always the latest ledger; a bound below the oldest kept version is pruned
+      const info = await ctx.ledger();
+      for (const bound of [start, end]) {
+        if (bound !== undefined && bound < info.oldestVersion) throw ApiError.versionPruned(bound, info);
+      }
+      const limit = Math.min(query.limit ?? ctx.config.summariesPageSize, ctx.config.summariesMaxPageSize);
+      // 3. read
+      const rows = await ctx.read("Failed to retrieve account transaction summaries", info, () =>
+        ctx.store.getTransactionSummaries({ sender, start, end, ledgerVersion: info.ledgerVersion, limit }),
+      );
+      const first = rows[0];
+      if (first) await ctx.ensureKept(first.version);
+      // 4. encode
+      reply.headers(ctx.headers.ledger(info));
+      if (format === "bcs") return reply.type(BCS_TYPE).send(encodeBcs(rows));
+      return reply.type("application/json").send(rows.map(toJson));
+    },
+};
+
+function toJson(s: TransactionSummary) {
+  const value = s.replayProtector.value.toString();
+  return {
+    sender: formatAddress(s.sender),
+    version: s.version.toString(),
+    transaction_hash: toHex(s.hash),
+    replay_protector:
+      s.replayProtector.type === "nonce"
+        ? { type: "nonce", nonce: value }
+        : { type: "sequence_number", sequence_number: value },
+  };
+}
+
+function encodeBcs(rows: TransactionSummary[]): Buffer {
+  return Buffer.from(
+    summariesBcs
+      .serialize(
+        rows.map((s) => ({
+          V1: {
+            sender: Array.from(s.sender),
+            version: s.version,
+            transaction_hash: s.hash,
+            replay_protector:
+              s.replayProtector.type === "nonce"
+                ? { Nonce: s.replayProtector.value }
+                : { SequenceNumber: s.replayProtector.value },
+          },
+        })),
+      )
+      .toBytes(),
+  );
+}

@@ -1,0 +1,45 @@
+/**
+ * GET /v1/info — basic facts about this node (DECISIONS §14): a flat object with the chain id,
+ * node type, software version, storage backend, pruning window and the ledger position.
+ *
+ * @example curl http://127.0.0.1:8080/v1/info
+ */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { RouteDef } from "../route.js";
+
+export const getInfo: RouteDef = {
+  method: "GET",
+  url: "/v1/info",
+  ledgerHeaders: false,
+  schema: {
+    operationId: "info",
+    summary: "Show some basic info of the node.",
+    description: "Shows basic information about the node: chain id, node type, software version, storage and pruning.",
+    tags: ["General"],
+    response: {
+      200: {
+        description: "Node information",
+        content: { "application/json": { schema: { type: "object", additionalProperties: true } } },
+      },
+    },
+  },
+  handler: (ctx) =>
+    async function getInfoHandler(_req: FastifyRequest, reply: FastifyReply) {
+      const info = await ctx.store.getLedgerInfo().catch(() => null);
+      const chainId = info?.chainId ?? (await ctx.store.getChainId().catch(() => null));
+      const body: Record<string, unknown> = {
+        chain_id: chainId,
+        node_type: "ledger-node",
+        version: ctx.config.nodeVersion,
+        storage: ctx.store.kind,
+        prune_window: ctx.config.pruneWindow,
+        ledger_version: info ? info.ledgerVersion.toString() : null,
+        oldest_ledger_version: info ? info.oldestVersion.toString() : null,
+        block_height: info ? info.blockHeight.toString() : null,
+        oldest_block_height: info ? info.oldestBlockHeight.toString() : null,
+        epoch: info ? info.epoch.toString() : null,
+      };
+      if (ctx.config.gitHash) body.git_hash = ctx.config.gitHash;
+      return reply.type("application/json").send(JSON.stringify(body));
+    },
+};

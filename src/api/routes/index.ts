@@ -1,0 +1,18 @@
+/** The route table: every operation the app serves. */
+import type { RouteDef } from "../route.js";
+import { estimateGasPrice } from "./estimateGasPrice.js";
+import { getAccountModules } from "./getAccountModules.js";
+import { getAccountTransactionSummaries } from "./getAccountTransactionSummaries.js";
+import { getInfo } from "./getInfo.js";
+import { getRawTableItem } from "./getRawTableItem.js";
+import { getSpec, specDocuments } from "./getSpec.js";
+
+export const routes: RouteDef[] = [
+  getSpec,
+  ...specDocuments,
+  getInfo,
+  getAccountTransactionSummaries,
+  getAccountModules,
+  getRawTableItem,
+  estimateGasPrice,
+];

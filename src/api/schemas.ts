@@ -1,0 +1,122 @@
+/**
+ * Named schemas shared by the routes. They become `components.schemas` of the generated OpenAPI
+ * document, under the same names as the reference node's (MoveModuleBytecode, GasEstimation, …).
+ */
+import { errorSchema } from "./errors.js";
+
+const ability = { type: "string", enum: ["copy", "drop", "store", "key"] } as const;
+const genericParam = {
+  type: "object",
+  required: ["constraints"],
+  properties: { constraints: { type: "array", items: ability } },
+} as const;
+const field = {
+  type: "object",
+  required: ["name", "type"],
+  properties: { name: { type: "string" }, type: { type: "string", description: "A Move type tag" } },
+} as const;
+
+export const sharedSchemas = [
+  errorSchema,
+  {
+    $id: "MoveFunction",
+    type: "object",
+    description: "Move function",
+    required: ["name", "visibility", "is_entry", "is_view", "generic_type_params", "params", "return"],
+    properties: {
+      name: { type: "string" },
+      visibility: { type: "string", enum: ["private", "public", "friend"] },
+      is_entry: { type: "boolean", description: "Whether the function can be called as an entry function directly in a transaction" },
+      is_view: { type: "boolean", description: "Whether the function is a view function or not" },
+      generic_type_params: { type: "array", items: genericParam, description: "Generic type params associated with the Move function" },
+      params: { type: "array", items: { type: "string" }, description: "Parameters associated with the move function" },
+      return: { type: "array", items: { type: "string" }, description: "Return type of the function" },
+    },
+  },
+  {
+    $id: "MoveStruct",
+    type: "object",
+    description: "A move struct",
+    required: ["name", "is_native", "is_event", "is_enum", "abilities", "generic_type_params", "fields", "variants"],
+    properties: {
+      name: { type: "string" },
+      is_native: { type: "boolean", description: "Whether the struct is a native struct of Move" },
+      is_event: { type: "boolean", description: "Whether the struct is marked with the #[event] annotation" },
+      is_enum: { type: "boolean", description: "Whether the struct is an enum" },
+      abilities: { type: "array", items: ability },
+      generic_type_params: { type: "array", items: genericParam },
+      fields: { type: "array", items: field },
+      variants: {
+        type: "array",
+        items: { type: "object", required: ["name", "fields"], properties: { name: { type: "string" }, fields: { type: "array", items: field } } },
+      },
+    },
+  },
+  {
+    $id: "MoveModule",
+    type: "object",
+    description: "A Move module (ABI)",
+    required: ["address", "name", "friends", "exposed_functions", "structs"],
+    properties: {
+      address: { type: "string", format: "hex" },
+      name: { type: "string" },
+      friends: { type: "array", items: { type: "string" }, description: "Friends of the module" },
+      exposed_functions: { type: "array", items: { $ref: "MoveFunction#" }, description: "Public functions of the module" },
+      structs: { type: "array", items: { $ref: "MoveStruct#" }, description: "Structs of the module" },
+    },
+  },
+  {
+    $id: "MoveModuleBytecode",
+    type: "object",
+    description: "Move module bytecode along with its ABI",
+    required: ["bytecode", "abi"],
+    properties: {
+      bytecode: { type: "string", format: "hex", description: "All bytes (Vec<u8>) data is represented as hex-encoded string prefixed with `0x`" },
+      abi: { anyOf: [{ $ref: "MoveModule#" }, { type: "null" }] },
+    },
+  },
+  {
+    $id: "TransactionSummary",
+    type: "object",
+    description: "A summary of a committed transaction sent by an account",
+    required: ["sender", "version", "transaction_hash", "replay_protector"],
+    properties: {
+      sender: { type: "string", format: "hex", description: "Sender of the transaction" },
+      version: { type: "string", format: "uint64", description: "Ledger version of the transaction" },
+      transaction_hash: { type: "string", format: "hex", description: "Hash of the transaction" },
+      replay_protector: {
+        description: "Sequence number or nonce, tagged by `type`",
+        oneOf: [
+          {
+            type: "object",
+            required: ["type", "sequence_number"],
+            properties: { type: { type: "string", enum: ["sequence_number"] }, sequence_number: { type: "string", format: "uint64" } },
+          },
+          {
+            type: "object",
+            required: ["type", "nonce"],
+            properties: { type: { type: "string", enum: ["nonce"] }, nonce: { type: "string", format: "uint64" } },
+          },
+        ],
+      },
+    },
+  },
+  {
+    $id: "GasEstimation",
+    type: "object",
+    description: "Struct holding the outputs of the estimate gas API",
+    required: ["gas_estimate"],
+    properties: {
+      deprioritized_gas_estimate: { type: "integer", format: "uint64", description: "The deprioritized estimate for the gas unit price" },
+      gas_estimate: { type: "integer", format: "uint64", description: "The current estimate for the gas unit price" },
+      prioritized_gas_estimate: { type: "integer", format: "uint64", description: "The prioritized estimate for the gas unit price" },
+    },
+  },
+  {
+    $id: "RawTableItemRequest",
+    type: "object",
+    description: "Table Item request for the GetTableItemRaw API",
+    required: ["key"],
+    properties: { key: { type: "string", format: "hex", description: "The BCS-serialized table key, hex encoded" } },
+  },
+] as const;

@@ -1,0 +1,165 @@
+/**
+ * Feeds transactions, in strict version order, into a LedgerStore one whole block at a time
+ * (DECISIONS §16).
+ *
+ * - A block starts with a `block_metadata_transaction` (or the genesis transaction) and ends just
+ *   before the next one. It commits atomically, so a half block is never visible.
+ * - Versions already committed are skipped after checking that kind and hash match what is stored,
+ *   so the same file can be imported again after a crash.
+ * - A gap, a repeat or a mismatch stops the import with an error naming the version; the block that
+ *   held it is not written.
+ * - At the end of input the last block is committed only when it is visibly complete (it ends with a
+ *   `state_checkpoint_transaction` or `block_epilogue_transaction`, or it is the genesis block);
+ *   otherwise it is reported as pending and the next import picks it up.
+ */
+import type { BlockWrite, LedgerStore, StoredTxnFingerprint } from "../storage/LedgerStore.js";
+import type { BlockEndInfo } from "../ledger/types.js";
+import { IngestError, parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
+
+export interface ImportStats {
+  committedBlocks: number;
+  committedTxns: number;
+  skippedTxns: number;
+  /** Transactions of a trailing block held back because it was not complete. */
+  pendingTxns: number;
+  firstVersion: bigint | null;
+  lastVersion: bigint | null;
+}
+
+export class Importer {
+  private block: ParsedTxn[] = [];
+  private expected: bigint | null = null; // next version the input must carry
+  private stored: bigint | null = null; // newest committed version
+  private nextHeight = 0n;
+  private fingerprints = new Map<bigint, StoredTxnFingerprint>();
+  private count = 0;
+  readonly stats: ImportStats = {
+    committedBlocks: 0,
+    committedTxns: 0,
+    skippedTxns: 0,
+    pendingTxns: 0,
+    firstVersion: null,
+    lastVersion: null,
+  };
+
+  private constructor(private readonly store: LedgerStore) {}
+
+  /** Opens an importer positioned after the stored ledger; stores `chainId` on the first import. */
+  static async open(store: LedgerStore, chainId: number): Promise<Importer> {
+    await store.initChain(chainId);
+    const imp = new Importer(store);
+    const info = await store.getLedgerInfo();
+    if (info) {
+      imp.stored = info.ledgerVersion;
+      imp.nextHeight = info.blockHeight + 1n;
+    }
+    return imp;
+  }
+
+  /** Newest committed version (null for an empty ledger). */
+  get ledgerVersion(): bigint | null {
+    return this.stored;
+  }
+
+  /** Takes the next transaction of the input. */
+  async push(json: unknown): Promise<void> {
+    const p = parseAptosTransaction(json, this.count++);
+    const v = p.txn.version;
+    if (this.expected !== null && v !== this.expected) {
+      throw new IngestError(
+        v < this.expected
+          ? `version ${v} repeats or goes back: expected version ${this.expected}`
+          : `gap before version ${v}: expected version ${this.expected}`,
+      );
+    }
+    this.expected = v + 1n;
+    this.stats.firstVersion ??= v;
+    this.stats.lastVersion = v;
+
+    if (this.stored !== null && v <= this.stored) {
+      await this.checkStored(p);
+      return;
+    }
+    if (p.blockStart) {
+      await this.commitPending();
+    } else if (this.block.length === 0) {
+      // First new transaction after the stored ledger (or of an empty ledger) must open a block.
+      const after = this.stored === null ? "an empty ledger" : `the stored ledger (version ${this.stored})`;
+      throw new IngestError(`version ${v} continues a block, but ${after} ends at a block boundary`);
+    }
+    if (this.stored !== null && this.block.length === 0 && v !== this.stored + 1n) {
+      throw new IngestError(`gap before version ${v}: the ledger holds versions up to ${this.stored}`);
+    }
+    this.block.push(p);
+  }
+
+  /** Ends the input: commits the last block when it is complete. */
+  async finish(opts: { forceLastBlock?: boolean } = {}): Promise<ImportStats> {
+    const last = this.block[this.block.length - 1];
+    const complete =
+      last !== undefined &&
+      (opts.forceLastBlock === true ||
+        last.txn.kind === "state_checkpoint_transaction" ||
+        last.txn.kind === "block_epilogue_transaction" ||
+        (this.block.length === 1 && last.txn.kind === "genesis_transaction"));
+    if (complete) await this.commitPending();
+    this.stats.pendingTxns = this.block.length;
+    return this.stats;
+  }
+
+  private async checkStored(p: ParsedTxn): Promise<void> {
+    const v = p.txn.version;
+    let fp = this.fingerprints.get(v);
+    if (!fp) {
+      this.fingerprints.clear();
+      const to = this.stored! < v + 9999n ? this.stored! : v + 9999n;
+      for (const f of await this.store.getFingerprints(v, to)) this.fingerprints.set(f.version, f);
+      fp = this.fingerprints.get(v);
+    }
+    if (!fp) {
+      throw new IngestError(`version ${v} is not in the ledger any more (pruned); import from a later version`);
+    }
+    if (fp.kind !== p.txn.kind || !Buffer.from(fp.hash).equals(Buffer.from(p.txn.hash))) {
+      throw new IngestError(
+        `version ${v} does not match the ledger: stored ${fp.kind} ${Buffer.from(fp.hash).toString("hex")}, ` +
+          `input ${p.txn.kind} ${Buffer.from(p.txn.hash).toString("hex")}`,
+      );
+    }
+    this.stats.skippedTxns++;
+  }
+
+  private async commitPending(): Promise<void> {
+    if (this.block.length === 0) return;
+    const txns = this.block;
+    const head = txns[0]!;
+    const start = head.blockStart!;
+    const height = start.height ?? this.nextHeight;
+    if (this.stored !== null && height !== this.nextHeight) {
+      throw new IngestError(
+        `version ${head.txn.version}: block height ${height} does not follow the ledger's ${this.nextHeight - 1n}`,
+      );
+    }
+    let endInfo: BlockEndInfo | null = null;
+    for (const t of txns) if (t.endInfo) endInfo = t.endInfo;
+    const write: BlockWrite = {
+      block: {
+        height,
+        epoch: start.epoch,
+        timestampUsec: start.timestampUsec,
+        firstVersion: head.txn.version,
+        lastVersion: txns[txns.length - 1]!.txn.version,
+        endInfo,
+      },
+      transactions: txns.map((t) => t.txn),
+      modules: txns.flatMap((t) => t.modules),
+      tableItems: txns.flatMap((t) => t.tableItems),
+      resources: txns.flatMap((t) => t.resources),
+    };
+    await this.store.commitBlock(write);
+    this.block = [];
+    this.stored = write.block.lastVersion;
+    this.nextHeight = height + 1n;
+    this.stats.committedBlocks++;
+    this.stats.committedTxns += txns.length;
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * Opens the store a `--db` value names: a file path is SQLite (the embedded default); a
+ * `postgres://` or `postgresql://` URL is PostgreSQL.
+ */
+import type { LedgerStore } from "./LedgerStore.js";
+import { SqliteStore } from "./sqlite/SqliteStore.js";
+
+export function isPostgresUrl(db: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(db);
+}
+
+export async function openStore(db: string, opts: { readonly?: boolean } = {}): Promise<LedgerStore> {
+  if (isPostgresUrl(db)) {
+    const { PostgresStore } = await import("./postgres/PostgresStore.js");
+    return PostgresStore.connect(db);
+  }
+  return new SqliteStore(db, opts);
+}

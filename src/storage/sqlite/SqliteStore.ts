@@ -1,0 +1,349 @@
+/**
+ * The embedded default backend: one SQLite file in WAL mode (better-sqlite3).
+ *
+ * State is kept as versioned rows `(key…, version, value)`; a read at V takes the newest row with
+ * version <= V, and a NULL value is a deletion. u64 values are stored as SQLite INTEGER through
+ * `BigInt.asIntN(64)` and read back with `asUintN`, so the full u64 range round-trips.
+ */
+import Database from "better-sqlite3";
+import type { Database as Db, Statement } from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type {
+  BlockInfo,
+  LedgerInfo,
+  ModuleEntry,
+  TransactionSummary,
+  UserTxnGas,
+} from "../../ledger/types.js";
+import type {
+  BlockWrite,
+  LedgerStore,
+  PruneResult,
+  PruneTarget,
+  StoredTxnFingerprint,
+  SummaryQuery,
+  TxnKind,
+} from "../LedgerStore.js";
+import { StorageUnavailableError } from "../LedgerStore.js";
+import { TXN_KINDS, codeHash } from "../common.js";
+import { MIGRATIONS } from "./schema.js";
+
+const i64 = (v: bigint): bigint => BigInt.asIntN(64, v);
+const u64 = (v: bigint | number): bigint => BigInt.asUintN(64, BigInt(v));
+
+type Row = Record<string, unknown>;
+
+export interface SqliteStoreOptions {
+  readonly?: boolean;
+}
+
+export class SqliteStore implements LedgerStore {
+  readonly kind = "sqlite" as const;
+  private readonly db: Db;
+  private readonly s: Record<string, Statement>;
+  private readonly commitTx: (w: BlockWrite) => void;
+  private readonly pruneTx: (t: PruneTarget) => PruneResult;
+
+  constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    try {
+      this.db = new Database(path, { readonly: opts.readonly ?? false });
+    } catch (e) {
+      throw new StorageUnavailableError(`cannot open SQLite database ${path}: ${(e as Error).message}`, { cause: e });
+    }
+    this.db.pragma("journal_mode = WAL");
+    // FULL: a committed block survives power loss, not only a crash of the process.
+    this.db.pragma("synchronous = FULL");
+    this.db.pragma("busy_timeout = 5000");
+    if (!opts.readonly) this.migrate();
+    this.s = this.prepare();
+    this.commitTx = this.db.transaction((w: BlockWrite) => this.commitInTx(w));
+    this.pruneTx = this.db.transaction((t: PruneTarget) => this.pruneInTx(t));
+  }
+
+  private migrate(): void {
+    this.db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    const row = this.db.prepare("SELECT max(version) AS v FROM schema_version").get() as { v: number | null };
+    const current = row.v ?? 0;
+    for (const [i, sql] of MIGRATIONS.entries()) {
+      const version = i + 1;
+      if (version <= current) continue;
+      this.db.transaction(() => {
+        this.db.exec(sql);
+        this.db.prepare("INSERT INTO schema_version (version) VALUES (?)").run(version);
+      })();
+    }
+  }
+
+  private prepare(): Record<string, Statement> {
+    const p = (sql: string, safe = true): Statement => {
+      const st = this.db.prepare(sql);
+      return st.reader && safe ? st.safeIntegers(true) : st;
+    };
+    return {
+      chainId: p("SELECT chain_id FROM ledger WHERE id = 1", false),
+      initChain: p("INSERT INTO ledger (id, chain_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING"),
+      ledger: p(
+        `SELECT chain_id, ledger_version, timestamp_usec, epoch, block_height, oldest_version,
+                oldest_block_height FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL`,
+      ),
+      modules: p(
+        `SELECT m.state_key, m.name, m.bytecode, m.code_hash FROM modules m
+         WHERE m.address = ? AND m.state_key >= ? AND m.version <= ?
+           AND m.version = (SELECT max(version) FROM modules m2
+                             WHERE m2.address = m.address AND m2.state_key = m.state_key AND m2.version <= ?)
+           AND m.bytecode IS NOT NULL
+         ORDER BY m.state_key LIMIT ?`,
+      ),
+      tableItem: p(
+        `SELECT value FROM table_items WHERE handle = ? AND key = ? AND version <= ?
+         ORDER BY version DESC LIMIT 1`,
+      ),
+      resource: p(
+        `SELECT value FROM resources WHERE address = ? AND type = ? AND version <= ?
+         ORDER BY version DESC LIMIT 1`,
+      ),
+      summariesFwd: p(
+        `SELECT sender, version, hash, replay_kind, replay_value FROM transactions
+         WHERE sender = ? AND version >= ? AND version <= ? ORDER BY version ASC LIMIT ?`,
+      ),
+      summariesBack: p(
+        `SELECT sender, version, hash, replay_kind, replay_value FROM transactions
+         WHERE sender = ? AND version <= ? ORDER BY version DESC LIMIT ?`,
+      ),
+      blockByVersion: p(
+        `SELECT * FROM blocks WHERE first_version <= ? ORDER BY first_version DESC LIMIT 1`,
+      ),
+      blockByHeight: p("SELECT * FROM blocks WHERE height = ?"),
+      blockAtTime: p("SELECT * FROM blocks WHERE timestamp_usec >= ? ORDER BY height ASC LIMIT 1"),
+      userGas: p(
+        `SELECT version, gas_unit_price, gas_used, contract FROM transactions
+         WHERE version >= ? AND version <= ? AND sender IS NOT NULL ORDER BY version`,
+      ),
+      fingerprints: p("SELECT version, kind, hash FROM transactions WHERE version >= ? AND version <= ? ORDER BY version"),
+      insBlock: p(
+        `INSERT INTO blocks (height, epoch, timestamp_usec, first_version, last_version,
+                             gas_limit_reached, output_limit_reached)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insTxn: p(
+        `INSERT INTO transactions (version, kind, hash, sender, replay_kind, replay_value,
+                                   gas_unit_price, gas_used, success, contract)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insModule: p(
+        `INSERT OR REPLACE INTO modules (address, state_key, version, name, bytecode, code_hash)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      insTableItem: p(`INSERT OR REPLACE INTO table_items (handle, key, version, value) VALUES (?, ?, ?, ?)`),
+      insResource: p(`INSERT OR REPLACE INTO resources (address, type, version, value) VALUES (?, ?, ?, ?)`),
+      setLedger: p(
+        `UPDATE ledger SET ledger_version = ?, timestamp_usec = ?, epoch = ?, block_height = ?,
+                oldest_version = coalesce(oldest_version, ?), oldest_block_height = coalesce(oldest_block_height, ?)
+         WHERE id = 1`,
+      ),
+      setOldest: p("UPDATE ledger SET oldest_version = ?, oldest_block_height = ? WHERE id = 1"),
+    };
+  }
+
+  async getChainId(): Promise<number | null> {
+    const row = this.s.chainId!.get() as { chain_id: number } | undefined;
+    return row ? row.chain_id : null;
+  }
+
+  async initChain(chainId: number): Promise<void> {
+    this.s.initChain!.run(chainId);
+    const stored = await this.getChainId();
+    if (stored !== chainId) {
+      throw new Error(`this ledger has chain id ${stored}, not ${chainId}`);
+    }
+  }
+
+  async getLedgerInfo(): Promise<LedgerInfo | null> {
+    return this.ledgerInfoSync();
+  }
+
+  /** Synchronous variant (hot path; SQLite reads are synchronous anyway). */
+  ledgerInfoSync(): LedgerInfo | null {
+    const r = this.s.ledger!.get() as Row | undefined;
+    if (!r) return null;
+    return {
+      chainId: Number(r.chain_id),
+      ledgerVersion: r.ledger_version as bigint,
+      oldestVersion: r.oldest_version as bigint,
+      timestampUsec: u64(r.timestamp_usec as bigint),
+      epoch: r.epoch as bigint,
+      blockHeight: r.block_height as bigint,
+      oldestBlockHeight: r.oldest_block_height as bigint,
+    };
+  }
+
+  async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
+    const rows = this.s.modules!.all(address, start ?? Buffer.alloc(0), version, version, limit) as Row[];
+    return rows.map((r) => ({
+      stateKey: r.state_key as Buffer,
+      name: r.name as string,
+      bytecode: r.bytecode as Buffer,
+      codeHash: r.code_hash as string,
+    }));
+  }
+
+  async getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null> {
+    const r = this.s.tableItem!.get(handle, key, version) as { value: Buffer | null } | undefined;
+    return r?.value ?? null;
+  }
+
+  async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
+    const r = this.s.resource!.get(address, type, version) as { value: string | null } | undefined;
+    return r?.value ?? null;
+  }
+
+  async getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]> {
+    if (q.limit <= 0) return [];
+    let rows: Row[];
+    if (q.start !== undefined) {
+      rows = this.s.summariesFwd!.all(q.sender, q.start, q.ledgerVersion, q.limit) as Row[];
+    } else {
+      const end = q.end !== undefined && q.end < q.ledgerVersion ? q.end : q.ledgerVersion;
+      rows = (this.s.summariesBack!.all(q.sender, end, q.limit) as Row[]).reverse();
+    }
+    return rows.map(toSummary);
+  }
+
+  async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
+    const r = this.s.blockByVersion!.get(version) as Row | undefined;
+    if (!r) return null;
+    const b = toBlock(r);
+    return b.lastVersion >= version ? b : null;
+  }
+
+  async getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
+    const r = this.s.blockByHeight!.get(height) as Row | undefined;
+    return r ? toBlock(r) : null;
+  }
+
+  async getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
+    const r = this.s.blockAtTime!.get(i64(timestampUsec)) as Row | undefined;
+    return r ? toBlock(r) : null;
+  }
+
+  async getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
+    return (this.s.userGas!.all(first, last) as Row[]).map((r) => ({
+      version: r.version as bigint,
+      gasUnitPrice: u64(r.gas_unit_price as bigint),
+      gasUsed: u64(r.gas_used as bigint),
+      contractAddress: (r.contract as string | null) ?? null,
+    }));
+  }
+
+  async getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
+    return (this.s.fingerprints!.all(from, to) as Row[]).map((r) => ({
+      version: r.version as bigint,
+      kind: TXN_KINDS[Number(r.kind)] as TxnKind,
+      hash: r.hash as Buffer,
+    }));
+  }
+
+  async commitBlock(write: BlockWrite): Promise<void> {
+    this.commitTx(write);
+  }
+
+  private commitInTx(w: BlockWrite): void {
+    const s = this.s;
+    const b = w.block;
+    s.insBlock!.run(
+      b.height,
+      b.epoch,
+      i64(b.timestampUsec),
+      b.firstVersion,
+      b.lastVersion,
+      b.endInfo ? (b.endInfo.blockGasLimitReached ? 1 : 0) : null,
+      b.endInfo ? (b.endInfo.blockOutputLimitReached ? 1 : 0) : null,
+    );
+    for (const t of w.transactions) {
+      const u = t.user;
+      s.insTxn!.run(
+        t.version,
+        TXN_KINDS.indexOf(t.kind),
+        t.hash,
+        u ? u.sender : null,
+        u ? (u.replayProtector.type === "nonce" ? 0 : 1) : null,
+        u ? i64(u.replayProtector.value) : null,
+        u ? i64(u.gasUnitPrice) : null,
+        u ? i64(u.gasUsed) : null,
+        u ? (u.success ? 1 : 0) : null,
+        u ? u.contractAddress : null,
+      );
+    }
+    for (const m of w.modules) {
+      s.insModule!.run(m.address, m.stateKey, m.version, m.name, m.bytecode, m.bytecode ? codeHash(m.bytecode) : null);
+    }
+    for (const t of w.tableItems) s.insTableItem!.run(t.handle, t.key, t.version, t.value);
+    for (const r of w.resources) s.insResource!.run(r.address, r.type, r.version, r.json);
+    s.setLedger!.run(b.lastVersion, i64(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
+  }
+
+  async prune(target: PruneTarget): Promise<PruneResult> {
+    return this.pruneTx(target);
+  }
+
+  private pruneInTx(t: PruneTarget): PruneResult {
+    const info = this.ledgerInfoSync();
+    if (!info || t.oldestVersion <= info.oldestVersion) {
+      return { transactionsDeleted: 0, stateRowsDeleted: 0, blocksDeleted: 0 };
+    }
+    // The new oldest version first: from this commit on, readers answer 410 below it.
+    this.s.setOldest!.run(t.oldestVersion, t.oldestBlockHeight);
+    const O = t.oldestVersion;
+    const run = (sql: string, ...args: unknown[]): number => this.db.prepare(sql).run(...args).changes;
+    const transactionsDeleted = run("DELETE FROM transactions WHERE version < ?", O);
+    const blocksDeleted = run("DELETE FROM blocks WHERE height < ?", t.oldestBlockHeight);
+    let stateRowsDeleted = 0;
+    for (const [table, keyCols] of [
+      ["modules", ["address", "state_key"]],
+      ["table_items", ["handle", "key"]],
+      ["resources", ["address", "type"]],
+    ] as const) {
+      const same = keyCols.map((c) => `n.${c} = ${table}.${c}`).join(" AND ");
+      // Superseded: a newer row of the same key exists at or below the new oldest version.
+      stateRowsDeleted += run(
+        `DELETE FROM ${table} WHERE version < ? AND EXISTS (
+           SELECT 1 FROM ${table} n WHERE ${same} AND n.version > ${table}.version AND n.version <= ?)`,
+        O,
+        O,
+      );
+      // A deletion that is now the oldest row of its key hides nothing any more.
+      const valueCol = table === "modules" ? "bytecode" : "value";
+      stateRowsDeleted += run(`DELETE FROM ${table} WHERE version <= ? AND ${valueCol} IS NULL`, O);
+    }
+    return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function toBlock(r: Row): BlockInfo {
+  const gas = r.gas_limit_reached as bigint | null;
+  const out = r.output_limit_reached as bigint | null;
+  return {
+    height: r.height as bigint,
+    epoch: r.epoch as bigint,
+    timestampUsec: u64(r.timestamp_usec as bigint),
+    firstVersion: r.first_version as bigint,
+    lastVersion: r.last_version as bigint,
+    endInfo: gas === null || out === null ? null : { blockGasLimitReached: gas === 1n, blockOutputLimitReached: out === 1n },
+  };
+}
+
+function toSummary(r: Row): TransactionSummary {
+  const value = u64(r.replay_value as bigint);
+  return {
+    sender: r.sender as Buffer,
+    version: r.version as bigint,
+    hash: r.hash as Buffer,
+    replayProtector: Number(r.replay_kind) === 0 ? { type: "nonce", value } : { type: "sequence_number", value },
+  };
+}

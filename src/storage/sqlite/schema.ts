@@ -1,0 +1,64 @@
+/**
+ * Versioned migrations of the SQLite schema, applied in order by the program itself
+ * (`schema_version` records the last one applied). Append; never edit a released entry.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE ledger (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    chain_id INTEGER NOT NULL,
+    ledger_version INTEGER,
+    timestamp_usec INTEGER,
+    epoch INTEGER,
+    block_height INTEGER,
+    oldest_version INTEGER,
+    oldest_block_height INTEGER
+  );
+  CREATE TABLE blocks (
+    height INTEGER PRIMARY KEY,
+    epoch INTEGER NOT NULL,
+    timestamp_usec INTEGER NOT NULL,
+    first_version INTEGER NOT NULL UNIQUE,
+    last_version INTEGER NOT NULL,
+    gas_limit_reached INTEGER,
+    output_limit_reached INTEGER
+  );
+  CREATE INDEX blocks_by_time ON blocks (timestamp_usec);
+  CREATE TABLE transactions (
+    version INTEGER PRIMARY KEY,
+    kind INTEGER NOT NULL,
+    hash BLOB NOT NULL,
+    sender BLOB,
+    replay_kind INTEGER,
+    replay_value INTEGER,
+    gas_unit_price INTEGER,
+    gas_used INTEGER,
+    success INTEGER,
+    contract TEXT
+  );
+  CREATE INDEX transactions_by_sender ON transactions (sender, version) WHERE sender IS NOT NULL;
+  CREATE TABLE modules (
+    address BLOB NOT NULL,
+    state_key BLOB NOT NULL,
+    version INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    bytecode BLOB,
+    code_hash TEXT,
+    PRIMARY KEY (address, state_key, version)
+  ) WITHOUT ROWID;
+  CREATE TABLE table_items (
+    handle BLOB NOT NULL,
+    key BLOB NOT NULL,
+    version INTEGER NOT NULL,
+    value BLOB,
+    PRIMARY KEY (handle, key, version)
+  ) WITHOUT ROWID;
+  CREATE TABLE resources (
+    address BLOB NOT NULL,
+    type TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    value TEXT,
+    PRIMARY KEY (address, type, version)
+  ) WITHOUT ROWID;
+  `,
+];
