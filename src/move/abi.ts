@@ -118,9 +118,10 @@ export function buildAbi(m: CompiledModule): MoveModuleAbi {
 
   const exposed: MoveFunctionAbi[] = [];
   for (const def of m.functionDefs) {
-    if (!def.isEntry && def.visibility === "private") continue;
+    // Exposed: entry, public or friend, and (current node, test_abi) private #[view] functions too.
     const h = m.functionHandles[def.handle]!;
     const name = m.identifier(h.name);
+    if (!def.isEntry && def.visibility === "private" && !attrs.views.has(name)) continue;
     exposed.push({
       name,
       visibility: def.visibility,
