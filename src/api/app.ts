@@ -23,8 +23,9 @@ declare module "fastify" {
 }
 
 /** The OpenAPI formats our schemas use for documentation; validation is by type and pattern. */
+const DOC_FORMATS = ["hex", "uint8", "uint16", "uint64", "binary"];
 function openApiFormats(ajv: { addFormat(name: string, format: true): unknown }): void {
-  for (const f of ["hex", "uint8", "uint16", "uint64", "binary"]) ajv.addFormat(f, true);
+  for (const f of DOC_FORMATS) ajv.addFormat(f, true);
 }
 
 export interface BuildAppOptions {
@@ -41,6 +42,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
     logger: opts.logger ?? false,
     bodyLimit: config.bodyLimit,
     return503OnClosing: true,
+    serializerOpts: { ajv: { formats: Object.fromEntries(DOC_FORMATS.map((f) => [f, true])) } },
     ajv: {
       customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false },
       plugins: [openApiFormats as never],

@@ -105,7 +105,7 @@ export const sharedSchemas = [
     $id: "GasEstimation",
     type: "object",
     description: "Struct holding the outputs of the estimate gas API",
-    required: ["gas_estimate"],
+    required: ["deprioritized_gas_estimate", "gas_estimate", "prioritized_gas_estimate"],
     properties: {
       deprioritized_gas_estimate: { type: "integer", format: "uint64", description: "The deprioritized estimate for the gas unit price" },
       gas_estimate: { type: "integer", format: "uint64", description: "The current estimate for the gas unit price" },

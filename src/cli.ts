@@ -1,0 +1,160 @@
+#!/usr/bin/env node
+/**
+ * `ledger-node serve | import | prune | devnet` — see README.md for the settings.
+ */
+import { Command, InvalidArgumentError } from "commander";
+import { createWriteStream } from "node:fs";
+import { IngestError } from "./ingest/aptosJson.js";
+import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
+import { Importer } from "./ingest/importer.js";
+import { checkReadable, readTransactions } from "./ingest/readInput.js";
+import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
+import { PACKAGE_VERSION, startNode } from "./server.js";
+import { openStore } from "./storage/open.js";
+
+function intOption(name: string, min: number, max: number) {
+  return (v: string): number => {
+    if (!/^[0-9]+$/.test(v) || Number(v) < min || Number(v) > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+    }
+    return Number(v);
+  };
+}
+
+function windowOption(v: string): string {
+  try {
+    return formatPruneWindow(parsePruneWindow(v));
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
+const program = new Command()
+  .name("ledger-node")
+  .description("An Aptos-compatible read API (REST v1) over a versioned, pruned ledger")
+  .version(PACKAGE_VERSION);
+
+program
+  .command("serve")
+  .description("serve the read API over a ledger (optionally with a devnet feeding it)")
+  .option("--db <path>", "SQLite file path, or a postgres:// URL", "./data/ledger.db")
+  .option("--host <host>", "address to listen on", "127.0.0.1")
+  .option("--port <port>", "port to listen on", intOption("--port", 0, 65535), 8080)
+  .option("--aptos-headers", "also send the ledger headers as X-Aptos-* (for the official Aptos SDKs)", false)
+  .option("--prune-window <window>", "versions (90000000) or chain time (7d, 12h) to keep; default 90000000, 2000 with --devnet", windowOption)
+  .option("--devnet", "write a local devnet into the ledger: genesis, then a block every --block-interval ms", false)
+  .option("--block-interval <ms>", "devnet block interval", intOption("--block-interval", 10, 3_600_000), 1000)
+  .option("--chain-id <id>", "chain id of a new ledger", intOption("--chain-id", 0, 255), 4)
+  .option("--quiet", "log only warnings and errors", false)
+  .action(async (o) => {
+    const node = await startNode({
+      db: o.db,
+      host: o.host,
+      port: o.port,
+      aptosHeaders: o.aptosHeaders,
+      pruneWindow: o.pruneWindow,
+      devnet: o.devnet ? { blockIntervalMs: o.blockInterval, chainId: o.chainId } : false,
+      chainId: o.chainId,
+      logger: { level: o.quiet ? "warn" : "info" },
+    });
+    node.app.log.info(`ledger-node ${PACKAGE_VERSION} serving ${o.db} at ${node.url}/v1 (explorer: ${node.url}/v1/spec)`);
+    const shutdown = () => {
+      node.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.once("SIGINT", shutdown);
+    process.once("SIGTERM", shutdown);
+  });
+
+program
+  .command("import")
+  .description("import Aptos REST JSON transactions (NDJSON or a JSON array; - for stdin)")
+  .argument("<files...>", "input files")
+  .requiredOption("--db <path>", "SQLite file path, or a postgres:// URL")
+  .option("--chain-id <id>", "chain id of a new ledger", intOption("--chain-id", 0, 255), 4)
+  .option("--prune-window <window>", "prune to this window after the import", windowOption)
+  .action(async (files: string[], o) => {
+    for (const f of files) await checkReadable(f);
+    const store = await openStore(o.db);
+    try {
+      const importer = await Importer.open(store, o.chainId);
+      const tty = process.stderr.isTTY;
+      const started = performance.now();
+      let lastDraw = 0;
+      let n = 0;
+      for (const f of files) {
+        for await (const t of readTransactions(f)) {
+          await importer.push(t);
+          n++;
+          if (tty && (n & 1023) === 0 && performance.now() - lastDraw > 200) {
+            lastDraw = performance.now();
+            const rate = Math.round(n / ((lastDraw - started) / 1000));
+            process.stderr.write(`\rimporting: ${n} transactions read, version ${importer.ledgerVersion ?? "-"}, ${rate} versions/s   `);
+          }
+        }
+      }
+      const s = await importer.finish();
+      const secs = (performance.now() - started) / 1000;
+      if (tty) process.stderr.write("\n");
+      let line =
+        `imported ${s.committedTxns} transactions in ${s.committedBlocks} blocks, skipped ${s.skippedTxns} already committed` +
+        `, ledger version ${importer.ledgerVersion ?? "none"}, ${Math.round((s.committedTxns + s.skippedTxns) / Math.max(secs, 1e-9))} versions/s`;
+      if (s.pendingTxns > 0) line += `; ${s.pendingTxns} transactions of an unfinished last block were held back`;
+      if (o.pruneWindow) {
+        const r = await pruneNow(store, parsePruneWindow(o.pruneWindow));
+        if (r) line += `; pruned to version ${r.oldestVersion}`;
+      }
+      console.log(line);
+    } finally {
+      await store.close();
+    }
+  });
+
+program
+  .command("prune")
+  .description("prune the ledger to a window now (safe while a server reads the same database)")
+  .requiredOption("--db <path>", "SQLite file path, or a postgres:// URL")
+  .requiredOption("--window <window>", "versions (90000000) or chain time (7d, 12h)", windowOption)
+  .action(async (o) => {
+    const store = await openStore(o.db);
+    try {
+      const r = await pruneNow(store, parsePruneWindow(o.window));
+      console.log(
+        r
+          ? `pruned to version ${r.oldestVersion} (block ${r.oldestBlockHeight}): ${r.transactionsDeleted} transactions, ${r.blocksDeleted} blocks, ${r.stateRowsDeleted} state rows removed`
+          : "nothing to prune",
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+program
+  .command("devnet")
+  .description("write a devnet chain as NDJSON (for tests and benchmarks)")
+  .requiredOption("--out <file>", "output file (- for stdout)")
+  .option("--blocks <n>", "blocks after genesis", intOption("--blocks", 0, 100_000_000), 100)
+  .option("--chain-id <id>", "chain id", intOption("--chain-id", 0, 255), 4)
+  .option("--max-txns <n>", "most user transactions in an ordinary block", intOption("--max-txns", 1, 10_000), defaultDevnetChainOptions.maxTxnsPerBlock)
+  .action(async (o) => {
+    const out = o.out === "-" ? process.stdout : createWriteStream(o.out);
+    const chain = DevnetChain.fresh({ ...defaultDevnetChainOptions, chainId: o.chainId, maxTxnsPerBlock: o.maxTxns });
+    const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once("drain", () => r())));
+    for (const t of chain.genesis()) await write(JSON.stringify(t) + "\n");
+    const t0 = 1_700_000_000_000_000n;
+    for (let b = 0; b < o.blocks; b++) {
+      let buf = "";
+      for (const t of chain.nextBlock(t0 + BigInt(b) * 1_000_000n)) buf += JSON.stringify(t) + "\n";
+      await write(buf);
+    }
+    if (out !== process.stdout) await new Promise<void>((r) => out.end(() => r()));
+    console.error(`wrote genesis and ${o.blocks} blocks, ${chain.pos.version} transactions`);
+  });
+
+program.parseAsync().catch((e: unknown) => {
+  const msg = e instanceof IngestError || e instanceof Error ? e.message : String(e);
+  console.error(`ledger-node: ${msg}`);
+  process.exit(1);
+});
