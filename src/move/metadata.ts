@@ -5,7 +5,7 @@
  * map keys, invalid UTF-8 and trailing bytes, as the Rust `bcs` crate does.
  */
 
-import { bcs } from "@mysten/bcs";
+import { BcsType, bcs } from "@mysten/bcs";
 import type { CompiledModule } from "./types.js";
 
 /** Metadata key of `RuntimeModuleMetadataV1`. */
@@ -21,15 +21,37 @@ export const enum AttributeKind {
   Randomness = 5,
 }
 
+/** Byte length of the value being parsed: no vector in it can have more elements. */
+let parseLimit = 0;
+
+/**
+ * `bcs.vector` that refuses a length above the input size before reading: the stock reader
+ * preallocates `new Array(length)` from the untrusted ULEB (every element here is >= 1 byte).
+ */
+function boundedVector<T, I>(type: BcsType<T, I>): BcsType<T[], Iterable<I> & { length: number }> {
+  const stock = bcs.vector(type);
+  return new BcsType<T[], Iterable<I> & { length: number }>({
+    name: stock.name,
+    read: (reader) => {
+      const length = reader.readULEB();
+      if (length > parseLimit) throw new RangeError(`vector length ${length} exceeds the input`);
+      const out: T[] = [];
+      for (let i = 0; i < length; i++) out.push(type.read(reader));
+      return out;
+    },
+    write: (value, writer) => stock.write(value, writer),
+  });
+}
+
 const ErrorDescription = bcs.struct("ErrorDescription", {
   code_name: bcs.string(),
   code_description: bcs.string(),
 });
 const KnownAttribute = bcs.struct("KnownAttribute", {
   kind: bcs.u8(),
-  args: bcs.vector(bcs.string()),
+  args: boundedVector(bcs.string()),
 });
-const Attributes = bcs.map(bcs.string(), bcs.vector(KnownAttribute));
+const Attributes = bcs.map(bcs.string(), boundedVector(KnownAttribute));
 
 /** BCS schema of `RuntimeModuleMetadataV1`. */
 export const RuntimeModuleMetadataV1 = bcs.struct("RuntimeModuleMetadataV1", {
@@ -75,6 +97,7 @@ export function moduleAttributes(m: CompiledModule): ModuleAttributes {
 
 function strictParse(value: Uint8Array): typeof RuntimeModuleMetadataV1.$inferType | null {
   try {
+    parseLimit = value.length;
     const md = RuntimeModuleMetadataV1.parse(value);
     return equalBytes(RuntimeModuleMetadataV1.serialize(md).toBytes(), value) ? md : null;
   } catch {
