@@ -39,3 +39,12 @@ export function guidV9(): FixtureModule {
   };
   return { name: "0x1::guid", bytecode: hexBytes(m.bytecode), abi: m.abi };
 }
+
+/** Module payloads the node printed with `"abi": null`, from a real-node golden. */
+export function goldenNullAbiBytecodes(): Uint8Array[] {
+  const text = readFileSync(
+    resolve(FIXTURES, "goldens/aptos_api__tests__transactions_test__test_get_txn_execute_failed_by_invalid_module_payload_bytecode.json"),
+    "utf8",
+  );
+  return [...text.matchAll(/"bytecode":\s*"(0x[0-9a-f]*)",\s*"abi":\s*null/g)].map((m) => hexBytes(m[1]!));
+}
