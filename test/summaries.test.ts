@@ -67,6 +67,9 @@ for (const factory of backendFactories) {
       expect((await get("?limit=65535")).body).toHaveLength(Math.min(100, aliceVersions.length));
       expect((await get("?limit=0")).body).toEqual([]);
       expect((await get(`?start_version=${chain.version + 10n}`)).body).toEqual([]);
+      // u64::MAX bounds (found by the property test: once a 500 on SQLite's signed integers).
+      expect((await get("?start_version=18446744073709551615")).body).toEqual([]);
+      expect(versions((await get("?end_version=18446744073709551615&limit=1")).body)).toEqual(aliceVersions.slice(-1));
       expect((await get("", addr("dead"))).body).toEqual([]);
     });
 

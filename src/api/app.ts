@@ -23,7 +23,7 @@ declare module "fastify" {
 }
 
 /** The OpenAPI formats our schemas use for documentation; validation is by type and pattern. */
-const DOC_FORMATS = ["hex", "uint8", "uint16", "uint64", "binary"];
+const DOC_FORMATS = ["hex", "uint8", "uint16", "uint32", "uint64", "binary"];
 function openApiFormats(ajv: { addFormat(name: string, format: true): unknown }): void {
   for (const f of DOC_FORMATS) ajv.addFormat(f, true);
 }

@@ -30,6 +30,9 @@ import { TXN_KINDS, codeHash } from "../common.js";
 import { MIGRATIONS } from "./schema.js";
 
 const i64 = (v: bigint): bigint => BigInt.asIntN(64, v);
+const I64_MAX = (1n << 63n) - 1n;
+/** Versions are stored as SQLite INTEGER; a query bound past i64 can only mean "beyond everything". */
+const ver = (v: bigint): bigint => (v > I64_MAX ? I64_MAX : v);
 const u64 = (v: bigint | number): bigint => BigInt.asUintN(64, BigInt(v));
 
 type Row = Record<string, unknown>;
@@ -180,7 +183,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
-    const rows = this.s.modules!.all(address, start ?? Buffer.alloc(0), version, version, limit) as Row[];
+    const rows = this.s.modules!.all(address, start ?? Buffer.alloc(0), ver(version), ver(version), limit) as Row[];
     return rows.map((r) => ({
       stateKey: r.state_key as Buffer,
       name: r.name as string,
@@ -190,12 +193,12 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null> {
-    const r = this.s.tableItem!.get(handle, key, version) as { value: Buffer | null } | undefined;
+    const r = this.s.tableItem!.get(handle, key, ver(version)) as { value: Buffer | null } | undefined;
     return r?.value ?? null;
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
-    const r = this.s.resource!.get(address, type, version) as { value: string | null } | undefined;
+    const r = this.s.resource!.get(address, type, ver(version)) as { value: string | null } | undefined;
     return r?.value ?? null;
   }
 
@@ -203,23 +206,23 @@ export class SqliteStore implements LedgerStore {
     if (q.limit <= 0) return [];
     let rows: Row[];
     if (q.start !== undefined) {
-      rows = this.s.summariesFwd!.all(q.sender, q.start, q.ledgerVersion, q.limit) as Row[];
+      rows = this.s.summariesFwd!.all(q.sender, ver(q.start), ver(q.ledgerVersion), q.limit) as Row[];
     } else {
       const end = q.end !== undefined && q.end < q.ledgerVersion ? q.end : q.ledgerVersion;
-      rows = (this.s.summariesBack!.all(q.sender, end, q.limit) as Row[]).reverse();
+      rows = (this.s.summariesBack!.all(q.sender, ver(end), q.limit) as Row[]).reverse();
     }
     return rows.map(toSummary);
   }
 
   async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
-    const r = this.s.blockByVersion!.get(version) as Row | undefined;
+    const r = this.s.blockByVersion!.get(ver(version)) as Row | undefined;
     if (!r) return null;
     const b = toBlock(r);
     return b.lastVersion >= version ? b : null;
   }
 
   async getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
-    const r = this.s.blockByHeight!.get(height) as Row | undefined;
+    const r = this.s.blockByHeight!.get(ver(height)) as Row | undefined;
     return r ? toBlock(r) : null;
   }
 
@@ -229,7 +232,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
-    return (this.s.userGas!.all(first, last) as Row[]).map((r) => ({
+    return (this.s.userGas!.all(ver(first), ver(last)) as Row[]).map((r) => ({
       version: r.version as bigint,
       gasUnitPrice: u64(r.gas_unit_price as bigint),
       gasUsed: u64(r.gas_used as bigint),
@@ -238,7 +241,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
-    return (this.s.fingerprints!.all(from, to) as Row[]).map((r) => ({
+    return (this.s.fingerprints!.all(ver(from), ver(to)) as Row[]).map((r) => ({
       version: r.version as bigint,
       kind: TXN_KINDS[Number(r.kind)] as TxnKind,
       hash: r.hash as Buffer,

@@ -1,0 +1,131 @@
+/**
+ * Every error case of DECISIONS answers the decided status and error_code, as the JSON error
+ * object, with the ledger headers on the data operations. Also pruning: 410 below the oldest kept
+ * version, including reads racing the pruner.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERROR_CODES } from "../src/api/errors.js";
+import { pruneNow, parsePruneWindow } from "../src/ledger/pruning.js";
+import { backendFactories } from "./helpers/backends.js";
+import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
+import { startTestNode, type TestNode } from "./helpers/node.js";
+
+const H = addr("7ab1e");
+const LEDGER_HEADERS = [
+  "x-node-chain-id",
+  "x-node-ledger-version",
+  "x-node-ledger-oldest-version",
+  "x-node-ledger-timestampusec",
+  "x-node-epoch",
+  "x-node-block-height",
+  "x-node-oldest-block-height",
+];
+
+for (const factory of backendFactories) {
+  const backend = factory();
+  describe(`errors (${backend.name})`, () => {
+    let node: TestNode;
+    const chain = new ChainBuilder().genesis();
+    beforeAll(async () => {
+      for (let b = 0; b < 20; b++) chain.block([{ sender: addr("b0b"), seq: b, changes: [writeTable(H, u64le(b % 3), u64le(b))] }]);
+      const db = await backend.newDb();
+      await chain.importInto(db);
+      node = await startTestNode(db);
+    });
+    afterAll(async () => {
+      await node?.close();
+      await backend.cleanup();
+    });
+
+    const latest = () => chain.version - 1n;
+    const cases: Array<{ name: string; req: () => [string, RequestInit?]; status: number; code: string; message?: string | RegExp; headers: boolean }> = [
+      { name: "bad address", req: () => ["/accounts/xyz/modules"], status: 400, code: "web_framework_error", message: /"xyz"/, headers: true },
+      { name: "address too long", req: () => [`/accounts/0x${"1".repeat(65)}/transaction_summaries`], status: 400, code: "web_framework_error", headers: true },
+      { name: "address 0X prefix", req: () => ["/accounts/0X1/modules"], status: 400, code: "web_framework_error", headers: true },
+      {
+        name: "ledger_version not a u64",
+        req: () => ["/accounts/0x1/modules?ledger_version=-1"],
+        status: 400,
+        code: "web_framework_error",
+        message: 'failed to parse parameter `ledger_version`: Parsing u64 string "-1" failed, caused by error: invalid digit found in string',
+        headers: true,
+      },
+      { name: "ledger_version over u64", req: () => ["/accounts/0x1/modules?ledger_version=18446744073709551616"], status: 400, code: "web_framework_error", message: /18446744073709551616/, headers: true },
+      {
+        name: "ledger_version in the future",
+        req: () => ["/accounts/0x1/modules?ledger_version=1000000000000000000"],
+        status: 404,
+        code: "version_not_found",
+        message: "Ledger version not found by Ledger version(1000000000000000000)",
+        headers: true,
+      },
+      { name: "limit not a number", req: () => ["/accounts/0x1/modules?limit=hello"], status: 400, code: "web_framework_error", message: /`limit`.*"hello"/, headers: true },
+      { name: "limit over u16", req: () => ["/accounts/0x1/transaction_summaries?limit=65536"], status: 400, code: "web_framework_error", message: /65536/, headers: true },
+      { name: "modules limit=0", req: () => ["/accounts/0x1/modules?limit=0"], status: 400, code: "invalid_input", message: "Given limit value (0) must not be zero", headers: true },
+      { name: "garbage cursor", req: () => ["/accounts/0x1/modules?start=iwouldnotsurviveavibecheckrightnow"], status: 400, code: "web_framework_error", headers: true },
+      { name: "hex that is no state key", req: () => ["/accounts/0x1/modules?start=00ff"], status: 400, code: "web_framework_error", message: /00ff/, headers: true },
+      { name: "start_version not a u64", req: () => ["/accounts/0x1/transaction_summaries?start_version=1.5"], status: 400, code: "web_framework_error", headers: true },
+      {
+        name: "raw_item version in the future",
+        req: () => [`/tables/${H}/raw_item?ledger_version=${latest() + 1n}`, { method: "POST", headers: { "content-type": "application/json", accept: "application/x-bcs" }, body: '{"key":"0x00"}' }],
+        status: 404,
+        code: "version_not_found",
+        headers: true,
+      },
+      { name: "unknown route", req: () => ["/nope"], status: 404, code: "web_framework_error", headers: false },
+      { name: "wrong method", req: () => ["/estimate_gas_price", { method: "POST" }], status: 405, code: "web_framework_error", headers: false },
+      { name: "GET on raw_item", req: () => [`/tables/${H}/raw_item`], status: 405, code: "web_framework_error", headers: false },
+    ];
+
+    for (const c of cases) {
+      it(`answers ${c.status} ${c.code} for ${c.name}`, async () => {
+        const [path, init] = c.req();
+        const res = await fetch(node.base + path, init);
+        expect(res.status).toBe(c.status);
+        expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+        const body = (await res.json()) as Record<string, unknown>;
+        expect(Object.keys(body).sort()).toEqual(["error_code", "message"]);
+        expect(body.error_code).toBe(c.code);
+        expect(ERROR_CODES).toContain(body.error_code);
+        if (typeof c.message === "string") expect(body.message).toBe(c.message);
+        else if (c.message) expect(body.message).toMatch(c.message);
+        for (const h of LEDGER_HEADERS) expect(res.headers.get(h) !== null, h).toBe(c.headers);
+        if (c.headers) expect(res.headers.get("x-node-ledger-version")).toBe(String(latest()));
+      });
+    }
+
+    it("answers 410 version_pruned below the oldest kept version, on every versioned operation", async () => {
+      const r = await pruneNow(node.store, parsePruneWindow("30"));
+      expect(r).not.toBeNull();
+      const oldest = r!.oldestVersion;
+      const info = await (await fetch(`${node.base}/estimate_gas_price`)).headers;
+      expect(info.get("x-node-ledger-oldest-version")).toBe(String(oldest));
+      expect(info.get("x-node-oldest-block-height")).toBe(String(r!.oldestBlockHeight));
+      const below = oldest - 1n;
+      const reqs: Array<[string, RequestInit?]> = [
+        [`/accounts/0x1/modules?ledger_version=${below}`],
+        [`/accounts/${addr("b0b")}/transaction_summaries?start_version=${below}`],
+        [`/accounts/${addr("b0b")}/transaction_summaries?end_version=${below}`],
+        [`/tables/${H}/raw_item?ledger_version=${below}`, { method: "POST", headers: { "content-type": "application/json", accept: "application/x-bcs" }, body: JSON.stringify({ key: u64le(1) }) }],
+      ];
+      for (const [path, init] of reqs) {
+        const res = await fetch(node.base + path, init);
+        expect(res.status, path).toBe(410);
+        expect(await res.json()).toEqual({ message: `Ledger version(${below}) has been pruned`, error_code: "version_pruned" });
+        expect(res.headers.get("x-node-ledger-oldest-version")).toBe(String(oldest));
+      }
+      // At and above the oldest version every read is exact: each key's newest value survived.
+      for (let k = 0; k < 3; k++) {
+        const res = await fetch(`${node.base}/tables/${H}/raw_item?ledger_version=${oldest}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/x-bcs" },
+          body: JSON.stringify({ key: u64le(k) }),
+        });
+        expect(res.status).toBe(200);
+      }
+      const s = (await (await fetch(`${node.base}/accounts/${addr("b0b")}/transaction_summaries`)).json()) as Array<{ version: string }>;
+      expect(s.every((x) => BigInt(x.version) >= oldest)).toBe(true);
+      expect(s.length).toBeGreaterThan(0);
+    });
+  });
+}

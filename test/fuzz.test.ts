@@ -1,0 +1,98 @@
+/**
+ * Bad input never answers 5xx: fast-check drives at least 5,000 real HTTP requests over the paths,
+ * queries, Accept headers and bodies of all routes. Every answer is a 2xx, or a 4xx carrying the
+ * JSON error object with a code from the closed set.
+ */
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERROR_CODES } from "../src/api/errors.js";
+import { backendFactories } from "./helpers/backends.js";
+import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
+import { startTestNode, type TestNode } from "./helpers/node.js";
+
+const RUNS = 5_200;
+
+const hexish = fc.stringMatching(/^(0x|0X)?[0-9a-fA-FxXg]{0,70}$/);
+const weird = fc.oneof(
+  fc.string({ maxLength: 30 }),
+  fc.constantFrom("", "-1", "1.5", "1e3", "18446744073709551615", "18446744073709551616", "99999999999999999999999", "0", "65535", "65536", " 1", "%00", "null", "[]", "0x1"),
+  fc.bigInt({ min: 0n, max: 1n << 70n }).map(String),
+);
+const address = fc.oneof(hexish, fc.constantFrom("0x1", "1", addr("b0b"), "0x", "%zz", "..", "0x1/..", "%2F"));
+const query = fc
+  .dictionary(fc.constantFrom("limit", "start", "ledger_version", "start_version", "end_version", "x"), weird, { maxKeys: 4 })
+  .map((d) => new URLSearchParams(d).toString());
+const accept = fc.option(
+  fc.oneof(
+    fc.constantFrom("application/json", "application/x-bcs", "*/*", "text/html", "application/json;q=0.1, application/x-bcs", "application/x-bcs;charset=x", ",,,", "application/*"),
+    fc.string({ maxLength: 40 }).filter((s) => /^[\x20-\x7e]*$/.test(s)),
+  ),
+  { nil: undefined },
+);
+const body = fc.oneof(
+  fc.json(),
+  fc.record({ key: fc.oneof(hexish, fc.integer(), fc.constant(null)) }).map((o) => JSON.stringify(o)),
+  fc.string({ maxLength: 50 }),
+);
+const contentType = fc.constantFrom("application/json", "text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-8", undefined);
+
+type Req = { method: string; path: string; accept: string | undefined; body?: string; contentType?: string | undefined };
+
+const request: fc.Arbitrary<Req> = fc.oneof(
+  fc.record({ method: fc.constant("GET"), path: fc.tuple(address, query).map(([a, q]) => `/accounts/${encodeURIComponent(a)}/modules?${q}`), accept }),
+  fc.record({ method: fc.constant("GET"), path: fc.tuple(address, query).map(([a, q]) => `/accounts/${encodeURIComponent(a)}/transaction_summaries?${q}`), accept }),
+  fc.record({
+    method: fc.constant("POST"),
+    path: fc.tuple(address, query).map(([a, q]) => `/tables/${encodeURIComponent(a)}/raw_item?${q}`),
+    accept,
+    body,
+    contentType,
+  }),
+  fc.record({ method: fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH"), path: fc.constantFrom("/info", "/estimate_gas_price", "/spec", "/spec.json", "/", "/accounts", "/tables/0x1/raw_item"), accept }),
+  fc.record({ method: fc.constantFrom("GET", "POST"), path: fc.string({ maxLength: 40 }).map((s) => "/" + encodeURIComponent(s).replace(/%2F/g, "/")), accept }),
+);
+
+for (const factory of backendFactories) {
+  const backend = factory();
+  describe(`fuzz (${backend.name})`, () => {
+    let node: TestNode;
+    beforeAll(async () => {
+      const chain = new ChainBuilder().genesis();
+      for (let b = 0; b < 5; b++) chain.block([{ sender: addr("b0b"), seq: b, changes: [writeTable(addr("1"), u64le(b), u64le(b))] }]);
+      const db = await backend.newDb();
+      await chain.importInto(db);
+      node = await startTestNode(db);
+    });
+    afterAll(async () => {
+      await node?.close();
+      await backend.cleanup();
+    });
+
+    it(`never answers 5xx to ${RUNS} random requests`, async () => {
+      let count = 0;
+      await fc.assert(
+        fc.asyncProperty(request, async (r) => {
+          count++;
+          const headers: Record<string, string> = {};
+          if (r.accept !== undefined) headers.accept = r.accept;
+          if (r.contentType !== undefined) headers["content-type"] = r.contentType;
+          const res = await fetch(node.base + r.path, {
+            method: r.method,
+            headers,
+            body: r.method === "GET" ? undefined : r.body,
+          });
+          const buf = Buffer.from(await res.arrayBuffer());
+          expect(res.status, `${r.method} ${r.path}`).toBeLessThan(500);
+          if (res.status >= 400) {
+            expect(res.headers.get("content-type"), `${r.method} ${r.path}`).toMatch(/^application\/json/);
+            const err = JSON.parse(buf.toString("utf8")) as { message: unknown; error_code: unknown };
+            expect(typeof err.message).toBe("string");
+            expect(ERROR_CODES).toContain(err.error_code);
+          }
+        }),
+        { numRuns: RUNS, seed: 20261122 },
+      );
+      expect(count).toBeGreaterThanOrEqual(5_000);
+    }, 240_000);
+  });
+}
