@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postgresBackend } from "./postgres.js";
 
 export interface Backend {
   name: "sqlite" | "postgres";
@@ -28,5 +29,8 @@ export function sqliteBackend(): Backend {
   };
 }
 
-/** Factories of every backend the suites run on. */
-export const backendFactories: Array<() => Backend> = [sqliteBackend];
+/**
+ * Factories of every backend the suites run on. PostgreSQL starts a throwaway server per test file
+ * (see `postgres.ts`) and fails, never skips, when PostgreSQL is not installed.
+ */
+export const backendFactories: Array<() => Backend> = [sqliteBackend, postgresBackend];

@@ -1,0 +1,76 @@
+/**
+ * Settings of the PostgreSQL backend. Each can be given as a query parameter of the `--db` URL
+ * (removed before the URL reaches the driver) or as an option of `PostgresStore.connect`; an
+ * option wins over the URL.
+ *
+ * | URL parameter       | option              | default | meaning                                          |
+ * |---------------------|---------------------|---------|--------------------------------------------------|
+ * | `pool_size`         | `poolSize`          | 10      | most connections this process opens              |
+ * | `statement_timeout` | `statementTimeoutMs`| 5000    | ms a statement may run (server side); the client |
+ * |                     |                     |         | gives up 1 s later if the server stays silent    |
+ * | `connect_timeout`   | `connectTimeoutMs`  | 3       | seconds to wait for a connection (URL: seconds,  |
+ * |                     |                     |         | as libpq; option: ms); also bounds waiting for a |
+ * |                     |                     |         | free pooled connection                           |
+ * | `idle_timeout`      | `idleTimeoutMs`     | 30      | seconds an idle pooled connection is kept        |
+ *
+ * Every other parameter (`sslmode`, `application_name`, `options`, `host=/socket/dir`, …) is
+ * passed to the driver (node-postgres) unchanged.
+ */
+
+export interface PostgresStoreOptions {
+  poolSize?: number;
+  statementTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
+}
+
+export type PostgresSettings = Required<PostgresStoreOptions>;
+
+export const DEFAULT_POSTGRES_SETTINGS: PostgresSettings = {
+  poolSize: 10,
+  statementTimeoutMs: 5_000,
+  connectTimeoutMs: 3_000,
+  idleTimeoutMs: 30_000,
+};
+
+/** URL parameter → [option, multiplier to ms (or 1 for counts), min, max]. */
+const PARAMS: Record<string, [keyof PostgresSettings, number, number, number]> = {
+  pool_size: ["poolSize", 1, 1, 10_000],
+  statement_timeout: ["statementTimeoutMs", 1, 1, 86_400_000],
+  connect_timeout: ["connectTimeoutMs", 1000, 1, 3_600],
+  idle_timeout: ["idleTimeoutMs", 1000, 1, 86_400],
+};
+
+/** Splits our settings off a `postgres://` URL; throws a message naming a bad value. */
+export function parsePostgresUrl(
+  url: string,
+  opts: PostgresStoreOptions = {},
+): { connectionString: string; settings: PostgresSettings } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`invalid PostgreSQL URL ${redactUrl(url)}`);
+  }
+  const settings: PostgresSettings = { ...DEFAULT_POSTGRES_SETTINGS };
+  for (const [param, [key, scale, min, max]] of Object.entries(PARAMS)) {
+    const raw = u.searchParams.get(param);
+    if (raw === null) continue;
+    u.searchParams.delete(param);
+    if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      throw new Error(`invalid ${param}=${JSON.stringify(raw)} in the PostgreSQL URL: give an integer from ${min} to ${max}`);
+    }
+    settings[key] = Number(raw) * scale;
+  }
+  for (const [key, value] of Object.entries(opts) as Array<[keyof PostgresSettings, number | undefined]>) {
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value < 1) throw new Error(`invalid PostgreSQL option ${key}: ${value}`);
+    settings[key] = value;
+  }
+  return { connectionString: u.toString(), settings };
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@/]*@/i, "$1:***@");
+}

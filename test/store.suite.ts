@@ -1,0 +1,387 @@
+/**
+ * The one store test suite every `LedgerStore` backend must pass (see `LedgerStore.ts`):
+ * `storeSuite(factory)` runs it against one backend; `store.test.ts` runs it for every entry of
+ * `backendFactories`. It talks to the store only through the interface, over a real database.
+ *
+ * The shared ledger (`HISTORY`, 4 blocks, versions 0..9):
+ *
+ *   block 0  v0    genesis: A::coin=c0, A::b=b0, table k1=10, resource R=n0
+ *   block 1  v1-4  meta, v2 user A seq 0 (coin=c2, k1=11, k2=20, R=n1),
+ *                  v3 user B nonce 77 (A::zz, A::Ab, B::x), v4 epilogue (gas limit reached)
+ *   block 2  v5-7  meta, v6 user A seq 1 (delete A::b, delete k1, delete R, A::aa), v7 checkpoint
+ *   block 3  v8-9  meta, v9 user A seq 2 (A::b again, k1=12, k3 written twice at v9)
+ */
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BlockInfo } from "../src/ledger/types.js";
+import { moduleStateKey } from "../src/ledger/stateKey.js";
+import type { BlockWrite, LedgerStore, TxnKind, UserTxnWrite } from "../src/storage/LedgerStore.js";
+import { openStore } from "../src/storage/open.js";
+import type { Backend } from "./helpers/backends.js";
+
+const U64_MAX = (1n << 64n) - 1n;
+
+const addr = (n: number): Uint8Array => {
+  const a = new Uint8Array(32);
+  a[31] = n;
+  return a;
+};
+const A = addr(0xa);
+const B = addr(0xb);
+const NOBODY = addr(0xee);
+const H = addr(0x7);
+const bytes = (...b: number[]): Uint8Array => Uint8Array.from(b);
+const K1 = bytes(1);
+const K2 = bytes(2);
+const K3 = bytes(3);
+const R = "0x1::account::Account";
+const hashOf = (v: bigint): Uint8Array => createHash("sha256").update(`txn ${v}`).digest();
+const code = (tag: number): Uint8Array => bytes(0xa1, 0x1c, 0xeb, 0x0b, tag);
+const sha = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
+
+function txn(version: bigint, kind: TxnKind, user: UserTxnWrite | null = null) {
+  return { version, kind, hash: hashOf(version), user };
+}
+function user(sender: Uint8Array, rp: UserTxnWrite["replayProtector"], gasUnitPrice: bigint, gasUsed: bigint, contractAddress: string | null = null): UserTxnWrite {
+  return { sender, replayProtector: rp, gasUnitPrice, gasUsed, success: true, contractAddress };
+}
+const seq = (value: bigint) => ({ type: "sequence_number" as const, value });
+const mod = (version: bigint, address: Uint8Array, name: string, bytecode: Uint8Array | null) => ({
+  version,
+  address,
+  name,
+  stateKey: moduleStateKey(address, name),
+  bytecode,
+});
+const item = (version: bigint, key: Uint8Array, value: Uint8Array | null) => ({ version, handle: H, key, value });
+const res = (version: bigint, json: string | null) => ({ version, address: A, type: R, json });
+
+function block(height: bigint, epoch: bigint, ts: bigint, first: bigint, last: bigint, endInfo: BlockInfo["endInfo"] = null): BlockInfo {
+  return { height, epoch, timestampUsec: ts, firstVersion: first, lastVersion: last, endInfo };
+}
+
+const HISTORY: BlockWrite[] = [
+  {
+    block: block(0n, 0n, 0n, 0n, 0n),
+    transactions: [txn(0n, "genesis_transaction")],
+    modules: [mod(0n, A, "coin", code(0)), mod(0n, A, "b", code(1))],
+    tableItems: [item(0n, K1, bytes(10))],
+    resources: [res(0n, '{"n":0}')],
+  },
+  {
+    block: block(1n, 1n, 1_000_000n, 1n, 4n, { blockGasLimitReached: true, blockOutputLimitReached: false }),
+    transactions: [
+      txn(1n, "block_metadata_transaction"),
+      txn(2n, "user_transaction", user(A, seq(0n), 100n, 10n, "0xa")),
+      txn(3n, "user_transaction", user(B, { type: "nonce", value: 77n }, 150n, 20n)),
+      txn(4n, "block_epilogue_transaction"),
+    ],
+    modules: [mod(2n, A, "coin", code(2)), mod(3n, A, "zz", code(3)), mod(3n, A, "Ab", code(4)), mod(3n, B, "x", code(5))],
+    tableItems: [item(2n, K1, bytes(11)), item(2n, K2, bytes(20))],
+    resources: [res(2n, '{"n":1}')],
+  },
+  {
+    block: block(2n, 1n, 2_000_000n, 5n, 7n),
+    transactions: [
+      txn(5n, "block_metadata_transaction"),
+      txn(6n, "user_transaction", user(A, seq(1n), 200n, 30n, "0x1")),
+      txn(7n, "state_checkpoint_transaction"),
+    ],
+    modules: [mod(6n, A, "b", null), mod(6n, A, "aa", code(6))],
+    tableItems: [item(6n, K1, null)],
+    resources: [res(6n, null)],
+  },
+  {
+    block: block(3n, 2n, 3_000_000n, 8n, 9n),
+    transactions: [txn(8n, "block_metadata_transaction"), txn(9n, "user_transaction", user(A, seq(2n), 300n, 40n))],
+    modules: [mod(9n, A, "b", code(7))],
+    tableItems: [item(9n, K1, bytes(12)), item(9n, K3, bytes(30)), item(9n, K3, bytes(31))],
+    resources: [],
+  },
+];
+
+/** Module names of A at a version, in the store's order. */
+async function moduleNames(s: LedgerStore, version: bigint, address = A, start: Uint8Array | null = null, limit = 100) {
+  return (await s.getModules(address, version, start, limit)).map((m) => m.name);
+}
+async function summaryVersions(s: LedgerStore, q: Partial<Parameters<LedgerStore["getTransactionSummaries"]>[0]>) {
+  const rows = await s.getTransactionSummaries({ sender: A, ledgerVersion: 9n, limit: 100, ...q });
+  return rows.map((r) => r.version);
+}
+const hex = (b: Uint8Array | null): string | null => (b ? Buffer.from(b).toString("hex") : null);
+
+/** Everything readable at `version` (to compare before and after a prune). */
+async function snapshot(s: LedgerStore, version: bigint) {
+  return {
+    modules: (await s.getModules(A, version, null, 100)).map((m) => [m.name, hex(m.bytecode)]),
+    modulesB: await moduleNames(s, version, B),
+    items: [await s.getTableItem(H, K1, version), await s.getTableItem(H, K2, version), await s.getTableItem(H, K3, version)].map(hex),
+    resource: await s.getResource(A, R, version),
+  };
+}
+
+export function storeSuite(factory: () => Backend): void {
+  const backend = factory();
+
+  describe(`LedgerStore contract on ${backend.name}`, () => {
+    const opened: LedgerStore[] = [];
+    async function fresh(chainId: number | null = 4, blocks: BlockWrite[] = []): Promise<LedgerStore> {
+      const s = await openStore(await backend.newDb());
+      opened.push(s);
+      if (chainId !== null) await s.initChain(chainId);
+      for (const b of blocks) await s.commitBlock(b);
+      return s;
+    }
+    afterAll(async () => {
+      for (const s of opened) await s.close().catch(() => undefined);
+      await backend.cleanup();
+    });
+
+    let h: LedgerStore; // HISTORY, never pruned
+    beforeAll(async () => {
+      h = await fresh(4, HISTORY);
+    });
+
+    it("reports its kind", () => {
+      expect(h.kind).toBe(backend.name);
+    });
+
+    it("stores the chain id once and refuses a different one", async () => {
+      const s = await fresh(null);
+      expect(await s.getChainId()).toBeNull();
+      await s.initChain(7);
+      await s.initChain(7);
+      expect(await s.getChainId()).toBe(7);
+      await expect(s.initChain(8)).rejects.toThrow(/chain id 7, not 8/);
+      expect(await s.getChainId()).toBe(7);
+    });
+
+    it("answers an empty ledger with nothing", async () => {
+      const s = await fresh(4);
+      expect(await s.getLedgerInfo()).toBeNull();
+      expect(await s.getModules(A, 0n, null, 10)).toEqual([]);
+      expect(await s.getTableItem(H, K1, 0n)).toBeNull();
+      expect(await s.getResource(A, R, 0n)).toBeNull();
+      expect(await s.getTransactionSummaries({ sender: A, ledgerVersion: 0n, limit: 10 })).toEqual([]);
+      expect(await s.getBlockByVersion(0n)).toBeNull();
+      expect(await s.getBlockByHeight(0n)).toBeNull();
+      expect(await s.getFirstBlockAtOrAfter(0n)).toBeNull();
+      expect(await s.getUserTxnGas(0n, 100n)).toEqual([]);
+      expect(await s.getFingerprints(0n, 100n)).toEqual([]);
+    });
+
+    it("commits a block atomically: a failing block leaves nothing visible", async () => {
+      const s = await fresh(4, HISTORY.slice(0, 1));
+      const before = await s.getLedgerInfo();
+      const bad: BlockWrite = {
+        ...HISTORY[1]!,
+        // v3 twice: the second insert violates the version key after everything else was written
+        transactions: [...HISTORY[1]!.transactions.slice(0, 3), txn(3n, "block_epilogue_transaction")],
+      };
+      await expect(s.commitBlock(bad)).rejects.toThrow();
+      expect(await s.getLedgerInfo()).toEqual(before);
+      expect(await s.getBlockByHeight(1n)).toBeNull();
+      expect(await s.getBlockByVersion(2n)).toBeNull();
+      expect(await s.getFingerprints(1n, 10n)).toEqual([]);
+      expect(await s.getUserTxnGas(0n, 10n)).toEqual([]);
+      expect(await moduleNames(s, 4n)).toEqual(["b", "coin"]);
+      expect(hex(await s.getTableItem(H, K1, 4n))).toBe("0a");
+      expect(await s.getTableItem(H, K2, 4n)).toBeNull();
+      expect(await s.getResource(A, R, 4n)).toBe('{"n":0}');
+      // nothing half-written blocks the correct block
+      await s.commitBlock(HISTORY[1]!);
+      expect((await s.getLedgerInfo())?.ledgerVersion).toBe(4n);
+      expect(await moduleNames(s, 4n)).toEqual(["b", "Ab", "zz", "coin"]);
+    });
+
+    it("keeps the ledger position of the newest block", async () => {
+      expect(await h.getLedgerInfo()).toEqual({
+        chainId: 4,
+        ledgerVersion: 9n,
+        oldestVersion: 0n,
+        timestampUsec: 3_000_000n,
+        epoch: 2n,
+        blockHeight: 3n,
+        oldestBlockHeight: 0n,
+      });
+      const s = await fresh(9, HISTORY.slice(0, 2));
+      expect(await s.getLedgerInfo()).toMatchObject({ chainId: 9, ledgerVersion: 4n, blockHeight: 1n, epoch: 1n, timestampUsec: 1_000_000n });
+    });
+
+    it("reads modules at every version: written, overwritten, deleted, written again", async () => {
+      const at = async (v: bigint) => (await h.getModules(A, v, null, 100)).map((m) => `${m.name}=${hex(m.bytecode)!.slice(-2)}`);
+      expect(await at(0n)).toEqual(["b=01", "coin=00"]);
+      expect(await at(1n)).toEqual(["b=01", "coin=00"]);
+      expect(await at(2n)).toEqual(["b=01", "coin=02"]);
+      expect(await at(3n)).toEqual(["b=01", "Ab=04", "zz=03", "coin=02"]);
+      expect(await at(6n)).toEqual(["Ab=04", "aa=06", "zz=03", "coin=02"]);
+      expect(await at(8n)).toEqual(["Ab=04", "aa=06", "zz=03", "coin=02"]);
+      expect(await at(9n)).toEqual(["b=07", "Ab=04", "aa=06", "zz=03", "coin=02"]);
+      expect(await at(U64_MAX)).toEqual(await at(9n));
+      const [m] = await h.getModules(A, 9n, null, 1);
+      expect(m!.stateKey).toEqual(Buffer.from(moduleStateKey(A, "b")));
+      expect(m!.codeHash).toBe(sha(code(7)));
+      expect(await moduleNames(h, 9n, B)).toEqual(["x"]);
+      expect(await moduleNames(h, 2n, B)).toEqual([]);
+      expect(await moduleNames(h, 9n, NOBODY)).toEqual([]);
+    });
+
+    it("orders modules by state key and pages from an inclusive start key", async () => {
+      // shorter names first, then bytewise ("Ab" < "aa": 0x41 < 0x61), not by locale
+      expect(await moduleNames(h, 9n, A, null, 2)).toEqual(["b", "Ab"]);
+      expect(await moduleNames(h, 9n, A, moduleStateKey(A, "aa"), 2)).toEqual(["aa", "zz"]);
+      expect(await moduleNames(h, 9n, A, moduleStateKey(A, "ab"), 100)).toEqual(["zz", "coin"]);
+      expect(await moduleNames(h, 9n, A, moduleStateKey(A, "coin"), 100)).toEqual(["coin"]);
+      expect(await moduleNames(h, 9n, A, moduleStateKey(A, "zzzzz"), 100)).toEqual([]);
+      // a start key of a module deleted at that version skips it, the rest follows
+      expect(await moduleNames(h, 6n, A, moduleStateKey(A, "b"), 100)).toEqual(["Ab", "aa", "zz", "coin"]);
+    });
+
+    it("reads table items and resources at every version, deletions as null", async () => {
+      const k1 = await Promise.all([0n, 1n, 2n, 5n, 6n, 8n, 9n, U64_MAX].map(async (v) => hex(await h.getTableItem(H, K1, v))));
+      expect(k1).toEqual(["0a", "0a", "0b", "0b", null, null, "0c", "0c"]);
+      expect(await h.getTableItem(H, K2, 1n)).toBeNull();
+      expect(hex(await h.getTableItem(H, K2, 2n))).toBe("14");
+      expect(hex(await h.getTableItem(H, K3, 9n))).toBe("1f"); // written twice at v9: the last wins
+      expect(await h.getTableItem(NOBODY, K1, 9n)).toBeNull();
+      expect(await h.getTableItem(H, bytes(1, 0), 9n)).toBeNull();
+      const r = await Promise.all([0n, 1n, 2n, 5n, 6n, 9n].map((v) => h.getResource(A, R, v)));
+      expect(r).toEqual(['{"n":0}', '{"n":0}', '{"n":1}', '{"n":1}', null, null]);
+      expect(await h.getResource(A, R + "2", 2n)).toBeNull();
+      expect(await h.getResource(B, R, 2n)).toBeNull();
+    });
+
+    it("pages transaction summaries forward, backward, by limit and below the ledger version", async () => {
+      expect(await summaryVersions(h, {})).toEqual([2n, 6n, 9n]);
+      expect(await summaryVersions(h, { limit: 2 })).toEqual([6n, 9n]);
+      expect(await summaryVersions(h, { limit: 0 })).toEqual([]);
+      expect(await summaryVersions(h, { start: 3n })).toEqual([6n, 9n]);
+      expect(await summaryVersions(h, { start: 2n, limit: 1 })).toEqual([2n]);
+      expect(await summaryVersions(h, { start: 0n, ledgerVersion: 6n })).toEqual([2n, 6n]);
+      expect(await summaryVersions(h, { start: 3n, end: 2n })).toEqual([6n, 9n]); // end ignored with start
+      expect(await summaryVersions(h, { start: 10n })).toEqual([]);
+      expect(await summaryVersions(h, { start: U64_MAX })).toEqual([]);
+      expect(await summaryVersions(h, { end: 6n })).toEqual([2n, 6n]);
+      expect(await summaryVersions(h, { end: 8n, limit: 1 })).toEqual([6n]);
+      expect(await summaryVersions(h, { end: 100n, ledgerVersion: 6n })).toEqual([2n, 6n]);
+      expect(await summaryVersions(h, { end: U64_MAX })).toEqual([2n, 6n, 9n]);
+      expect(await summaryVersions(h, { ledgerVersion: 5n })).toEqual([2n]);
+      expect(await summaryVersions(h, { sender: NOBODY })).toEqual([]);
+      const [s6] = await h.getTransactionSummaries({ sender: A, start: 6n, ledgerVersion: 9n, limit: 1 });
+      expect(s6).toEqual({ sender: Buffer.from(A), version: 6n, hash: Buffer.from(hashOf(6n)), replayProtector: seq(1n) });
+      const [sb] = await h.getTransactionSummaries({ sender: B, ledgerVersion: 9n, limit: 10 });
+      expect(sb?.replayProtector).toEqual({ type: "nonce", value: 77n });
+    });
+
+    it("finds blocks by version, height and time", async () => {
+      const heightOf = async (p: Promise<BlockInfo | null>) => (await p)?.height ?? null;
+      const byVersion = await Promise.all([0n, 1n, 4n, 5n, 7n, 8n, 9n, 10n, U64_MAX].map((v) => heightOf(h.getBlockByVersion(v))));
+      expect(byVersion).toEqual([0n, 1n, 1n, 2n, 2n, 3n, 3n, null, null]);
+      expect(await h.getBlockByHeight(1n)).toEqual(HISTORY[1]!.block);
+      expect(await h.getBlockByHeight(2n)).toEqual(HISTORY[2]!.block);
+      expect(await h.getBlockByHeight(4n)).toBeNull();
+      expect(await h.getBlockByHeight(U64_MAX)).toBeNull();
+      // (2^62, not 2^64-1: SQLite keeps timestamps as signed 64-bit, so bounds >= 2^63 wrap there)
+      const byTime = await Promise.all([0n, 1n, 1_000_000n, 1_000_001n, 3_000_000n, 3_000_001n, 1n << 62n].map((t) => heightOf(h.getFirstBlockAtOrAfter(t))));
+      expect(byTime).toEqual([0n, 1n, 1n, 2n, 3n, null, null]);
+    });
+
+    it("lists user transaction gas and stored fingerprints by version range", async () => {
+      expect(await h.getUserTxnGas(0n, 9n)).toEqual([
+        { version: 2n, gasUnitPrice: 100n, gasUsed: 10n, contractAddress: "0xa" },
+        { version: 3n, gasUnitPrice: 150n, gasUsed: 20n, contractAddress: null },
+        { version: 6n, gasUnitPrice: 200n, gasUsed: 30n, contractAddress: "0x1" },
+        { version: 9n, gasUnitPrice: 300n, gasUsed: 40n, contractAddress: null },
+      ]);
+      expect((await h.getUserTxnGas(3n, 6n)).map((g) => g.version)).toEqual([3n, 6n]);
+      expect((await h.getUserTxnGas(7n, U64_MAX)).map((g) => g.version)).toEqual([9n]);
+      expect(await h.getFingerprints(4n, 6n)).toEqual([
+        { version: 4n, kind: "block_epilogue_transaction", hash: Buffer.from(hashOf(4n)) },
+        { version: 5n, kind: "block_metadata_transaction", hash: Buffer.from(hashOf(5n)) },
+        { version: 6n, kind: "user_transaction", hash: Buffer.from(hashOf(6n)) },
+      ]);
+      expect((await h.getFingerprints(0n, 0n))[0]?.kind).toBe("genesis_transaction");
+      expect(await h.getFingerprints(10n, U64_MAX)).toEqual([]);
+    });
+
+    it("prunes: raises the oldest version, drops superseded rows, keeps every read at or above it", async () => {
+      const s = await fresh(4, HISTORY);
+      const versions = [5n, 6n, 7n, 8n, 9n];
+      const before = await Promise.all(versions.map((v) => snapshot(s, v)));
+
+      const r1 = await s.prune({ oldestVersion: 5n, oldestBlockHeight: 2n });
+      // v0 rows of A::coin, k1 and R are superseded by v2 rows at or below 5
+      expect(r1).toEqual({ transactionsDeleted: 5, blocksDeleted: 2, stateRowsDeleted: 3 });
+      expect(await s.getLedgerInfo()).toMatchObject({ ledgerVersion: 9n, oldestVersion: 5n, oldestBlockHeight: 2n, blockHeight: 3n });
+      expect(await Promise.all(versions.map((v) => snapshot(s, v)))).toEqual(before);
+      // the superseded rows are really gone (reads below the oldest version are not kept exact)
+      expect(await s.getTableItem(H, K1, 1n)).toBeNull();
+      expect(await s.getResource(A, R, 1n)).toBeNull();
+      // the newest value of every key at or below the oldest version stays, however old
+      expect(await moduleNames(s, 5n, B)).toEqual(["x"]);
+      expect(hex(await s.getTableItem(H, K2, 5n))).toBe("14");
+      // transactions and blocks below it are gone
+      expect(await s.getBlockByHeight(1n)).toBeNull();
+      expect(await s.getBlockByVersion(3n)).toBeNull();
+      expect((await s.getFingerprints(0n, 9n)).map((f) => f.version)).toEqual([5n, 6n, 7n, 8n, 9n]);
+      expect((await s.getUserTxnGas(0n, 9n)).map((g) => g.version)).toEqual([6n, 9n]);
+      expect(await summaryVersions(s, {})).toEqual([6n, 9n]);
+
+      // not above the current oldest version: nothing happens
+      expect(await s.prune({ oldestVersion: 5n, oldestBlockHeight: 2n })).toEqual({ transactionsDeleted: 0, blocksDeleted: 0, stateRowsDeleted: 0 });
+      expect(await s.prune({ oldestVersion: 1n, oldestBlockHeight: 1n })).toEqual({ transactionsDeleted: 0, blocksDeleted: 0, stateRowsDeleted: 0 });
+      expect((await s.getLedgerInfo())?.oldestVersion).toBe(5n);
+
+      // to the last block: A::b (v0), k1 (v2) and R (v2) are superseded by their v6 deletions,
+      // which then hide nothing and go too (A::b and k1 live on in their v9 rows)
+      const r2 = await s.prune({ oldestVersion: 8n, oldestBlockHeight: 3n });
+      expect(r2).toEqual({ transactionsDeleted: 3, blocksDeleted: 1, stateRowsDeleted: 6 });
+      expect(await snapshot(s, 8n)).toEqual(before[3]);
+      expect(await snapshot(s, 9n)).toEqual(before[4]);
+      expect(await s.getLedgerInfo()).toMatchObject({ oldestVersion: 8n, oldestBlockHeight: 3n });
+
+      // the ledger goes on after pruning
+      await s.commitBlock({
+        block: block(4n, 2n, 4_000_000n, 10n, 10n),
+        transactions: [txn(10n, "block_metadata_transaction")],
+        modules: [],
+        tableItems: [item(10n, K2, null)],
+        resources: [res(10n, '{"n":2}')],
+      });
+      expect(await s.getTableItem(H, K2, 10n)).toBeNull();
+      expect(hex(await s.getTableItem(H, K2, 9n))).toBe("14");
+      expect(await s.getResource(A, R, 10n)).toBe('{"n":2}');
+      expect(await s.prune({ oldestVersion: 10n, oldestBlockHeight: 4n })).toEqual({ transactionsDeleted: 2, blocksDeleted: 1, stateRowsDeleted: 2 });
+      expect(await s.getTableItem(H, K2, 10n)).toBeNull();
+      expect(await moduleNames(s, 10n)).toEqual(["b", "Ab", "aa", "zz", "coin"]);
+    });
+
+    it("round-trips u64 extremes exactly", async () => {
+      const big = 1n << 63n;
+      const s = await fresh(255, [
+        {
+          block: block(0n, 0n, U64_MAX, 0n, 2n),
+          transactions: [
+            txn(0n, "genesis_transaction"),
+            txn(1n, "user_transaction", user(A, { type: "nonce", value: U64_MAX }, U64_MAX, U64_MAX)),
+            txn(2n, "user_transaction", user(A, seq(big), big, big - 1n)),
+          ],
+          modules: [],
+          tableItems: [],
+          resources: [],
+        },
+      ]);
+      expect(await s.getLedgerInfo()).toMatchObject({ chainId: 255, timestampUsec: U64_MAX });
+      expect((await s.getTransactionSummaries({ sender: A, ledgerVersion: 2n, limit: 10 })).map((r) => r.replayProtector)).toEqual([
+        { type: "nonce", value: U64_MAX },
+        { type: "sequence_number", value: big },
+      ]);
+      expect(await s.getUserTxnGas(0n, U64_MAX)).toEqual([
+        { version: 1n, gasUnitPrice: U64_MAX, gasUsed: U64_MAX, contractAddress: null },
+        { version: 2n, gasUnitPrice: big, gasUsed: big - 1n, contractAddress: null },
+      ]);
+      expect((await s.getFirstBlockAtOrAfter(U64_MAX))?.timestampUsec).toBe(U64_MAX);
+      expect((await s.getBlockByHeight(0n))?.timestampUsec).toBe(U64_MAX);
+    });
+  });
+}
