@@ -26,8 +26,13 @@ export interface ImportStats {
   lastVersion: bigint | null;
 }
 
+/** Whole blocks are grouped into one commit until they hold this many transactions. */
+const BATCH_TXNS = 5_000;
+
 export class Importer {
   private block: ParsedTxn[] = [];
+  private batch: BlockWrite[] = [];
+  private batchTxns = 0;
   private expected: bigint | null = null; // next version the input must carry
   private stored: bigint | null = null; // newest committed version
   private nextHeight = 0n;
@@ -61,8 +66,20 @@ export class Importer {
     return this.stored;
   }
 
-  /** Takes the next transaction of the input. */
+  /**
+   * Takes the next transaction of the input. On an error, the whole blocks before it are still
+   * committed; the block holding the bad transaction is not.
+   */
   async push(json: unknown): Promise<void> {
+    try {
+      await this.pushOne(json);
+    } catch (e) {
+      await this.flush();
+      throw e;
+    }
+  }
+
+  private async pushOne(json: unknown): Promise<void> {
     const p = parseAptosTransaction(json, this.count++);
     const v = p.txn.version;
     if (this.expected !== null && v !== this.expected) {
@@ -103,6 +120,7 @@ export class Importer {
         last.txn.kind === "block_epilogue_transaction" ||
         (this.block.length === 1 && last.txn.kind === "genesis_transaction"));
     if (complete) await this.commitPending();
+    await this.flush();
     this.stats.pendingTxns = this.block.length;
     return this.stats;
   }
@@ -126,6 +144,16 @@ export class Importer {
       );
     }
     this.stats.skippedTxns++;
+  }
+
+  /** Commits the grouped whole blocks (one atomic commit when the store can, else one per block). */
+  private async flush(): Promise<void> {
+    if (this.batch.length === 0) return;
+    const batch = this.batch;
+    this.batch = [];
+    this.batchTxns = 0;
+    if (this.store.commitBlocks) await this.store.commitBlocks(batch);
+    else for (const w of batch) await this.store.commitBlock(w);
   }
 
   private async commitPending(): Promise<void> {
@@ -155,7 +183,9 @@ export class Importer {
       tableItems: txns.flatMap((t) => t.tableItems),
       resources: txns.flatMap((t) => t.resources),
     };
-    await this.store.commitBlock(write);
+    this.batch.push(write);
+    this.batchTxns += txns.length;
+    if (this.batchTxns >= BATCH_TXNS || !this.store.commitBlocks) await this.flush();
     this.block = [];
     this.stored = write.block.lastVersion;
     this.nextHeight = height + 1n;

@@ -145,6 +145,11 @@ export interface LedgerStore {
 
   /** Commits one block atomically. */
   commitBlock(write: BlockWrite): Promise<void>;
+  /**
+   * Optional: commits several consecutive whole blocks in one atomic commit (bulk import; fewer
+   * syncs). Readers see all of them or none, so a half block is still never visible.
+   */
+  commitBlocks?(writes: BlockWrite[]): Promise<void>;
   /** Raises the oldest kept version; removes what no read at or above it can see. */
   prune(target: PruneTarget): Promise<PruneResult>;
 

@@ -46,6 +46,7 @@ export class SqliteStore implements LedgerStore {
   private readonly db: Db;
   private readonly s: Record<string, Statement>;
   private readonly commitTx: (w: BlockWrite) => void;
+  private readonly commitManyTx: (ws: BlockWrite[]) => void;
   private readonly pruneTx: (t: PruneTarget) => PruneResult;
 
   constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
@@ -62,6 +63,9 @@ export class SqliteStore implements LedgerStore {
     if (!opts.readonly) this.migrate();
     this.s = this.prepare();
     this.commitTx = this.db.transaction((w: BlockWrite) => this.commitInTx(w));
+    this.commitManyTx = this.db.transaction((ws: BlockWrite[]) => {
+      for (const w of ws) this.commitInTx(w);
+    });
     this.pruneTx = this.db.transaction((t: PruneTarget) => this.pruneInTx(t));
   }
 
@@ -250,6 +254,10 @@ export class SqliteStore implements LedgerStore {
 
   async commitBlock(write: BlockWrite): Promise<void> {
     this.commitTx(write);
+  }
+
+  async commitBlocks(writes: BlockWrite[]): Promise<void> {
+    this.commitManyTx(writes);
   }
 
   private commitInTx(w: BlockWrite): void {
