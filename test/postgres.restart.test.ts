@@ -1,0 +1,114 @@
+/**
+ * A server on PostgreSQL outlives its database: while the database is away every data operation
+ * answers 503 with the JSON error object within a bounded time, and once it is back the server
+ * answers 200 again by itself (real HTTP, real PostgreSQL stopped and started, or frozen).
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestNode, type TestNode } from "./helpers/node.js";
+import { PgCluster } from "./helpers/postgres.js";
+
+/** Short limits so a frozen database is noticed quickly (the defaults are 3 s and 5 s). */
+const SETTINGS = "?connect_timeout=1&statement_timeout=1000";
+/** connect_timeout + statement_timeout + the client's 1 s grace, and some slack for CI. */
+const BOUND_MS = 4_500;
+
+describe("a server on PostgreSQL when the database goes away and comes back", () => {
+  let cluster: PgCluster;
+  let node: TestNode;
+
+  beforeAll(async () => {
+    cluster = await PgCluster.start();
+    const db = (await cluster.newDb()) + SETTINGS;
+    // the devnet writes genesis; its next block would come in an hour
+    node = await startTestNode(db, { devnet: { blockIntervalMs: 3_600_000 } });
+  });
+  afterAll(async () => {
+    await node?.close();
+    await cluster?.destroy();
+  });
+
+  const requests = (): Array<[string, RequestInit?]> => [
+    [`${node.base}/accounts/0x1/modules?limit=1`],
+    [`${node.base}/accounts/0x1/transaction_summaries`],
+    [`${node.base}/estimate_gas_price`],
+    [
+      `${node.base}/tables/0x${"7ab1e".padStart(64, "0")}/raw_item`,
+      { method: "POST", headers: { "content-type": "application/json", accept: "application/x-bcs" }, body: JSON.stringify({ key: "0x01" }) },
+    ],
+  ];
+
+  /** Every data operation: status, timing, body. */
+  async function probe() {
+    return Promise.all(
+      requests().map(async ([url, init]) => {
+        const t0 = performance.now();
+        const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+        const text = await res.text();
+        return { url, status: res.status, ms: performance.now() - t0, type: res.headers.get("content-type"), text };
+      }),
+    );
+  }
+
+  async function expectUnavailable() {
+    for (const r of await probe()) {
+      expect(r.status, `${r.url}: ${r.text}`).toBe(503);
+      expect(r.ms, r.url).toBeLessThan(BOUND_MS);
+      expect(r.type).toMatch(/^application\/json/);
+      const body = JSON.parse(r.text) as { error_code: string; message: string };
+      expect(body.error_code).toBe("internal_error");
+      expect(body.message).toMatch(/unavailable/i);
+    }
+  }
+
+  /** Polls until every operation answers a non-5xx; returns how long it took. */
+  async function expectRecovered(withinMs: number): Promise<number> {
+    const t0 = performance.now();
+    for (;;) {
+      const rs = await probe();
+      if (rs.every((r) => r.status < 500)) {
+        expect(rs.map((r) => r.status)).toEqual([200, 200, 200, 404]); // the item is not in the devnet table
+        return performance.now() - t0;
+      }
+      if (performance.now() - t0 > withinMs) throw new Error(`not recovered after ${withinMs} ms: ${rs.map((r) => `${r.status} ${r.text}`).join("; ")}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it("answers 503 while PostgreSQL is stopped and 200 again once it is restarted", async () => {
+    await expectRecovered(0);
+    await cluster.stopServer("fast");
+    await expectUnavailable();
+    await expectUnavailable(); // and keeps doing so (no hung pool, no crash)
+    const info = await fetch(`${node.base}/info`);
+    expect(info.status).toBe(200); // /v1/info still answers, without a ledger position
+    expect(((await info.json()) as { ledger_version: unknown }).ledger_version).toBeNull();
+    await cluster.startServer();
+    await expectRecovered(10_000);
+  });
+
+  it("answers 503 within the time limits while PostgreSQL hangs, and recovers when it resumes", async () => {
+    await expectRecovered(0);
+    const pids = serverPids(cluster);
+    signal(pids, "STOP");
+    try {
+      await expectUnavailable();
+    } finally {
+      signal(pids, "CONT");
+    }
+    await expectRecovered(10_000);
+  });
+});
+
+/** The postmaster and its children (the backends holding the server's pooled connections). */
+function serverPids(cluster: PgCluster): string[] {
+  const postmaster = readFileSync(join(cluster.dataDir, "postmaster.pid"), "utf8").split("\n")[0]!.trim();
+  const children = execFileSync("ps", ["-o", "pid=", "--ppid", postmaster]).toString().split(/\s+/).filter(Boolean);
+  return [postmaster, ...children];
+}
+
+function signal(pids: string[], sig: "STOP" | "CONT"): void {
+  execFileSync("kill", [`-${sig}`, ...pids]);
+}
