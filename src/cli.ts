@@ -3,14 +3,15 @@
  * `ledger-node serve | import | prune | devnet` — see README.md for the settings.
  */
 import { Command, InvalidArgumentError } from "commander";
+import cluster from "node:cluster";
 import { createWriteStream } from "node:fs";
 import { IngestError } from "./ingest/aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
 import { Importer } from "./ingest/importer.js";
 import { checkReadable, readTransactions } from "./ingest/readInput.js";
 import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
-import { PACKAGE_VERSION, startNode } from "./server.js";
-import { openStore } from "./storage/open.js";
+import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
+import { displayDb, openStore } from "./storage/open.js";
 
 function intOption(name: string, min: number, max: number) {
   return (v: string): number => {
@@ -45,9 +46,15 @@ program
   .option("--devnet", "write a local devnet into the ledger: genesis, then a block every --block-interval ms", false)
   .option("--block-interval <ms>", "devnet block interval", intOption("--block-interval", 10, 3_600_000), 1000)
   .option("--chain-id <id>", "chain id of a new ledger", intOption("--chain-id", 0, 255), 4)
+  .option("--workers <n>", "serve from N processes sharing the port; the devnet and the pruner run in the first", intOption("--workers", 1, 256), 1)
   .option("--quiet", "log only warnings and errors", false)
   .action(async (o) => {
+    if (o.workers > 1 && cluster.isPrimary) {
+      const code = await serveWorkers(o.workers, (msg) => console.error(msg));
+      process.exit(code);
+    }
     const node = await startNode({
+      writer: isWriterProcess(),
       db: o.db,
       host: o.host,
       port: o.port,
@@ -57,7 +64,7 @@ program
       chainId: o.chainId,
       logger: { level: o.quiet ? "warn" : "info" },
     });
-    node.app.log.info(`ledger-node ${PACKAGE_VERSION} serving ${o.db} at ${node.url}/v1 (explorer: ${node.url}/v1/spec)`);
+    node.app.log.info(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec)`);
     const shutdown = () => {
       node.close().then(
         () => process.exit(0),

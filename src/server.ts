@@ -3,6 +3,7 @@
  * that keeps the ledger inside its window. Used by `ledger-node serve` and by the tests.
  */
 import type { FastifyInstance } from "fastify";
+import cluster, { type Worker } from "node:cluster";
 import { readFileSync } from "node:fs";
 import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
@@ -23,6 +24,11 @@ export interface ServeOptions {
   chainId?: number;
   logger?: boolean | object;
   api?: Partial<ApiConfig>;
+  /**
+   * false: only serve — no devnet, no pruner, SQLite opened read-only. The extra processes of
+   * `serve --workers N` run so; the first one writes. Default true.
+   */
+  writer?: boolean;
 }
 
 export interface RunningNode {
@@ -44,9 +50,10 @@ export const PACKAGE_VERSION: string = (() => {
 export async function startNode(o: ServeOptions): Promise<RunningNode> {
   const windowText = o.pruneWindow ?? (o.devnet ? "2000" : "90000000");
   const window = parsePruneWindow(windowText);
-  const store = await openStore(o.db);
+  const writer = o.writer ?? true;
+  const store = await openStore(o.db, { readonly: !writer });
   let devnet: Devnet | null = null;
-  if (o.devnet) {
+  if (o.devnet && writer) {
     devnet = await Devnet.open(store, { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) });
   }
   const { app } = await buildApp({
@@ -64,7 +71,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   devnet?.start();
   let pruning = false;
   const pruner = setInterval(() => {
-    if (pruning) return;
+    if (pruning || !writer) return;
     pruning = true;
     pruneNow(store, window)
       .then((r) => r && app.log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned"))
@@ -84,4 +91,71 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       await store.close();
     },
   };
+}
+
+/** Environment variable telling a `serve --workers` process its role. */
+const WORKER_ROLE = "LEDGER_NODE_WORKER_ROLE";
+
+/** In a process forked by `serveWorkers`: whether it is the one that writes. */
+export function isWriterProcess(): boolean {
+  return !cluster.isWorker || process.env[WORKER_ROLE] === "writer";
+}
+
+/**
+ * `serve --workers N` (call in the primary process): forks N processes running the same command
+ * on the shared port (node:cluster hands connections out round-robin). The first is the writer —
+ * it migrates the database and runs the devnet and the pruner — and the others start once it
+ * listens, as readers (for SQLite, read-only connections to the same WAL file). A worker that dies
+ * after it was serving is replaced; SIGINT/SIGTERM stop them all. Resolves when all have exited.
+ */
+export async function serveWorkers(n: number, log: (msg: string) => void): Promise<number> {
+  const roles = new Map<number, "writer" | "reader">();
+  const serving = new Set<number>();
+  let stopping = false;
+  let exitCode = 0;
+  const fork = (role: "writer" | "reader"): Worker => {
+    const w = cluster.fork({ [WORKER_ROLE]: role });
+    roles.set(w.id, role);
+    w.once("listening", () => serving.add(w.id));
+    return w;
+  };
+  const allExited = new Promise<void>((resolve) => {
+    cluster.on("exit", (w, code, signal) => {
+      const role = roles.get(w.id) ?? "reader";
+      const wasServing = serving.delete(w.id);
+      roles.delete(w.id);
+      if (!stopping) {
+        if (wasServing) {
+          log(`worker ${w.process.pid} (${role}) exited (${signal ?? code}); starting another`);
+          fork(role);
+        } else {
+          log(`worker ${w.process.pid} (${role}) failed to start (${signal ?? code}); stopping`);
+          exitCode = 1;
+          stop();
+        }
+      }
+      if (roles.size === 0) resolve();
+    });
+  });
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill("SIGTERM");
+    setTimeout(() => {
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill("SIGKILL");
+    }, 10_000).unref();
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const first = fork("writer");
+  await new Promise<void>((resolve) => {
+    first.once("listening", () => resolve());
+    first.once("exit", () => resolve());
+  });
+  if (!stopping) {
+    for (let i = 1; i < n; i++) fork("reader");
+    log(`ledger-node ${PACKAGE_VERSION}: ${n} worker processes share the port (pid ${first.process.pid} writes)`);
+  }
+  await allExited;
+  return exitCode;
 }

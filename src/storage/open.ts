@@ -9,6 +9,11 @@ export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
 }
 
+/** A `--db` value fit for logs: a PostgreSQL URL loses its password. */
+export function displayDb(db: string): string {
+  return isPostgresUrl(db) ? db.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@/]*@/i, "$1:***@") : db;
+}
+
 export async function openStore(db: string, opts: { readonly?: boolean } = {}): Promise<LedgerStore> {
   if (isPostgresUrl(db)) {
     const { PostgresStore } = await import("./postgres/PostgresStore.js");

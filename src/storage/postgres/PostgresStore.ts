@@ -334,54 +334,22 @@ export class PostgresStore implements LedgerStore {
   }
 
   async commitBlock(w: BlockWrite): Promise<void> {
-    const b = w.block;
-    const txns = w.transactions;
-    // A key written twice at one version: the last write wins (as SQLite's INSERT OR REPLACE).
-    // ON CONFLICT cannot touch one row twice in a statement, so keep only the last here.
-    const modules = lastWrites(w.modules, (m) => [m.address, m.stateKey, m.version]);
-    const items = lastWrites(w.tableItems, (t) => [t.handle, t.key, t.version]);
-    const resources = lastWrites(w.resources, (r) => [r.address, r.type, r.version]);
-    const values: unknown[] = [
-      dec(b.height),
-      dec(b.epoch),
-      dec(b.timestampUsec),
-      dec(b.firstVersion),
-      dec(b.lastVersion),
-      b.endInfo ? b.endInfo.blockGasLimitReached : null,
-      b.endInfo ? b.endInfo.blockOutputLimitReached : null,
-      txns.map((t) => dec(t.version)),
-      txns.map((t) => TXN_KINDS.indexOf(t.kind)),
-      txns.map((t) => t.hash),
-      txns.map((t) => t.user?.sender ?? null),
-      txns.map((t) => (t.user ? (t.user.replayProtector.type === "nonce" ? 0 : 1) : null)),
-      txns.map((t) => (t.user ? dec(t.user.replayProtector.value) : null)),
-      txns.map((t) => (t.user ? dec(t.user.gasUnitPrice) : null)),
-      txns.map((t) => (t.user ? dec(t.user.gasUsed) : null)),
-      txns.map((t) => (t.user ? t.user.success : null)),
-      txns.map((t) => t.user?.contractAddress ?? null),
-      modules.map((m) => m.address),
-      modules.map((m) => m.stateKey),
-      modules.map((m) => dec(m.version)),
-      modules.map((m) => m.name),
-      modules.map((m) => m.bytecode),
-      modules.map((m) => (m.bytecode ? codeHash(m.bytecode) : null)),
-      items.map((t) => t.handle),
-      items.map((t) => t.key),
-      items.map((t) => dec(t.version)),
-      items.map((t) => t.value),
-      resources.map((r) => r.address),
-      resources.map((r) => r.type),
-      resources.map((r) => dec(r.version)),
-      resources.map((r) => r.json),
-    ];
     try {
-      await this.pool.query({ name: "ln_commit", text: SQL.commit, values });
+      await this.pool.query({ name: "ln_commit", text: SQL.commit, values: commitValues(w) });
     } catch (e) {
-      const err = storageError(e, "commitBlock");
-      if (err instanceof StorageUnavailableError) throw err;
-      throw new Error(`cannot commit block ${b.height} (versions ${b.firstVersion}..${b.lastVersion}): ${err.message}`, {
-        cause: e,
+      throw commitError(e, [w]);
+    }
+  }
+
+  /** Several consecutive blocks in one transaction (bulk import): all visible at once or none. */
+  async commitBlocks(writes: BlockWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    try {
+      await this.transaction("commitBlocks", async (c) => {
+        for (const w of writes) await c.query({ name: "ln_commit", text: SQL.commit, values: commitValues(w) });
       });
+    } catch (e) {
+      throw commitError(e, writes);
     }
   }
 
@@ -453,6 +421,59 @@ export class PostgresStore implements LedgerStore {
     this.closed = true;
     await this.pool.end();
   }
+}
+
+/** The parameters of the `commit` statement for one block. */
+function commitValues(w: BlockWrite): unknown[] {
+  const b = w.block;
+  const txns = w.transactions;
+  // A key written twice at one version: the last write wins (as SQLite's INSERT OR REPLACE).
+  // ON CONFLICT cannot touch one row twice in a statement, so keep only the last here.
+  const modules = lastWrites(w.modules, (m) => [m.address, m.stateKey, m.version]);
+  const items = lastWrites(w.tableItems, (t) => [t.handle, t.key, t.version]);
+  const resources = lastWrites(w.resources, (r) => [r.address, r.type, r.version]);
+  return [
+    dec(b.height),
+    dec(b.epoch),
+    dec(b.timestampUsec),
+    dec(b.firstVersion),
+    dec(b.lastVersion),
+    b.endInfo ? b.endInfo.blockGasLimitReached : null,
+    b.endInfo ? b.endInfo.blockOutputLimitReached : null,
+    txns.map((t) => dec(t.version)),
+    txns.map((t) => TXN_KINDS.indexOf(t.kind)),
+    txns.map((t) => t.hash),
+    txns.map((t) => t.user?.sender ?? null),
+    txns.map((t) => (t.user ? (t.user.replayProtector.type === "nonce" ? 0 : 1) : null)),
+    txns.map((t) => (t.user ? dec(t.user.replayProtector.value) : null)),
+    txns.map((t) => (t.user ? dec(t.user.gasUnitPrice) : null)),
+    txns.map((t) => (t.user ? dec(t.user.gasUsed) : null)),
+    txns.map((t) => (t.user ? t.user.success : null)),
+    txns.map((t) => t.user?.contractAddress ?? null),
+    modules.map((m) => m.address),
+    modules.map((m) => m.stateKey),
+    modules.map((m) => dec(m.version)),
+    modules.map((m) => m.name),
+    modules.map((m) => m.bytecode),
+    modules.map((m) => (m.bytecode ? codeHash(m.bytecode) : null)),
+    items.map((t) => t.handle),
+    items.map((t) => t.key),
+    items.map((t) => dec(t.version)),
+    items.map((t) => t.value),
+    resources.map((r) => r.address),
+    resources.map((r) => r.type),
+    resources.map((r) => dec(r.version)),
+    resources.map((r) => r.json),
+  ];
+}
+
+function commitError(e: unknown, writes: BlockWrite[]): Error {
+  const err = storageError(e, "commitBlock");
+  if (err instanceof StorageUnavailableError) return err;
+  const first = writes[0]!.block;
+  const last = writes[writes.length - 1]!.block;
+  const what = writes.length === 1 ? `block ${first.height}` : `blocks ${first.height}..${last.height}`;
+  return new Error(`cannot commit ${what} (versions ${first.firstVersion}..${last.lastVersion}): ${err.message}`, { cause: e });
 }
 
 /** Keeps the last write of each key (order otherwise kept). */

@@ -1,0 +1,143 @@
+/**
+ * `ledger-node serve --workers 2` as a user runs it (a real process tree on a real port), on every
+ * backend: two processes answer on one port, the devnet writes in one and both serve what it
+ * wrote, a dead worker is replaced, and SIGTERM stops them all.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { get } from "node:http";
+import { afterAll, describe, expect, it } from "vitest";
+import { devnetAccount } from "../src/ingest/devnetChain.js";
+import { backendFactories } from "./helpers/backends.js";
+
+const CLI = ["--import", "tsx", new URL("../src/cli.ts", import.meta.url).pathname];
+
+interface LogLine {
+  pid?: number;
+  msg?: string;
+  reqId?: string;
+}
+
+/** The process tree of one `serve --workers` run and everything it printed. */
+class Served {
+  readonly lines: LogLine[] = [];
+  readonly text: string[] = [];
+  readonly exited: Promise<number | null>;
+  private waiters: Array<() => void> = [];
+
+  constructor(readonly child: ChildProcess) {
+    const onData = (chunk: Buffer) => {
+      for (const line of chunk.toString().split("\n").filter(Boolean)) {
+        this.text.push(line);
+        try {
+          this.lines.push(JSON.parse(line) as LogLine);
+        } catch {
+          // the supervisor prints plain text
+        }
+      }
+      for (const w of this.waiters) w();
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  }
+
+  /** Waits until `cond` holds over the output so far. */
+  async until<T>(what: string, cond: () => T | undefined | false, ms = 30_000): Promise<T> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const v = cond();
+      if (v) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output:\n${this.text.join("\n")}`);
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 100);
+      });
+      this.waiters = [];
+    }
+  }
+
+  /** pid → port of every worker that logged it listens. */
+  listening(): Map<number, number> {
+    const m = new Map<number, number>();
+    for (const l of this.lines) {
+      const port = /^Server listening at http:\/\/127\.0\.0\.1:([0-9]+)$/.exec(l.msg ?? "")?.[1];
+      if (port && l.pid) m.set(l.pid, Number(port));
+    }
+    return m;
+  }
+}
+
+/** GET on a new connection each time (so node:cluster's round-robin reaches every worker). */
+function getFresh(url: string): Promise<{ status: number; version: bigint }> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, version: BigInt(String(res.headers["x-node-ledger-version"] ?? "-1")) }));
+    }).on("error", reject);
+  });
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+for (const factory of backendFactories) {
+  const backend = factory();
+  describe(`serve --workers 2 on ${backend.name}`, () => {
+    let served: Served | null = null;
+    afterAll(async () => {
+      if (served && served.child.exitCode === null) {
+        served.child.kill("SIGKILL");
+        for (const pid of served.listening().keys()) if (alive(pid)) process.kill(pid, "SIGKILL");
+      }
+      await backend.cleanup();
+    });
+
+    it("serves one advancing ledger from two processes on one port, replaces a dead worker, stops on SIGTERM", async () => {
+      const db = await backend.newDb();
+      const s = new Served(
+        spawn(process.execPath, [...CLI, "serve", "--workers", "2", "--devnet", "--block-interval", "100", "--db", db, "--port", "0"], {
+          stdio: ["ignore", "pipe", "pipe"],
+        }),
+      );
+      served = s;
+      const workers = await s.until("two workers listening", () => (s.listening().size === 2 ? s.listening() : undefined));
+      const ports = new Set(workers.values());
+      expect(ports.size).toBe(1); // one shared port
+      const writer = Number(/pid ([0-9]+) writes/.exec(s.text.join("\n"))?.[1]);
+      expect(workers.has(writer)).toBe(true);
+      const reader = [...workers.keys()].find((p) => p !== writer)!;
+
+      const url = `http://127.0.0.1:${[...ports][0]}/v1/accounts/${devnetAccount(0)}/transaction_summaries?limit=1`;
+      const seen: bigint[] = [];
+      for (let i = 0; i < 16; i++) {
+        const r = await getFresh(url);
+        expect(r.status).toBe(200);
+        seen.push(r.version);
+        await new Promise((res) => setTimeout(res, 40));
+      }
+      // both processes answered …
+      const answered = await s.until("requests logged by both workers", () => {
+        const pids = new Set(s.lines.filter((l) => l.msg === "incoming request").map((l) => l.pid));
+        return pids.has(writer) && pids.has(reader) ? pids : undefined;
+      });
+      expect(answered.size).toBe(2);
+      // … from one ledger that the writer's devnet keeps advancing: alternate answers never go back
+      expect([...seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual(seen);
+      expect(seen[seen.length - 1]!).toBeGreaterThan(seen[0]!);
+
+      process.kill(reader, "SIGKILL");
+      await s.until("a replacement worker", () => s.listening().size === 3);
+      for (let i = 0; i < 4; i++) expect((await getFresh(url)).status).toBe(200);
+
+      s.child.kill("SIGTERM");
+      expect(await s.exited).toBe(0);
+      for (const pid of s.listening().keys()) await s.until(`worker ${pid} to exit`, () => !alive(pid), 10_000);
+    });
+  });
+}
