@@ -79,11 +79,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
 function installCors(app: FastifyInstance, ctx: NodeContext): void {
   const expose = ctx.headers.exposed.join(", ");
   app.addHook("onRequest", async (req, reply) => {
+    // Vary on every response, with or without Origin: a cache must not hand a response made without
+    // the CORS headers to a cross-origin caller (Fetch standard, "CORS protocol and HTTP caches").
+    reply.header("vary", "Origin");
     const origin = req.headers.origin;
     if (origin === undefined) return;
     reply.header("access-control-allow-origin", origin);
-    // Vary: the answer depends on Origin (MDN, Access-Control-Allow-Origin, "CORS and caching").
-    reply.header("vary", "Origin");
     reply.header("access-control-allow-credentials", "true");
     reply.header("access-control-expose-headers", expose);
   });
@@ -92,6 +93,8 @@ function installCors(app: FastifyInstance, ctx: NodeContext): void {
     if (method !== "" && method !== "GET" && method !== "POST") {
       throw new ApiError(403, "web_framework_error", "request-method not allowed");
     }
+    // A preflight's answer also depends on the method and headers it asks about.
+    reply.header("vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers");
     reply.header("access-control-allow-methods", "GET, POST");
     const asked = req.headers["access-control-request-headers"];
     if (asked) reply.header("access-control-allow-headers", asked);

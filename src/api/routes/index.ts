@@ -3,6 +3,8 @@ import type { RouteDef } from "../route.js";
 import { estimateGasPrice } from "./estimateGasPrice.js";
 import { getAccountModules } from "./getAccountModules.js";
 import { getAccountTransactionSummaries } from "./getAccountTransactionSummaries.js";
+import { getHealthy } from "./getHealthy.js";
+import { getIndex, getIndexSlash } from "./getIndex.js";
 import { getInfo } from "./getInfo.js";
 import { getRawTableItem } from "./getRawTableItem.js";
 import { getSpec, specDocuments } from "./getSpec.js";
@@ -15,4 +17,7 @@ export const routes: RouteDef[] = [
   getAccountModules,
   getRawTableItem,
   estimateGasPrice,
+  getIndex,
+  getIndexSlash,
+  getHealthy,
 ];

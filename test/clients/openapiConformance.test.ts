@@ -1,0 +1,322 @@
+/**
+ * Every JSON body the node sends — the 200 of every operation and every kind of error — checked
+ * with ajv against the reference node's OpenAPI document (`aptos-openapi-spec.json`), the way
+ * a spec-driven client or validating proxy would see them, and against our own `/v1/spec.json`.
+ *
+ * - The schema is looked up from the document itself: path, method, status, content type. A status
+ *   the operation does not list (405, 413, 415, unknown route) is checked against `AptosError`.
+ * - Required response headers of the document are checked too (present, and digits when the
+ *   document says integer).
+ * - The reference `TransactionSummary.replay_protector` cannot be satisfied by any value (a `oneOf`
+ *   of two identical schemas), so it is dropped from the reference copy; our own document's tagged
+ *   union (DECISIONS §2) checks it instead.
+ * - Formats: `hex` and string `uint64` are checked; the document's other formats (uint8, int128, …)
+ *   are tolerated.
+ */
+import { Ajv, type ValidateFunction } from "ajv";
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount } from "../../src/ingest/devnetChain.js";
+import { parsePruneWindow, pruneNow } from "../../src/ledger/pruning.js";
+import { backendFactories } from "../helpers/backends.js";
+import { startTestNode, type TestNode } from "../helpers/node.js";
+import { APTOS_SPEC, call, GENESIS, GENESIS_TABLE_ITEM, startDevnetNode, startGenesisNode } from "./helpers.js";
+
+type Json = Record<string, any>;
+
+const U64_MAX = (1n << 64n) - 1n;
+const TOLERATED_FORMATS = ["uint8", "uint16", "uint32", "uint128", "uint256", "int8", "int16", "int32", "int64", "int128", "int256", "binary"];
+
+/** One OpenAPI document, with a lookup of the schema of a response. */
+class SpecValidator {
+  private readonly ajv: Ajv;
+  private readonly cache = new Map<string, ValidateFunction>();
+
+  constructor(
+    readonly name: string,
+    readonly doc: Json,
+  ) {
+    this.ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
+    this.ajv.addFormat("hex", { type: "string", validate: (s: string) => /^(0x)?[0-9a-fA-F]*$/.test(s) });
+    this.ajv.addFormat("uint64", { type: "string", validate: (s: string) => /^[0-9]{1,20}$/.test(s) && BigInt(s) <= U64_MAX });
+    for (const f of TOLERATED_FORMATS) this.ajv.addFormat(f, true);
+    this.ajv.addSchema(doc, name);
+  }
+
+  /** The OpenAPI path of a concrete request path (`/v1` already removed). */
+  template(method: string, path: string): string | null {
+    for (const t of Object.keys(this.doc.paths)) {
+      const re = new RegExp("^" + t.replace(/\{[^}]+\}/g, "[^/]+") + "$");
+      if (re.test(path) && this.doc.paths[t][method.toLowerCase()]) return t;
+    }
+    return null;
+  }
+
+  response(template: string | null, method: string, status: number): Json | null {
+    if (!template) return null;
+    const op = this.doc.paths[template][method.toLowerCase()];
+    return op.responses[String(status)] ?? null;
+  }
+
+  /** Compiles a schema taken out of the document, its `#/…` references pointing back into it. */
+  compile(schema: Json): ValidateFunction {
+    const text = JSON.stringify(schema).replaceAll('"#/', `"${this.name}#/`);
+    let v = this.cache.get(text);
+    if (!v) {
+      v = this.ajv.compile(JSON.parse(text));
+      this.cache.set(text, v);
+    }
+    return v;
+  }
+
+  component(name: string): ValidateFunction {
+    return this.compile({ $ref: `#/components/schemas/${name}` });
+  }
+
+  /** The first few ajv errors of the last run of `v`, readable. */
+  errors(v: ValidateFunction): string {
+    return (v.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ");
+  }
+}
+
+/**
+ * The reference document, less three schemas that the reference node's own output breaks (each
+ * shown by the test "each waiver … is forced by the reference node itself"):
+ * - `TransactionSummary.replay_protector`: `allOf` an object and a U64 string — nothing satisfies it;
+ * - `MoveType.pattern`: the node prints `&signer`, `&mut 0x1::coin::Coin<T0>`, `T0` in ABIs;
+ * - `IndexResponse.encryption_key`: typed string, but the node sends `null` (its test golden).
+ */
+function loadReference(): Json {
+  const doc = loadReferenceUnpatched();
+  const ts = doc.components.schemas.TransactionSummary;
+  delete ts.properties.replay_protector;
+  ts.required = ts.required.filter((r: string) => r !== "replay_protector");
+  delete doc.components.schemas.MoveType.pattern;
+  doc.components.schemas.IndexResponse.properties.encryption_key.nullable = true;
+  return doc;
+}
+
+function loadReferenceUnpatched(): Json {
+  return JSON.parse(readFileSync(APTOS_SPEC, "utf8"));
+}
+
+/** Every parameter and return type string the reference node printed in the fixture's ABIs. */
+function genesisAbiTypes(): string[] {
+  const out = new Set<string>();
+  for (const c of JSON.parse(readFileSync(GENESIS, "utf8"))[0].changes) {
+    if (c.type !== "write_module") continue;
+    for (const f of c.data.abi.exposed_functions) for (const t of [...f.params, ...f.return]) out.add(t);
+  }
+  return [...out];
+}
+
+interface Exchange {
+  what: string;
+  method: string;
+  path: string;
+  status: number;
+  type: string;
+  headers: Headers;
+  body: unknown;
+}
+
+/** Checks one response against one document; returns readable problems (empty when it conforms). */
+function problems(v: SpecValidator, x: Exchange): string[] {
+  const out: string[] = [];
+  const template = v.template(x.method, x.path);
+  const resp = v.response(template, x.method, x.status);
+  const isError = x.status >= 400;
+  if (!isError && !resp) return [`${v.name}: ${x.method} ${x.path} ${x.status} is not documented`];
+  const mediaType = x.type.split(";")[0]!.trim();
+  if (resp) {
+    const content = resp.content?.[mediaType];
+    if (!content) out.push(`${v.name}: ${mediaType} is not a documented content type of ${x.method} ${template} ${x.status}`);
+    else if (mediaType === "application/json" || mediaType === "text/html") {
+      const validate = v.compile(content.schema);
+      if (!validate(x.body)) out.push(`${v.name}: ${v.errors(validate)}`);
+    }
+    for (const [name, h] of Object.entries<Json>(resp.headers ?? {})) {
+      if (!h.required) continue;
+      const value = x.headers.get(name);
+      if (value === null) out.push(`${v.name}: required header ${name} missing`);
+      else if (h.schema?.type === "integer" && !/^[0-9]+$/.test(value)) out.push(`${v.name}: header ${name}=${value} is not an integer`);
+    }
+  }
+  if (isError) {
+    const validate = v.component("AptosError");
+    if (!validate(x.body)) out.push(`${v.name}: AptosError: ${v.errors(validate)}`);
+  }
+  return out;
+}
+
+for (const factory of backendFactories) {
+  const backend = factory();
+  describe(`bodies conform to the reference OpenAPI document (${backend.name})`, () => {
+    let genesis: TestNode;
+    let devnet: TestNode;
+    let empty: TestNode;
+    let reference: SpecValidator;
+    let ours: SpecValidator;
+    const exchanges: Exchange[] = [];
+
+    async function send(what: string, node: TestNode, path: string, init: RequestInit = {}): Promise<Exchange> {
+      const r = await call(`${node.base}${path}`, init);
+      const type = r.headers.get("content-type") ?? "";
+      const body = type.startsWith("application/json") ? r.json : type.startsWith("text/html") ? r.bytes.toString("utf8") : r.bytes;
+      const x: Exchange = { what, method: init.method ?? "GET", path: (path.split("?")[0] || "/"), status: r.status, type, headers: r.headers, body };
+      exchanges.push(x);
+      return x;
+    }
+
+    beforeAll(async () => {
+      reference = new SpecValidator("aptos-spec.json", loadReference());
+      genesis = await startGenesisNode(await backend.newDb(), { aptosHeaders: true });
+      // 20 blocks: sequence-number and orderless transactions, a full-block burst, table churn.
+      devnet = await startDevnetNode(await backend.newDb(), 20, { aptosHeaders: true, api: { bodyLimit: 4096 } });
+      empty = await startTestNode(await backend.newDb(), { aptosHeaders: true });
+      ours = new SpecValidator("ledger-node-spec.json", (await call(`${genesis.base}/spec.json`)).json);
+
+      const json = { "content-type": "application/json" };
+      const bcs = { ...json, accept: "application/x-bcs" };
+      const rawItem = (node: TestNode, handle: string, key: string, q = "", headers: Record<string, string> = bcs) =>
+        [node, `/tables/${handle}/raw_item${q}`, { method: "POST", headers, body: JSON.stringify({ key }) }] as const;
+
+      // 200s: every operation, several shapes of each.
+      await send("spec", genesis, "/spec");
+      await send("info", genesis, "/info");
+      await send("info (devnet)", devnet, "/info");
+      await send("index", devnet, "");
+      await send("index with slash", genesis, "/");
+      await send("healthy", devnet, "/-/healthy");
+      await send("healthy fresh", devnet, "/-/healthy?duration_secs=600");
+      await send("modules 0x1", genesis, "/accounts/0x1/modules");
+      await send("modules 0x3", genesis, "/accounts/0x3/modules");
+      const page = await send("modules page", genesis, "/accounts/0x1/modules?limit=10");
+      await send("modules next page", genesis, `/accounts/0x1/modules?limit=10&start=${page.headers.get("x-node-cursor")}`);
+      await send("modules empty account", genesis, "/accounts/0xabc/modules");
+      await send("modules devnet 0x1", devnet, "/accounts/0x1/modules");
+      await send("modules devnet app", devnet, `/accounts/${DEVNET_APP_ADDRESS}/modules`);
+      for (let i = 0; i < 6; i++) await send(`summaries account ${i}`, devnet, `/accounts/${devnetAccount(i)}/transaction_summaries?limit=100`);
+      await send("summaries start", devnet, `/accounts/${devnetAccount(1)}/transaction_summaries?start_version=20&limit=5`);
+      await send("summaries end", devnet, `/accounts/${devnetAccount(1)}/transaction_summaries?end_version=200&limit=5`);
+      await send("summaries none", genesis, "/accounts/0x1/transaction_summaries");
+      await send("gas", genesis, "/estimate_gas_price");
+      await send("gas devnet", devnet, "/estimate_gas_price");
+      await send("raw item", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key));
+      await send("raw item devnet", ...rawItem(devnet, DEVNET_TABLE_HANDLE, "0x0100000000000000", "?ledger_version=0"));
+
+      // Errors of every kind.
+      await send("400 limit", genesis, "/accounts/0x1/modules?limit=hello");
+      await send("400 limit zero", genesis, "/accounts/0x1/modules?limit=0");
+      await send("400 address", genesis, "/accounts/nope/modules");
+      await send("400 ledger_version", genesis, "/accounts/0x1/modules?ledger_version=abc");
+      await send("400 cursor", genesis, "/accounts/0x1/modules?start=zz");
+      await send("400 start_version", devnet, `/accounts/${devnetAccount(0)}/transaction_summaries?start_version=-1`);
+      await send("400 key", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, "zz"));
+      await send("400 no key", genesis, `/tables/${GENESIS_TABLE_ITEM.handle}/raw_item`, { method: "POST", headers: bcs, body: "{}" });
+      await send("400 duration", genesis, "/-/healthy?duration_secs=abc");
+      await send("403 raw item as JSON", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key, "", { ...json, accept: "application/json" }));
+      await send("404 item", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, "0x00"));
+      await send("404 version", genesis, "/accounts/0x1/modules?ledger_version=5");
+      await send("404 route", genesis, "/accounts/0x1/nothing");
+      await send("405", genesis, "/estimate_gas_price", { method: "POST", headers: json, body: "{}" });
+      await send("413", devnet, `/tables/${DEVNET_TABLE_HANDLE}/raw_item`, { method: "POST", headers: bcs, body: JSON.stringify({ key: "0x" + "00".repeat(4096) }) });
+      await send("415", genesis, `/tables/${GENESIS_TABLE_ITEM.handle}/raw_item`, { method: "POST", headers: { "content-type": "text/plain" }, body: "0x00" });
+      await send("503 stale", genesis, "/-/healthy?duration_secs=10");
+      for (const [what, path] of [
+        ["503 empty modules", "/accounts/0x1/modules"],
+        ["503 empty summaries", "/accounts/0x1/transaction_summaries"],
+        ["503 empty gas", "/estimate_gas_price"],
+        ["503 empty index", ""],
+        ["503 empty healthy", "/-/healthy"],
+      ]) {
+        await send(what!, empty, path!);
+      }
+      await send("503 empty raw item", ...rawItem(empty, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key));
+      // 410: prune the devnet to its last 50 versions, then ask for version 0.
+      await pruneNow(devnet.store, parsePruneWindow("50"));
+      await send("410 modules", devnet, "/accounts/0x1/modules?ledger_version=0");
+      await send("410 summaries", devnet, `/accounts/${devnetAccount(0)}/transaction_summaries?start_version=0`);
+      await send("410 raw item", ...rawItem(devnet, DEVNET_TABLE_HANDLE, "0x0100000000000000", "?ledger_version=0"));
+    });
+    afterAll(async () => {
+      await Promise.all([genesis, devnet, empty].map((n) => n?.close()));
+      await backend.cleanup();
+    });
+
+    it("the exchanges cover every operation's 200 and every error status", () => {
+      const ops = new Set(exchanges.filter((x) => x.status === 200).map((x) => `${x.method} ${reference.template(x.method, x.path)}`));
+      expect([...ops].sort()).toEqual(
+        [
+          "GET /",
+          "GET /-/healthy",
+          "GET /accounts/{address}/modules",
+          "GET /accounts/{address}/transaction_summaries",
+          "GET /estimate_gas_price",
+          "GET /info",
+          "GET /spec",
+          "POST /tables/{table_handle}/raw_item",
+        ].sort(),
+      );
+      const statuses = new Set(exchanges.map((x) => x.status));
+      expect([...statuses].sort()).toEqual([200, 400, 403, 404, 405, 410, 413, 415, 503]);
+      for (const x of exchanges) {
+        const expected = Number(/^[0-9]{3}/.exec(x.what)?.[0] ?? 200);
+        expect(x.status, `${x.what}: ${JSON.stringify(x.body)}`).toBe(expected);
+      }
+      // Non-trivial data: orderless and sequence-number summaries, modules with ABIs.
+      const summaries = exchanges.filter((x) => x.what.startsWith("summaries account")).flatMap((x) => x.body as Json[]);
+      expect(new Set(summaries.map((s) => s.replay_protector.type))).toEqual(new Set(["sequence_number", "nonce"]));
+    });
+
+    it("every 200 body and every error body satisfies the reference document's schemas", () => {
+      const failures = exchanges.flatMap((x) => problems(reference, x).map((p) => `${x.what}: ${p}`));
+      expect(failures).toEqual([]);
+    });
+
+    it("every 200 body and every error body satisfies our own /v1/spec.json (six operations)", () => {
+      const documented = exchanges.filter((x) => ours.template(x.method, x.path) !== null || x.status >= 400);
+      expect(documented.length).toBeGreaterThan(40);
+      const failures = documented.flatMap((x) => problems(ours, x).map((p) => `${x.what}: ${p}`));
+      expect(failures).toEqual([]);
+    });
+
+    it("each waiver of the reference document is forced by the reference node itself", () => {
+      const strict = new SpecValidator("aptos-spec-unpatched.json", loadReferenceUnpatched());
+      // The real node's ABIs (genesis fixture): 78 distinct parameter types break MoveType's pattern.
+      const moveType = strict.component("MoveType");
+      const printed = genesisAbiTypes();
+      const broken = printed.filter((t) => !moveType(t));
+      expect(broken).toEqual(expect.arrayContaining(["&signer", "T0", "&mut 0x1::coin::Coin<T0>"]));
+      expect(broken.length).toBeGreaterThan(50);
+      // The reference node's index golden (aptos-test-behaviours.md §6) has encryption_key null.
+      const golden = { chain_id: 4, epoch: "0", ledger_version: "0", oldest_ledger_version: "0", ledger_timestamp: "0", node_role: "validator", oldest_block_height: "0", block_height: "0", git_hash: "", encryption_key: null };
+      const index = strict.component("IndexResponse");
+      expect(index(golden)).toBe(false);
+      expect(strict.errors(index)).toBe("/encryption_key must be string");
+      expect(reference.component("IndexResponse")(golden)).toBe(true);
+      // replay_protector: neither tagged objects nor bare U64 strings pass.
+      const rp = strict.component("ReplayProtector");
+      for (const v of [{ type: "sequence_number", sequence_number: "5" }, { type: "sequence_number" }, "5", { type: "nonce", nonce: "7" }]) {
+        expect(rp(v), JSON.stringify(v)).toBe(false);
+      }
+    });
+
+    it("the reference document's schemas are really applied (a broken body fails)", () => {
+      const modules = exchanges.find((x) => x.what === "modules 0x1")!;
+      const broken = structuredClone(modules.body) as Json[];
+      broken[0]!.abi.exposed_functions[0].is_view = "yes";
+      delete broken[1]!.bytecode;
+      expect(problems(reference, { ...modules, body: broken }).join("\n")).toMatch(/is_view must be boolean[\s\S]*must have required property 'bytecode'/);
+      const gas = exchanges.find((x) => x.what === "gas")!;
+      expect(problems(reference, { ...gas, body: { gas_estimate: "100" } })).toHaveLength(1);
+      const summary = exchanges.find((x) => x.what === "summaries account 0")!;
+      const badVersion = (summary.body as Json[]).map((s) => ({ ...s, version: "18446744073709551616" }));
+      expect(problems(reference, { ...summary, body: badVersion })[0]).toMatch(/must match format "uint64"/);
+      const err = exchanges.find((x) => x.what === "400 limit")!;
+      expect(problems(reference, { ...err, body: { message: "x", error_code: "teapot" } })[0]).toMatch(/error_code must be equal to one of the allowed values/);
+      const noHeaders = new Headers([...modules.headers].filter(([k]) => !k.startsWith("x-aptos-")));
+      expect(problems(reference, { ...modules, headers: noHeaders })).toContain("aptos-spec.json: required header X-APTOS-CHAIN-ID missing");
+    });
+  });
+}
