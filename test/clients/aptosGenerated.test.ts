@@ -78,6 +78,22 @@ for (const factory of backendFactories) {
       expect(future.status).toBe(404);
     });
 
+    it("accounts.getAccountModules pages through 0x1 with the cursor from the result's __headers", async () => {
+      const seen: string[] = [];
+      let start: string | undefined;
+      let pages = 0;
+      do {
+        const page = await json.accounts.getAccountModules("0x1", undefined, start, 25);
+        seen.push(...page.map((m) => m.abi!.name));
+        start = headersOf(page)["x-aptos-cursor"];
+        expect(start).toBe(headersOf(page)["x-node-cursor"]);
+        pages++;
+      } while (start !== undefined);
+      expect(pages).toBe(3);
+      expect([...seen].sort()).toEqual([...genesisModuleNames("0x1")].sort());
+      expect(new Set(seen).size).toBe(seen.length);
+    });
+
     it("the other generated methods that reach our node: modules, gas estimate, ledger info, health", async () => {
       const mods = await json.accounts.getAccountModules("0x1", undefined, undefined, 5);
       expect(mods.map((m) => m.abi!.name)).toEqual((await call(`${node.base}/accounts/0x1/modules?limit=5`)).json.map((m: any) => m.abi.name));
