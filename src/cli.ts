@@ -48,6 +48,7 @@ program
   .option("--chain-id <id>", "chain id of a new ledger", intOption("--chain-id", 0, 255), 4)
   .option("--workers <n>", "serve from N processes sharing the port; the devnet and the pruner run in the first", intOption("--workers", 1, 256), 1)
   .option("--quiet", "log only warnings and errors", false)
+  .option("--log-requests", "log every request and response (costs throughput)", false)
   .action(async (o) => {
     if (o.workers > 1 && cluster.isPrimary) {
       const code = await serveWorkers(o.workers, (msg) => console.error(msg));
@@ -63,8 +64,9 @@ program
       devnet: o.devnet ? { blockIntervalMs: o.blockInterval, chainId: o.chainId } : false,
       chainId: o.chainId,
       logger: { level: o.quiet ? "warn" : "info" },
+      logRequests: o.logRequests,
     });
-    node.app.log.info(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec)`);
+    console.log(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec)`);
     const shutdown = () => {
       node.close().then(
         () => process.exit(0),

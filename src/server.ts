@@ -23,6 +23,7 @@ export interface ServeOptions {
   devnet?: boolean | Partial<DevnetOptions>;
   chainId?: number;
   logger?: boolean | object;
+  logRequests?: boolean;
   api?: Partial<ApiConfig>;
   /**
    * false: only serve — no devnet, no pruner, SQLite opened read-only. The extra processes of
@@ -59,6 +60,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   const { app } = await buildApp({
     store,
     logger: o.logger ?? false,
+    logRequests: o.logRequests ?? false,
     config: {
       aptosHeaders: o.aptosHeaders ?? false,
       pruneWindow: formatPruneWindow(window),

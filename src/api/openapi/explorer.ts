@@ -34,7 +34,9 @@ export const explorerHtml = `<!doctype html>
       deepLinking: true,
       tryItOutEnabled: true,
       requestInterceptor: function (req) {
-        if (!req.headers.Accept || req.headers.Accept === "*/*") req.headers.Accept = "application/json";
+        var name = Object.keys(req.headers).find(function (k) { return k.toLowerCase() === "accept"; }) || "Accept";
+        var accept = req.headers[name];
+        if (!accept || accept === "*/*") req.headers[name] = "application/json";
         return req;
       }
     });

@@ -92,21 +92,26 @@ export const getAccountTransactionSummaries: RouteDef = {
       // 4. encode
       reply.headers(ctx.headers.ledger(info));
       if (format === "bcs") return reply.type(BCS_TYPE).send(encodeBcs(rows));
-      return reply.type("application/json").send(rows.map(toJson));
+      return reply.type("application/json").send(toJson(rows));
     },
 };
 
-function toJson(s: TransactionSummary) {
-  const value = s.replayProtector.value.toString();
-  return {
-    sender: formatAddress(s.sender),
-    version: s.version.toString(),
-    transaction_hash: toHex(s.hash),
-    replay_protector:
-      s.replayProtector.type === "nonce"
-        ? { type: "nonce", nonce: value }
-        : { type: "sequence_number", sequence_number: value },
-  };
+/**
+ * The JSON array, written directly: every field is an address, a hash or a decimal, so nothing
+ * needs escaping, and a page of 100 costs no per-row schema walk.
+ */
+function toJson(rows: TransactionSummary[]): string {
+  let out = "[";
+  for (let i = 0; i < rows.length; i++) {
+    const s = rows[i]!;
+    const rp = s.replayProtector;
+    const kind = rp.type === "nonce" ? "nonce" : "sequence_number";
+    if (i > 0) out += ",";
+    out +=
+      `{"sender":"${formatAddress(s.sender)}","version":"${s.version}","transaction_hash":"${toHex(s.hash)}",` +
+      `"replay_protector":{"type":"${kind}","${kind}":"${rp.value}"}}`;
+  }
+  return out + "]";
 }
 
 function encodeBcs(rows: TransactionSummary[]): Buffer {

@@ -48,6 +48,8 @@ export class SqliteStore implements LedgerStore {
   private readonly commitTx: (w: BlockWrite) => void;
   private readonly commitManyTx: (ws: BlockWrite[]) => void;
   private readonly pruneTx: (t: PruneTarget) => PruneResult;
+  /** Ledger info, valid while `PRAGMA data_version` (other connections' commits) is unchanged. */
+  private cachedInfo: { dataVersion: number; info: LedgerInfo | null } | null = null;
 
   constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -90,6 +92,7 @@ export class SqliteStore implements LedgerStore {
     };
     return {
       chainId: p("SELECT chain_id FROM ledger WHERE id = 1", false),
+      dataVersion: this.db.prepare("PRAGMA data_version").pluck(),
       initChain: p("INSERT INTO ledger (id, chain_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING"),
       ledger: p(
         `SELECT chain_id, ledger_version, timestamp_usec, epoch, block_height, oldest_version,
@@ -161,6 +164,7 @@ export class SqliteStore implements LedgerStore {
 
   async initChain(chainId: number): Promise<void> {
     this.s.initChain!.run(chainId);
+    this.cachedInfo = null;
     const stored = await this.getChainId();
     if (stored !== chainId) {
       throw new Error(`this ledger has chain id ${stored}, not ${chainId}`);
@@ -171,8 +175,19 @@ export class SqliteStore implements LedgerStore {
     return this.ledgerInfoSync();
   }
 
-  /** Synchronous variant (hot path; SQLite reads are synchronous anyway). */
+  /**
+   * Synchronous variant (hot path). Cached until another connection commits (`data_version`
+   * changes) or this one does (commit and prune drop the cache).
+   */
   ledgerInfoSync(): LedgerInfo | null {
+    const dataVersion = this.s.dataVersion!.get() as number;
+    if (this.cachedInfo && this.cachedInfo.dataVersion === dataVersion) return this.cachedInfo.info;
+    const info = this.readLedgerInfo();
+    this.cachedInfo = { dataVersion, info };
+    return info;
+  }
+
+  private readLedgerInfo(): LedgerInfo | null {
     const r = this.s.ledger!.get() as Row | undefined;
     if (!r) return null;
     return {
@@ -253,11 +268,19 @@ export class SqliteStore implements LedgerStore {
   }
 
   async commitBlock(write: BlockWrite): Promise<void> {
-    this.commitTx(write);
+    try {
+      this.commitTx(write);
+    } finally {
+      this.cachedInfo = null;
+    }
   }
 
   async commitBlocks(writes: BlockWrite[]): Promise<void> {
-    this.commitManyTx(writes);
+    try {
+      this.commitManyTx(writes);
+    } finally {
+      this.cachedInfo = null;
+    }
   }
 
   private commitInTx(w: BlockWrite): void {
@@ -296,11 +319,15 @@ export class SqliteStore implements LedgerStore {
   }
 
   async prune(target: PruneTarget): Promise<PruneResult> {
-    return this.pruneTx(target);
+    try {
+      return this.pruneTx(target);
+    } finally {
+      this.cachedInfo = null;
+    }
   }
 
   private pruneInTx(t: PruneTarget): PruneResult {
-    const info = this.ledgerInfoSync();
+    const info = this.readLedgerInfo();
     if (!info || t.oldestVersion <= info.oldestVersion) {
       return { transactionsDeleted: 0, stateRowsDeleted: 0, blocksDeleted: 0 };
     }
