@@ -47,8 +47,27 @@ export class AbiCache {
     return text;
   }
 
+  /**
+   * The module record the node API sends, `{"bytecode":"0x…","abi":…}`, as JSON text: the
+   * bytecode's hex and its ABI are printed once per hash, so a page of modules is a string join.
+   *
+   * @param hash - `codeHash(bytecode)`.
+   * @param bytecode - module bytes; read only on a miss.
+   */
+  record(hash: string, bytecode: Uint8Array): string {
+    const hit = this.records.get(hash);
+    if (hit !== undefined) return hit;
+    const hex = Buffer.from(bytecode.buffer, bytecode.byteOffset, bytecode.byteLength).toString("hex");
+    const text = `{"bytecode":"0x${hex}","abi":${abiJson(bytecode)}}`;
+    if (this.records.size >= this.maxEntries) this.records.delete(this.records.keys().next().value!);
+    this.records.set(hash, text);
+    return text;
+  }
+
+  private readonly records = new Map<string, string>();
+
   /** Number of cached entries. */
   get size(): number {
-    return this.entries.size;
+    return this.entries.size + this.records.size;
   }
 }

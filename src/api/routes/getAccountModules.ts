@@ -18,7 +18,7 @@ import { parseModuleStateKey } from "../../ledger/stateKey.js";
 import type { ModuleEntry } from "../../ledger/types.js";
 import { ApiError } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
-import { moduleRecordJson } from "../moduleJson.js";
+import { AbiCache } from "../../move/abiCache.js";
 import { acceptType, BCS_TYPE } from "../negotiate.js";
 import { addressPath, addressPathSchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
 import { errorResponses, type RouteDef } from "../route.js";
@@ -33,6 +33,8 @@ export interface GetAccountModulesQuery {
 }
 
 const moduleMapBcs = bcs.vector(bcs.tuple([bcs.string(), bcs.byteVector()]));
+/** Module records printed once per bytecode hash (ABI decoded once). */
+const records = new AbiCache(20_000);
 
 export const getAccountModules: RouteDef = {
   method: "GET",
@@ -98,7 +100,7 @@ export const getAccountModules: RouteDef = {
       let bytes = 2;
       for (let i = 0; i < rows.length && i < limit; i++) {
         const row = rows[i]!;
-        const json = format === "json" ? moduleRecordJson(row) : "";
+        const json = format === "json" ? records.record(row.codeHash, row.bytecode) : "";
         const size = format === "json" ? json.length + 1 : row.bytecode.length + row.name.length + 80;
         if (page.length > 0 && bytes + size > budget) break;
         page.push(row);
