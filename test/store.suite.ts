@@ -194,6 +194,20 @@ export function storeSuite(factory: () => Backend): void {
       expect(await moduleNames(s, 4n)).toEqual(["b", "Ab", "zz", "coin"]);
     });
 
+    it("commits several blocks at once when it offers commitBlocks: all of them or none", async (ctx) => {
+      const probe = await fresh(4);
+      if (!probe.commitBlocks) return ctx.skip(); // optional in the interface
+      await probe.commitBlocks(HISTORY.slice(0, 1));
+      const bad: BlockWrite = { ...HISTORY[3]!, transactions: [HISTORY[3]!.transactions[0]!, txn(8n, "user_transaction")] };
+      await expect(probe.commitBlocks([HISTORY[1]!, HISTORY[2]!, bad])).rejects.toThrow();
+      expect((await probe.getLedgerInfo())?.ledgerVersion).toBe(0n);
+      expect(await probe.getBlockByHeight(1n)).toBeNull();
+      expect(hex(await probe.getTableItem(H, K1, 9n))).toBe("0a");
+      await probe.commitBlocks(HISTORY.slice(1));
+      for (const v of [0n, 3n, 6n, 9n]) expect(await snapshot(probe, v)).toEqual(await snapshot(h, v));
+      expect(await probe.getLedgerInfo()).toEqual(await h.getLedgerInfo());
+    });
+
     it("keeps the ledger position of the newest block", async () => {
       expect(await h.getLedgerInfo()).toEqual({
         chainId: 4,

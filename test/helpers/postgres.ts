@@ -69,6 +69,8 @@ export class PgCluster {
     readonly bin: string,
     readonly dir: string,
     readonly port: number,
+    /** Extra server settings (`name=value`), e.g. for a benchmark. */
+    readonly settings: readonly string[] = [],
   ) {}
 
   get dataDir(): string {
@@ -80,11 +82,11 @@ export class PgCluster {
     return `postgres://postgres@127.0.0.1:${this.port}/${db}`;
   }
 
-  /** initdb + start. */
-  static async start(): Promise<PgCluster> {
+  /** initdb + start; `settings` (`name=value`) override the throwaway defaults. */
+  static async start(settings: readonly string[] = []): Promise<PgCluster> {
     const bin = findPostgresBin();
     const dir = mkdtempSync(join(tmpdir(), "ledger-node-pg-"));
-    const cluster = new PgCluster(bin, dir, await freePort());
+    const cluster = new PgCluster(bin, dir, await freePort(), settings);
     try {
       if (isRoot) {
         const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim());
@@ -110,6 +112,7 @@ export class PgCluster {
       `-p ${this.port}`, `-k ${this.dir}`, "-c listen_addresses=127.0.0.1",
       "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
       "-c max_connections=200", "-c shared_buffers=32MB", "-c max_wal_size=1GB",
+      ...this.settings.map((x) => `-c ${x}`),
     ].join(" ");
     const [cmd, args] = asServerUser(join(this.bin, "pg_ctl"), [
       "-D", this.dataDir, "-o", opts, "-l", join(this.dir, "server.log"), "-w", "-t", "30", "start",
