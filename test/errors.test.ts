@@ -8,7 +8,7 @@ import { ERROR_CODES } from "../src/api/errors.js";
 import { pruneNow, parsePruneWindow } from "../src/ledger/pruning.js";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
-import { startTestNode, type TestNode } from "./helpers/node.js";
+import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
 
 const H = addr("7ab1e");
 const LEDGER_HEADERS = [
@@ -28,14 +28,9 @@ for (const factory of backendFactories) {
     const chain = new ChainBuilder().genesis();
     beforeAll(async () => {
       for (let b = 0; b < 20; b++) chain.block([{ sender: addr("b0b"), seq: b, changes: [writeTable(H, u64le(b % 3), u64le(b))] }]);
-      const db = await backend.newDb();
-      await chain.importInto(db);
-      node = await startTestNode(db);
+      node = await serveChain(backend, chain);
     });
-    afterAll(async () => {
-      await node?.close();
-      await backend.cleanup();
-    });
+    afterAll(() => stopNode(node, backend));
 
     const latest = () => chain.version - 1n;
     const cases: Array<{ name: string; req: () => [string, RequestInit?]; status: number; code: string; message?: string | RegExp; headers: boolean }> = [

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../src/api/errors.js";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
-import { startTestNode, type TestNode } from "./helpers/node.js";
+import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
 
 const RUNS = 5_200;
 
@@ -59,14 +59,9 @@ for (const factory of backendFactories) {
     beforeAll(async () => {
       const chain = new ChainBuilder().genesis();
       for (let b = 0; b < 5; b++) chain.block([{ sender: addr("b0b"), seq: b, changes: [writeTable(addr("1"), u64le(b), u64le(b))] }]);
-      const db = await backend.newDb();
-      await chain.importInto(db);
-      node = await startTestNode(db);
+      node = await serveChain(backend, chain);
     });
-    afterAll(async () => {
-      await node?.close();
-      await backend.cleanup();
-    });
+    afterAll(() => stopNode(node, backend));
 
     it(`never answers 5xx to ${RUNS} random requests`, async () => {
       let count = 0;

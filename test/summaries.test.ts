@@ -3,7 +3,7 @@ import { bcs } from "@mysten/bcs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
-import { startTestNode, type TestNode } from "./helpers/node.js";
+import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
 
 const ALICE = addr("a11ce");
 const BOB = addr("b0b");
@@ -27,14 +27,9 @@ for (const factory of backendFactories) {
         aliceVersions.push(start, start + 2n);
         chain.block(users);
       }
-      const db = await backend.newDb();
-      await chain.importInto(db);
-      node = await startTestNode(db);
+      node = await serveChain(backend, chain);
     });
-    afterAll(async () => {
-      await node?.close();
-      await backend.cleanup();
-    });
+    afterAll(() => stopNode(node, backend));
 
     const get = async (q: string, who = ALICE) => {
       const res = await fetch(`${node.base}/accounts/${who}/transaction_summaries${q}`);

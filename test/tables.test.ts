@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr, deleteTable, u64le, writeTable } from "./helpers/chain.js";
-import { startTestNode, type TestNode } from "./helpers/node.js";
+import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
 
 const H = addr("7ab1e");
 const KEY = u64le(42);
@@ -22,14 +22,9 @@ for (const factory of backendFactories) {
       chain.block([{ sender: addr("b0b"), seq: 2, changes: [deleteTable(H, KEY)] }]);
       v.rewritten = chain.nextUserVersion;
       chain.block([{ sender: addr("b0b"), seq: 3, changes: [writeTable(H, KEY, "0xff80")] }]);
-      const db = await backend.newDb();
-      await chain.importInto(db);
-      node = await startTestNode(db);
+      node = await serveChain(backend, chain);
     });
-    afterAll(async () => {
-      await node?.close();
-      await backend.cleanup();
-    });
+    afterAll(() => stopNode(node, backend));
 
     const post = (body: unknown, q = "", headers: Record<string, string> = { accept: "application/x-bcs" }, handle = H) =>
       fetch(`${node.base}/tables/${handle}/raw_item${q}`, {

@@ -14,6 +14,7 @@ import type {
   TxnWrite,
 } from "../storage/LedgerStore.js";
 import { moduleAbi } from "../move/abi.js";
+import { TXN_KINDS } from "../storage/common.js";
 
 export class IngestError extends Error {
   constructor(message: string) {
@@ -22,14 +23,7 @@ export class IngestError extends Error {
   }
 }
 
-const KINDS = new Set<TxnKind>([
-  "genesis_transaction",
-  "block_metadata_transaction",
-  "user_transaction",
-  "state_checkpoint_transaction",
-  "block_epilogue_transaction",
-  "validator_transaction",
-]);
+const KINDS = new Set<TxnKind>(TXN_KINDS);
 
 const U64_MAX = (1n << 64n) - 1n;
 const ZERO_HASH = new Uint8Array(32);

@@ -93,6 +93,21 @@ export class DevnetChain {
     return "0x" + createHash("sha256").update(`${this.opts.chainId}/${kind}/${version}`).digest("hex");
   }
 
+  /** The fields every REST transaction carries, for a successful one. */
+  private envelope(kind: string, version: bigint, gasUsed = "0"): Json {
+    return {
+      version: version.toString(),
+      hash: this.hash(kind, version),
+      state_change_hash: "",
+      event_root_hash: "",
+      state_checkpoint_hash: null,
+      gas_used: gasUsed,
+      success: true,
+      vm_status: "Executed successfully",
+      accumulator_root_hash: "",
+    };
+  }
+
   /** The genesis transaction (version 0). */
   genesis(): Json[] {
     if (this.pos.version !== 0n) throw new Error("genesis is only the first transaction");
@@ -128,15 +143,7 @@ export class DevnetChain {
       changes.push({ type: "write_table_item", state_key_hash: "", handle: DEVNET_TABLE_HANDLE, key: u64le(k), value: u64le(k * 1000n), data: null });
     }
     const txn = {
-      version: "0",
-      hash: this.hash("genesis", 0n),
-      state_change_hash: "",
-      event_root_hash: "",
-      state_checkpoint_hash: null,
-      gas_used: "0",
-      success: true,
-      vm_status: "Executed successfully",
-      accumulator_root_hash: "",
+      ...this.envelope("genesis", 0n),
       changes,
       payload: { type: "write_set_payload", write_set: { type: "direct_write_set", changes: [], events: [] } },
       events: [],
@@ -170,15 +177,7 @@ export class DevnetChain {
 
     const metaVersion = v();
     out.push({
-      version: metaVersion.toString(),
-      hash: this.hash("block", metaVersion),
-      state_change_hash: "",
-      event_root_hash: "",
-      state_checkpoint_hash: null,
-      gas_used: "0",
-      success: true,
-      vm_status: "Executed successfully",
-      accumulator_root_hash: "",
+      ...this.envelope("block", metaVersion),
       changes: [],
       id: this.hash("block-id", height),
       epoch: p.epoch.toString(),
@@ -242,15 +241,7 @@ export class DevnetChain {
         changes.push(this.accountResource(i, seq + 1n));
       }
       out.push({
-        version: version.toString(),
-        hash: this.hash("user", version),
-        state_change_hash: "",
-        event_root_hash: "",
-        state_checkpoint_hash: null,
-        gas_used: String(5 + Math.floor(rand() * 20)),
-        success: true,
-        vm_status: "Executed successfully",
-        accumulator_root_hash: "",
+        ...this.envelope("user", version, String(5 + Math.floor(rand() * 20))),
         changes,
         sender: devnetAccount(i),
         sequence_number: orderless ? "18446744073709551615" : seq.toString(),
@@ -268,15 +259,8 @@ export class DevnetChain {
 
     const endVersion = v();
     out.push({
-      version: endVersion.toString(),
-      hash: this.hash("epilogue", endVersion),
-      state_change_hash: "",
-      event_root_hash: "",
+      ...this.envelope("epilogue", endVersion),
       state_checkpoint_hash: this.hash("checkpoint", endVersion),
-      gas_used: "0",
-      success: true,
-      vm_status: "Executed successfully",
-      accumulator_root_hash: "",
       changes: [],
       timestamp: timestampUsec.toString(),
       block_end_info: {

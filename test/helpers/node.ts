@@ -1,5 +1,7 @@
 /** Starts a real node on a real port (127.0.0.1, ephemeral) over a real database. */
 import { startNode, type RunningNode, type ServeOptions } from "../../src/server.js";
+import type { Backend } from "./backends.js";
+import type { ChainBuilder } from "./chain.js";
 
 export interface TestNode extends RunningNode {
   /** `http://127.0.0.1:PORT/v1` */
@@ -12,3 +14,16 @@ export async function startTestNode(db: string, o: Partial<ServeOptions> = {}): 
 }
 
 export const FIXTURES = new URL("../../../shared/fixtures/", import.meta.url).pathname;
+
+/** Imports `chain` into a fresh database of `backend` and serves it. */
+export async function serveChain(backend: Backend, chain: ChainBuilder, o: Partial<ServeOptions> = {}): Promise<TestNode> {
+  const db = await backend.newDb();
+  await chain.importInto(db);
+  return startTestNode(db, o);
+}
+
+/** afterAll of a suite: stops its node (if it started) and removes the backend's databases. */
+export async function stopNode(node: TestNode | undefined, backend: Backend): Promise<void> {
+  await node?.close();
+  await backend.cleanup();
+}
