@@ -9,8 +9,12 @@
  *
  * Durability is off (fsync, full_page_writes, synchronous_commit): the cluster lives for one test
  * file, and start-up takes about a second.
+ *
+ * A cluster never outlives its test process: besides `destroy()` (and a synchronous stop on normal
+ * exit), a small detached watchdog stops and deletes it once the process is gone, however it ended
+ * (a test runner killing its worker, a suite whose afterAll throws before cleaning up).
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -61,9 +65,25 @@ function asServerUser(tool: string, args: string[]): [string, string[]] {
   return isRoot ? ["runuser", ["-u", "postgres", "--", tool, ...args]] : [tool, args];
 }
 
+/** Run by the watchdog (`node -e`): argv = parent pid, stop command (JSON argv), directory. */
+const WATCHDOG = `
+const [ppid, stop, dir] = [Number(process.argv[1]), JSON.parse(process.argv[2]), process.argv[3]];
+const { execFileSync } = require("node:child_process");
+const { existsSync, rmSync } = require("node:fs");
+const gone = () => { try { process.kill(ppid, 0); return false; } catch { return true; } };
+setInterval(() => {
+  if (!existsSync(dir)) process.exit(0);
+  if (!gone()) return;
+  try { execFileSync(stop[0], stop.slice(1), { stdio: "ignore", timeout: 30000 }); } catch {}
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}, 500);
+`;
+
 export class PgCluster {
   private dbCount = 0;
   private running = false;
+  private watchdog: ChildProcess | null = null;
 
   private constructor(
     readonly bin: string,
@@ -97,6 +117,7 @@ export class PgCluster {
         "-D", cluster.dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync",
       ]);
       await run(cmd, args);
+      cluster.startWatchdog();
       await cluster.startServer();
       liveClusters.add(cluster);
       return cluster;
@@ -104,6 +125,15 @@ export class PgCluster {
       rmSync(dir, { recursive: true, force: true });
       throw new Error(`could not start a throwaway PostgreSQL from ${bin}: ${(e as Error).message}`, { cause: e });
     }
+  }
+
+  private startWatchdog(): void {
+    const stop = asServerUser(join(this.bin, "pg_ctl"), ["-D", this.dataDir, "-m", "immediate", "-w", "stop"]);
+    this.watchdog = spawn(process.execPath, ["-e", WATCHDOG, String(process.pid), JSON.stringify([stop[0], ...stop[1]]), this.dir], {
+      detached: true,
+      stdio: "ignore",
+    });
+    this.watchdog.unref();
   }
 
   /** (Re)starts the server on the same port and data directory. */
@@ -146,6 +176,7 @@ export class PgCluster {
     liveClusters.delete(this);
     if (this.running) await this.stopServer("immediate").catch(() => undefined);
     rmSync(this.dir, { recursive: true, force: true });
+    this.watchdog?.kill();
   }
 
   /** Synchronous variant for process exit. */
@@ -159,6 +190,7 @@ export class PgCluster {
       // already gone
     }
     rmSync(this.dir, { recursive: true, force: true });
+    this.watchdog?.kill();
   }
 }
 
