@@ -7,9 +7,8 @@
  * - Every read method is ONE statement (a named prepared statement), so it sees one snapshot.
  * - `commitBlock` is ONE statement too (a chain of data-modifying CTEs): a block is visible all
  *   at once or not at all, in one round trip.
- * - `prune` runs in one transaction that first raises the oldest version (under a row lock on
- *   the ledger row, so concurrent pruners serialize), then deletes what no read at or above it
- *   can see.
+ * - `prune` runs in one transaction that raises the oldest version and deletes what no read at
+ *   or above it can see (pruners take turns under an advisory lock; see `prune`).
  * - u64 values are `numeric(20,0)` (domain `u64`): exact for the whole range, sent and read as
  *   decimal strings.
  * - Connection loss, timeouts and "server shutting down / starting up" throw
@@ -46,6 +45,10 @@ const { Pool, DatabaseError } = pg;
 
 /** Session advisory lock held while migrating ("ledgernd" in ASCII). */
 const MIGRATION_LOCK = BigInt("0x6c65646765726e64").toString();
+/** Transaction advisory lock held while pruning ("ledgerpr"). */
+const PRUNE_LOCK = BigInt("0x6c65646765727072").toString();
+/** A prune is maintenance, not a request: its statements may run this long (ms). */
+export const PRUNE_STATEMENT_TIMEOUT_MS = 10 * 60_000;
 
 type Row = QueryResultRow;
 
@@ -353,24 +356,28 @@ export class PostgresStore implements LedgerStore {
     }
   }
 
+  /**
+   * One transaction: pruners take turns (a second one finds nothing to do), the rows no read at or
+   * above the new oldest version can see are deleted, and the oldest version is raised. Readers
+   * see the raise and the deletions together at the commit, so the order inside does not matter
+   * to them; raising it last keeps the ledger row — which every block commit also updates —
+   * locked only for the final statement instead of the whole prune.
+   */
   async prune(t: PruneTarget): Promise<PruneResult> {
+    const none = { transactionsDeleted: 0, stateRowsDeleted: 0, blocksDeleted: 0 };
     return this.transaction("prune", async (c) => {
-      const none = { transactionsDeleted: 0, stateRowsDeleted: 0, blocksDeleted: 0 };
-      const info = await c.query(
-        "SELECT oldest_version FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL FOR UPDATE",
-      );
-      const row = info.rows[0];
+      const run = async (text: string, values: unknown[] = []) =>
+        c.query({ text, values, query_timeout: PRUNE_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
+      await run(`SET LOCAL statement_timeout = ${PRUNE_STATEMENT_TIMEOUT_MS}`);
+      const locked = await run("SELECT pg_try_advisory_xact_lock($1::bigint) AS ok", [PRUNE_LOCK]);
+      if (!locked.rows[0]?.ok) return none; // another process is pruning right now
+      const row = (await run("SELECT oldest_version FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL")).rows[0];
       if (!row || t.oldestVersion <= big(row.oldest_version)) return none;
       const prev = row.oldest_version as string;
       const O = dec(t.oldestVersion);
-      // The new oldest version first: from this commit on, readers answer 410 below it.
-      await c.query("UPDATE ledger SET oldest_version = $1::numeric, oldest_block_height = $2::numeric WHERE id = 1", [
-        O,
-        dec(t.oldestBlockHeight),
-      ]);
-      const run = async (sql: string, values: unknown[]): Promise<number> => (await c.query(sql, values)).rowCount ?? 0;
-      const transactionsDeleted = await run("DELETE FROM transactions WHERE version < $1::numeric", [O]);
-      const blocksDeleted = await run("DELETE FROM blocks WHERE height < $1::numeric", [dec(t.oldestBlockHeight)]);
+      const count = async (text: string, values: unknown[]) => (await run(text, values)).rowCount ?? 0;
+      const transactionsDeleted = await count("DELETE FROM transactions WHERE version < $1::numeric", [O]);
+      const blocksDeleted = await count("DELETE FROM blocks WHERE height < $1::numeric", [dec(t.oldestBlockHeight)]);
       let stateRowsDeleted = 0;
       // After every prune each key keeps at most one row at or below the oldest version, so only
       // keys written in [previous oldest, new oldest] can hold rows that became superseded: the
@@ -378,18 +385,22 @@ export class PostgresStore implements LedgerStore {
       for (const { table, keys, value } of STATE_TABLES) {
         const cols = keys.join(", ");
         const same = keys.map((k) => `s.${k} = c.${k}`).join(" AND ");
-        stateRowsDeleted += await run(
+        stateRowsDeleted += await count(
           `WITH c AS (SELECT ${cols}, max(version) AS newest FROM ${table}
                       WHERE version >= $1::numeric AND version <= $2::numeric GROUP BY ${cols})
            DELETE FROM ${table} s USING c WHERE ${same} AND s.version < c.newest`,
           [prev, O],
         );
         // A deletion that is now the oldest row of its key hides nothing any more.
-        stateRowsDeleted += await run(
+        stateRowsDeleted += await count(
           `DELETE FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric AND ${value} IS NULL`,
           [prev, O],
         );
       }
+      await run("UPDATE ledger SET oldest_version = $1::numeric, oldest_block_height = $2::numeric WHERE id = 1", [
+        O,
+        dec(t.oldestBlockHeight),
+      ]);
       return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
     });
   }

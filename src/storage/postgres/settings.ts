@@ -8,6 +8,7 @@
  * | `pool_size`         | `poolSize`          | 10      | most connections this process opens              |
  * | `statement_timeout` | `statementTimeoutMs`| 5000    | ms a statement may run (server side); the client |
  * |                     |                     |         | gives up 1 s later if the server stays silent    |
+ * |                     |                     |         | (prune statements: PRUNE_STATEMENT_TIMEOUT_MS)   |
  * | `connect_timeout`   | `connectTimeoutMs`  | 3       | seconds to wait for a connection (URL: seconds,  |
  * |                     |                     |         | as libpq; option: ms); also bounds waiting for a |
  * |                     |                     |         | free pooled connection                           |
