@@ -58,10 +58,7 @@ for (const factory of backendFactories) {
       await importGenesis(db);
       node = await startTestNode(db);
     });
-    afterAll(async () => {
-      await node?.close();
-      await backend.cleanup();
-    });
+    afterAll(() => node?.close());
 
     it("lists every genesis module of 0x1 and 0x3 with the ABI the real node printed", async () => {
       const expected = fixtureModules();
@@ -176,6 +173,7 @@ for (const factory of backendFactories) {
     });
     afterAll(async () => {
       await node?.close();
+      await backend.cleanup();
     });
 
     const at = async (v: bigint) => (await (await fetch(`${node.base}/accounts/${app}/modules?ledger_version=${v}`)).json()) as Json[];

@@ -4,7 +4,7 @@
  * (404 above the newest, 410 below the oldest kept; DECISIONS §8).
  */
 import type { LedgerInfo } from "../ledger/types.js";
-import type { LedgerStore } from "../storage/LedgerStore.js";
+import { StorageUnavailableError, type LedgerStore } from "../storage/LedgerStore.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
@@ -56,6 +56,7 @@ export class NodeContext {
       return await f();
     } catch (e) {
       if (e instanceof ApiError) throw e;
+      if (e instanceof StorageUnavailableError) throw ApiError.unavailable(`${what}: ${e.message}`, e);
       throw ApiError.internal(`${what}: ${(e as Error).message}`, info, e);
     }
   }

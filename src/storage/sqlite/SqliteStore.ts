@@ -246,7 +246,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
-    const r = this.s.blockAtTime!.get(i64(timestampUsec)) as Row | undefined;
+    const r = this.s.blockAtTime!.get(ver(timestampUsec)) as Row | undefined;
     return r ? toBlock(r) : null;
   }
 

@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { StorageUnavailableError, type LedgerStore } from "../storage/LedgerStore.js";
+import { defaultApiConfig } from "./config.js";
+import { NodeContext } from "./context.js";
+import { ApiError } from "./errors.js";
+import type { LedgerInfo } from "../ledger/types.js";
+
+const info: LedgerInfo = { chainId: 4, ledgerVersion: 9n, oldestVersion: 0n, timestampUsec: 0n, epoch: 1n, blockHeight: 1n, oldestBlockHeight: 0n };
+
+describe("NodeContext.read", () => {
+  const ctx = new NodeContext({} as LedgerStore, defaultApiConfig());
+
+  it("answers 503 when the store goes away between the ledger read and the data read", async () => {
+    const err = await ctx.read("Failed to get modules", info, async () => {
+      throw new StorageUnavailableError("connection terminated");
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(503);
+    expect((err as ApiError).body()).toEqual({ message: "Failed to get modules: connection terminated", error_code: "internal_error" });
+  });
+
+  it("answers 500 with the ledger for any other storage failure", async () => {
+    const err = (await ctx.read("Failed to get modules", info, async () => {
+      throw new Error("disk I/O error");
+    }).catch((e: unknown) => e)) as ApiError;
+    expect([err.status, err.errorCode, err.ledger]).toEqual([500, "internal_error", info]);
+  });
+});
