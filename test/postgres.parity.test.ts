@@ -50,7 +50,7 @@ async function readsAt(s: LedgerStore, v: bigint, L: ReturnType<typeof devnetLed
   const out: unknown[] = [];
   for (const a of [parseAddress("0x1")!, parseAddress(DEVNET_APP_ADDRESS)!]) {
     const all = await s.getModules(a, v, null, 10_000);
-    out.push(all.map((m) => [m.name, hex(m.stateKey), m.codeHash, m.bytecode.length]));
+    out.push(await Promise.all(all.map(async (m) => [m.name, hex(m.stateKey), m.codeHash, (await s.getModuleCode(m.codeHash))?.length])));
     const mid = all[Math.floor(all.length / 2)];
     if (mid) out.push((await s.getModules(a, v, mid.stateKey, 3)).map((m) => m.name));
   }

@@ -113,7 +113,7 @@ const hex = (b: Uint8Array | null): string | null => (b ? Buffer.from(b).toStrin
 /** Everything readable at `version` (to compare before and after a prune). */
 async function snapshot(s: LedgerStore, version: bigint) {
   return {
-    modules: (await s.getModules(A, version, null, 100)).map((m) => [m.name, hex(m.bytecode)]),
+    modules: await Promise.all((await s.getModules(A, version, null, 100)).map(async (m) => [m.name, hex(await s.getModuleCode(m.codeHash))])),
     modulesB: await moduleNames(s, version, B),
     items: [await s.getTableItem(H, K1, version), await s.getTableItem(H, K2, version), await s.getTableItem(H, K3, version)].map(hex),
     resource: await s.getResource(A, R, version),
@@ -223,7 +223,8 @@ export function storeSuite(factory: () => Backend): void {
     });
 
     it("reads modules at every version: written, overwritten, deleted, written again", async () => {
-      const at = async (v: bigint) => (await h.getModules(A, v, null, 100)).map((m) => `${m.name}=${hex(m.bytecode)!.slice(-2)}`);
+      const at = async (v: bigint) =>
+        Promise.all((await h.getModules(A, v, null, 100)).map(async (m) => `${m.name}=${hex(await h.getModuleCode(m.codeHash))!.slice(-2)}`));
       expect(await at(0n)).toEqual(["b=01", "coin=00"]);
       expect(await at(1n)).toEqual(["b=01", "coin=00"]);
       expect(await at(2n)).toEqual(["b=01", "coin=02"]);

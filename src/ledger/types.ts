@@ -63,7 +63,6 @@ export interface ModuleEntry {
   /** The module's state key bytes (see `src/ledger/stateKey.ts`), also the paging cursor. */
   stateKey: Uint8Array;
   name: string;
-  bytecode: Uint8Array;
-  /** sha256 hex of the bytecode, computed at ingest (keys the ABI cache). */
+  /** sha256 hex of the bytecode, computed at ingest; `LedgerStore.getModuleCode` gives the bytes. */
   codeHash: string;
 }

@@ -64,6 +64,11 @@ export class AbiCache {
     return text;
   }
 
+  /** The cached record text of `hash`, without decoding anything on a miss. */
+  cachedRecord(hash: string): string | undefined {
+    return this.records.get(hash);
+  }
+
   private readonly records = new Map<string, string>();
 
   /** Number of cached entries. */

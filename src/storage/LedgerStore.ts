@@ -127,6 +127,8 @@ export interface LedgerStore {
     start: Uint8Array | null,
     limit: number,
   ): Promise<ModuleEntry[]>;
+  /** The bytecode with this content hash (module code is stored once per hash). */
+  getModuleCode(codeHash: string): Promise<Uint8Array | null>;
   getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;

@@ -93,29 +93,38 @@ export const getAccountModules: RouteDef = {
         ctx.store.getModules(address, version, start, limit + 1),
       );
       await ctx.ensureKept(version);
-      // 4. encode
+      // 3b. bytecode, stored once per content hash: read only what the record cache has not
+      // printed yet (every module's, for BCS)
+      const code = async (m: ModuleEntry): Promise<Uint8Array> => {
+        const bytes = await ctx.read("Failed to get module bytecode from storage", info, () => ctx.store.getModuleCode(m.codeHash));
+        if (!bytes) throw ApiError.internal(`Module bytecode ${m.codeHash} of ${m.name} is missing from storage`, info);
+        return bytes;
+      };
+      // 4. encode, cutting the page at the byte budget
       const budget = ctx.config.modulesPageBytes;
-      const page: ModuleEntry[] = [];
-      const parts: string[] = [];
-      let bytes = 2;
+      const page: Array<{ m: ModuleEntry; json: string; bytes: Uint8Array | null }> = [];
+      let size = 2;
       for (let i = 0; i < rows.length && i < limit; i++) {
-        const row = rows[i]!;
-        const json = format === "json" ? records.record(row.codeHash, row.bytecode) : "";
-        const size = format === "json" ? json.length + 1 : row.bytecode.length + row.name.length + 80;
-        if (page.length > 0 && bytes + size > budget) break;
-        page.push(row);
-        parts.push(json);
-        bytes += size;
+        const m = rows[i]!;
+        let json = "";
+        let bytes: Uint8Array | null = null;
+        if (format === "json") json = records.cachedRecord(m.codeHash) ?? records.record(m.codeHash, await code(m));
+        else bytes = await code(m);
+        const add = format === "json" ? json.length + 1 : bytes!.length + m.name.length + 80;
+        if (page.length > 0 && size + add > budget) break;
+        page.push({ m, json, bytes });
+        size += add;
       }
       const next = rows[page.length];
       reply.headers(ctx.headers.ledger(info));
       if (next) reply.headers(ctx.headers.cursor(Buffer.from(next.stateKey).toString("hex")));
       if (format === "bcs") {
         const addr = formatAddress(address);
-        const entries = page.map((m) => [`${addr}::${m.name}`, m.bytecode] as [string, Uint8Array]);
+        const entries = page.map(({ m, bytes }) => [`${addr}::${m.name}`, bytes!] as [string, Uint8Array]);
         entries.sort((a, b) => Buffer.compare(Buffer.from(bcs.string().serialize(a[0]).toBytes()), Buffer.from(bcs.string().serialize(b[0]).toBytes())));
         return reply.type(BCS_TYPE).send(Buffer.from(moduleMapBcs.serialize(entries).toBytes()));
       }
+      const parts = page.map((p) => p.json);
       return reply.type("application/json").send(`[${parts.join(",")}]`);
     },
 };

@@ -65,12 +65,13 @@ const SQL = {
   ledger: `SELECT chain_id, ledger_version, timestamp_usec, epoch, block_height, oldest_version, oldest_block_height
            FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL`,
   // Newest row per state key at or below $3 that is not a deletion, in state-key order from $2.
-  modules: `SELECT m.state_key, m.name, m.bytecode, m.code_hash FROM modules m
+  modules: `SELECT m.state_key, m.name, m.code_hash FROM modules m
             WHERE m.address = $1 AND m.state_key >= $2 AND m.version <= $3::numeric AND m.bytecode IS NOT NULL
               AND NOT EXISTS (SELECT 1 FROM modules n
                               WHERE n.address = m.address AND n.state_key = m.state_key
                                 AND n.version > m.version AND n.version <= $3::numeric)
             ORDER BY m.state_key LIMIT $4`,
+  moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
   tableItem: `SELECT value FROM table_items WHERE handle = $1 AND key = $2 AND version <= $3::numeric
               ORDER BY version DESC LIMIT 1`,
   resource: `SELECT value FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric
@@ -274,12 +275,12 @@ export class PostgresStore implements LedgerStore {
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
     const rows = await this.q("modules", [address, start ?? Buffer.alloc(0), dec(version), limit]);
-    return rows.map((r) => ({
-      stateKey: r.state_key as Buffer,
-      name: r.name as string,
-      bytecode: r.bytecode as Buffer,
-      codeHash: r.code_hash as string,
-    }));
+    return rows.map((r) => ({ stateKey: r.state_key as Buffer, name: r.name as string, codeHash: r.code_hash as string }));
+  }
+
+  async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
+    const rows = await this.q("moduleCode", [codeHash]);
+    return (rows[0]?.bytecode as Buffer | undefined) ?? null;
   }
 
   async getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null> {

@@ -57,6 +57,8 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (address, state_key, version)
   );
   CREATE INDEX modules_by_version ON modules (version);
+  -- Bytecode by content hash: pages list hashes; the API reads code only on an ABI-cache miss.
+  CREATE INDEX modules_by_code ON modules (code_hash) WHERE code_hash IS NOT NULL;
   CREATE TABLE table_items (
     handle bytea NOT NULL,
     key bytea NOT NULL,

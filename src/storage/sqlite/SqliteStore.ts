@@ -33,6 +33,13 @@ const i64 = (v: bigint): bigint => BigInt.asIntN(64, v);
 const I64_MAX = (1n << 63n) - 1n;
 /** Versions are stored as SQLite INTEGER; a query bound past i64 can only mean "beyond everything". */
 const ver = (v: bigint): bigint => (v > I64_MAX ? I64_MAX : v);
+/**
+ * Timestamps are searched by range, so they are stored order-preserving: the top bit flipped maps
+ * u64 order onto SQLite's signed order (0 -> i64 min, u64 max -> i64 max).
+ */
+const TOP = 1n << 63n;
+const tsIn = (v: bigint): bigint => BigInt.asIntN(64, v ^ TOP);
+const tsOut = (x: bigint): bigint => BigInt.asUintN(64, x) ^ TOP;
 const u64 = (v: bigint | number): bigint => BigInt.asUintN(64, BigInt(v));
 
 type Row = Record<string, unknown>;
@@ -99,13 +106,14 @@ export class SqliteStore implements LedgerStore {
                 oldest_block_height FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL`,
       ),
       modules: p(
-        `SELECT m.state_key, m.name, m.bytecode, m.code_hash FROM modules m
+        `SELECT m.state_key, m.name, m.code_hash FROM modules m
          WHERE m.address = ? AND m.state_key >= ? AND m.version <= ?
            AND m.version = (SELECT max(version) FROM modules m2
                              WHERE m2.address = m.address AND m2.state_key = m.state_key AND m2.version <= ?)
-           AND m.bytecode IS NOT NULL
+           AND m.code_hash IS NOT NULL
          ORDER BY m.state_key LIMIT ?`,
       ),
+      code: p("SELECT bytecode FROM code WHERE code_hash = ?"),
       tableItem: p(
         `SELECT value FROM table_items WHERE handle = ? AND key = ? AND version <= ?
          ORDER BY version DESC LIMIT 1`,
@@ -115,11 +123,11 @@ export class SqliteStore implements LedgerStore {
          ORDER BY version DESC LIMIT 1`,
       ),
       summariesFwd: p(
-        `SELECT sender, version, hash, replay_kind, replay_value FROM transactions
+        `SELECT version, hash, replay_kind, replay_value FROM account_transactions
          WHERE sender = ? AND version >= ? AND version <= ? ORDER BY version ASC LIMIT ?`,
       ),
       summariesBack: p(
-        `SELECT sender, version, hash, replay_kind, replay_value FROM transactions
+        `SELECT version, hash, replay_kind, replay_value FROM account_transactions
          WHERE sender = ? AND version <= ? ORDER BY version DESC LIMIT ?`,
       ),
       blockByVersion: p(
@@ -142,9 +150,10 @@ export class SqliteStore implements LedgerStore {
                                    gas_unit_price, gas_used, success, contract)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      insModule: p(
-        `INSERT OR REPLACE INTO modules (address, state_key, version, name, bytecode, code_hash)
-         VALUES (?, ?, ?, ?, ?, ?)`,
+      insModule: p(`INSERT OR REPLACE INTO modules (address, state_key, version, name, code_hash) VALUES (?, ?, ?, ?, ?)`),
+      insCode: p(`INSERT OR IGNORE INTO code (code_hash, bytecode) VALUES (?, ?)`),
+      insAccountTxn: p(
+        `INSERT INTO account_transactions (sender, version, hash, replay_kind, replay_value) VALUES (?, ?, ?, ?, ?)`,
       ),
       insTableItem: p(`INSERT OR REPLACE INTO table_items (handle, key, version, value) VALUES (?, ?, ?, ?)`),
       insResource: p(`INSERT OR REPLACE INTO resources (address, type, version, value) VALUES (?, ?, ?, ?)`),
@@ -194,7 +203,7 @@ export class SqliteStore implements LedgerStore {
       chainId: Number(r.chain_id),
       ledgerVersion: r.ledger_version as bigint,
       oldestVersion: r.oldest_version as bigint,
-      timestampUsec: u64(r.timestamp_usec as bigint),
+      timestampUsec: tsOut(r.timestamp_usec as bigint),
       epoch: r.epoch as bigint,
       blockHeight: r.block_height as bigint,
       oldestBlockHeight: r.oldest_block_height as bigint,
@@ -203,12 +212,12 @@ export class SqliteStore implements LedgerStore {
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
     const rows = this.s.modules!.all(address, start ?? Buffer.alloc(0), ver(version), ver(version), limit) as Row[];
-    return rows.map((r) => ({
-      stateKey: r.state_key as Buffer,
-      name: r.name as string,
-      bytecode: r.bytecode as Buffer,
-      codeHash: r.code_hash as string,
-    }));
+    return rows.map((r) => ({ stateKey: r.state_key as Buffer, name: r.name as string, codeHash: r.code_hash as string }));
+  }
+
+  async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
+    const r = this.s.code!.get(codeHash) as { bytecode: Buffer } | undefined;
+    return r?.bytecode ?? null;
   }
 
   async getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null> {
@@ -230,7 +239,8 @@ export class SqliteStore implements LedgerStore {
       const end = q.end !== undefined && q.end < q.ledgerVersion ? q.end : q.ledgerVersion;
       rows = (this.s.summariesBack!.all(q.sender, ver(end), q.limit) as Row[]).reverse();
     }
-    return rows.map(toSummary);
+    const sender = Buffer.from(q.sender);
+    return rows.map((r) => toSummary(sender, r));
   }
 
   async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
@@ -246,7 +256,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
-    const r = this.s.blockAtTime!.get(ver(timestampUsec)) as Row | undefined;
+    const r = this.s.blockAtTime!.get(tsIn(timestampUsec < 0n ? 0n : timestampUsec)) as Row | undefined;
     return r ? toBlock(r) : null;
   }
 
@@ -289,7 +299,7 @@ export class SqliteStore implements LedgerStore {
     s.insBlock!.run(
       b.height,
       b.epoch,
-      i64(b.timestampUsec),
+      tsIn(b.timestampUsec),
       b.firstVersion,
       b.lastVersion,
       b.endInfo ? (b.endInfo.blockGasLimitReached ? 1 : 0) : null,
@@ -309,13 +319,18 @@ export class SqliteStore implements LedgerStore {
         u ? (u.success ? 1 : 0) : null,
         u ? u.contractAddress : null,
       );
+      if (u) {
+        s.insAccountTxn!.run(u.sender, t.version, t.hash, u.replayProtector.type === "nonce" ? 0 : 1, i64(u.replayProtector.value));
+      }
     }
     for (const m of w.modules) {
-      s.insModule!.run(m.address, m.stateKey, m.version, m.name, m.bytecode, m.bytecode ? codeHash(m.bytecode) : null);
+      const hash = m.bytecode ? codeHash(m.bytecode) : null;
+      if (m.bytecode) s.insCode!.run(hash, m.bytecode);
+      s.insModule!.run(m.address, m.stateKey, m.version, m.name, hash);
     }
     for (const t of w.tableItems) s.insTableItem!.run(t.handle, t.key, t.version, t.value);
     for (const r of w.resources) s.insResource!.run(r.address, r.type, r.version, r.json);
-    s.setLedger!.run(b.lastVersion, i64(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
+    s.setLedger!.run(b.lastVersion, tsIn(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
   }
 
   async prune(target: PruneTarget): Promise<PruneResult> {
@@ -336,6 +351,7 @@ export class SqliteStore implements LedgerStore {
     const O = t.oldestVersion;
     const run = (sql: string, ...args: unknown[]): number => this.db.prepare(sql).run(...args).changes;
     const transactionsDeleted = run("DELETE FROM transactions WHERE version < ?", O);
+    run("DELETE FROM account_transactions WHERE version < ?", O);
     const blocksDeleted = run("DELETE FROM blocks WHERE height < ?", t.oldestBlockHeight);
     let stateRowsDeleted = 0;
     for (const [table, keyCols] of [
@@ -352,9 +368,11 @@ export class SqliteStore implements LedgerStore {
         O,
       );
       // A deletion that is now the oldest row of its key hides nothing any more.
-      const valueCol = table === "modules" ? "bytecode" : "value";
+      const valueCol = table === "modules" ? "code_hash" : "value";
       stateRowsDeleted += run(`DELETE FROM ${table} WHERE version <= ? AND ${valueCol} IS NULL`, O);
     }
+    // Code no kept module version refers to any more (not state rows: not counted).
+    run("DELETE FROM code WHERE code_hash NOT IN (SELECT code_hash FROM modules WHERE code_hash IS NOT NULL)");
     return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
   }
 
@@ -369,17 +387,17 @@ function toBlock(r: Row): BlockInfo {
   return {
     height: r.height as bigint,
     epoch: r.epoch as bigint,
-    timestampUsec: u64(r.timestamp_usec as bigint),
+    timestampUsec: tsOut(r.timestamp_usec as bigint),
     firstVersion: r.first_version as bigint,
     lastVersion: r.last_version as bigint,
     endInfo: gas === null || out === null ? null : { blockGasLimitReached: gas === 1n, blockOutputLimitReached: out === 1n },
   };
 }
 
-function toSummary(r: Row): TransactionSummary {
+function toSummary(sender: Uint8Array, r: Row): TransactionSummary {
   const value = u64(r.replay_value as bigint);
   return {
-    sender: r.sender as Buffer,
+    sender,
     version: r.version as bigint,
     hash: r.hash as Buffer,
     replayProtector: Number(r.replay_kind) === 0 ? { type: "nonce", value } : { type: "sequence_number", value },

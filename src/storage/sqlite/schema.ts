@@ -36,15 +36,28 @@ export const MIGRATIONS: readonly string[] = [
     success INTEGER,
     contract TEXT
   );
-  CREATE INDEX transactions_by_sender ON transactions (sender, version) WHERE sender IS NOT NULL;
+  -- Summaries by sender, clustered so a page of 100 is one contiguous range (the reference
+  -- node keeps the same index, TransactionSummariesByAccountSchema).
+  CREATE TABLE account_transactions (
+    sender BLOB NOT NULL,
+    version INTEGER NOT NULL,
+    hash BLOB NOT NULL,
+    replay_kind INTEGER NOT NULL,
+    replay_value INTEGER NOT NULL,
+    PRIMARY KEY (sender, version)
+  ) WITHOUT ROWID;
+  -- Versioned module slots; the bytecode itself is stored once per content hash in code.
   CREATE TABLE modules (
     address BLOB NOT NULL,
     state_key BLOB NOT NULL,
     version INTEGER NOT NULL,
     name TEXT NOT NULL,
-    bytecode BLOB,
     code_hash TEXT,
     PRIMARY KEY (address, state_key, version)
+  ) WITHOUT ROWID;
+  CREATE TABLE code (
+    code_hash TEXT PRIMARY KEY,
+    bytecode BLOB NOT NULL
   ) WITHOUT ROWID;
   CREATE TABLE table_items (
     handle BLOB NOT NULL,
