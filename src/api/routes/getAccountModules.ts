@@ -33,6 +33,9 @@ export interface GetAccountModulesQuery {
 }
 
 const moduleMapBcs = bcs.vector(bcs.tuple([bcs.string(), bcs.byteVector()]));
+const OPEN = Buffer.from("[");
+const COMMA = Buffer.from(",");
+const CLOSE = Buffer.from("]");
 /** Module records printed once per bytecode hash (ABI decoded once). */
 const records = new AbiCache(20_000);
 
@@ -102,15 +105,15 @@ export const getAccountModules: RouteDef = {
       };
       // 4. encode, cutting the page at the byte budget
       const budget = ctx.config.modulesPageBytes;
-      const page: Array<{ m: ModuleEntry; json: string; bytes: Uint8Array | null }> = [];
+      const page: Array<{ m: ModuleEntry; json: Buffer | null; bytes: Uint8Array | null }> = [];
       let size = 2;
       for (let i = 0; i < rows.length && i < limit; i++) {
         const m = rows[i]!;
-        let json = "";
+        let json: Buffer | null = null;
         let bytes: Uint8Array | null = null;
         if (format === "json") json = records.cachedRecord(m.codeHash) ?? records.record(m.codeHash, await code(m));
         else bytes = await code(m);
-        const add = format === "json" ? json.length + 1 : bytes!.length + m.name.length + 80;
+        const add = json ? json.length + 1 : bytes!.length + m.name.length + 80;
         if (page.length > 0 && size + add > budget) break;
         page.push({ m, json, bytes });
         size += add;
@@ -124,8 +127,10 @@ export const getAccountModules: RouteDef = {
         entries.sort((a, b) => Buffer.compare(Buffer.from(bcs.string().serialize(a[0]).toBytes()), Buffer.from(bcs.string().serialize(b[0]).toBytes())));
         return reply.type(BCS_TYPE).send(Buffer.from(moduleMapBcs.serialize(entries).toBytes()));
       }
-      const parts = page.map((p) => p.json);
-      return reply.type("application/json").send(`[${parts.join(",")}]`);
+      const parts: Buffer[] = [OPEN];
+      page.forEach((p, i) => (i === 0 ? parts.push(p.json!) : parts.push(COMMA, p.json!)));
+      parts.push(CLOSE);
+      return reply.type("application/json").send(Buffer.concat(parts));
     },
 };
 

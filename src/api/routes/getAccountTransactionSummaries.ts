@@ -102,13 +102,15 @@ export const getAccountTransactionSummaries: RouteDef = {
  */
 function toJson(rows: TransactionSummary[]): string {
   let out = "[";
+  // One account's page: its sender prints the same on every row.
+  const head = rows.length > 0 ? `{"sender":"${formatAddress(rows[0]!.sender)}","version":"` : "";
   for (let i = 0; i < rows.length; i++) {
     const s = rows[i]!;
     const rp = s.replayProtector;
     const kind = rp.type === "nonce" ? "nonce" : "sequence_number";
     if (i > 0) out += ",";
     out +=
-      `{"sender":"${formatAddress(s.sender)}","version":"${s.version}","transaction_hash":"${toHex(s.hash)}",` +
+      `${head}${s.version}","transaction_hash":"${toHex(s.hash)}",` +
       `"replay_protector":{"type":"${kind}","${kind}":"${rp.value}"}}`;
   }
   return out + "]";
