@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   base.child.kill();
 
   const body = `
-Command: \`npm run build && node --import tsx bench/api.bench.ts --txns ${TXNS} --duration ${DURATION} --rounds ${ROUNDS}\`
+Command: \`npm run build && node --import tsx bench/api.bench.ts ${process.argv.slice(2).join(" ")}\`
 (${new Date().toISOString().slice(0, 10)}, 2-core shared VM; autocannon 10 connections in the bench process; the node and
 the constant route each in their own process; rounds alternate constant/operation; medians of ${ROUNDS} rounds of ${DURATION} s).
 
