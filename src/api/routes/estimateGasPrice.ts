@@ -84,11 +84,13 @@ export const estimateGasPrice: RouteDef = {
       if (format === "bcs") {
         return reply.type(BCS_TYPE).send(Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()));
       }
-      return reply.type("application/json").send({
-        deprioritized_gas_estimate: estimate.deprioritized_gas_estimate,
-        gas_estimate: estimate.gas_estimate,
-        prioritized_gas_estimate: estimate.prioritized_gas_estimate,
-      });
+      // Three integers, in the reference key order, written directly (no schema walk per call).
+      return reply
+        .type("application/json")
+        .send(
+          `{"deprioritized_gas_estimate":${estimate.deprioritized_gas_estimate},"gas_estimate":${estimate.gas_estimate},` +
+            `"prioritized_gas_estimate":${estimate.prioritized_gas_estimate}}`,
+        );
     };
   },
 };
