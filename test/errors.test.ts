@@ -9,17 +9,9 @@ import { pruneNow, parsePruneWindow } from "../src/ledger/pruning.js";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
 import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
+import { LEDGER_HEADERS } from "./helpers/headers.js";
 
 const H = addr("7ab1e");
-const LEDGER_HEADERS = [
-  "x-node-chain-id",
-  "x-node-ledger-version",
-  "x-node-ledger-oldest-version",
-  "x-node-ledger-timestampusec",
-  "x-node-epoch",
-  "x-node-block-height",
-  "x-node-oldest-block-height",
-];
 
 for (const factory of backendFactories) {
   const backend = factory();

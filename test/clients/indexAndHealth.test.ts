@@ -6,16 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "../helpers/backends.js";
 import { startTestNode, type TestNode } from "../helpers/node.js";
 import { call, startDevnetNode, startGenesisNode } from "./helpers.js";
+import { LEDGER_HEADERS } from "../helpers/headers.js";
 
-const LEDGER_HEADERS = [
-  "x-node-chain-id",
-  "x-node-ledger-version",
-  "x-node-ledger-oldest-version",
-  "x-node-ledger-timestampusec",
-  "x-node-epoch",
-  "x-node-block-height",
-  "x-node-oldest-block-height",
-];
 
 for (const factory of backendFactories) {
   const backend = factory();
