@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
 import { Devnet, type DevnetOptions } from "./ingest/devnet.js";
-import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
+import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
 import { openStore } from "./storage/open.js";
 
@@ -49,7 +49,7 @@ export const PACKAGE_VERSION: string = (() => {
 })();
 
 export async function startNode(o: ServeOptions): Promise<RunningNode> {
-  const windowText = o.pruneWindow ?? (o.devnet ? "2000" : "90000000");
+  const windowText = o.pruneWindow ?? (o.devnet ? DEVNET_PRUNE_WINDOW : DEFAULT_PRUNE_WINDOW);
   const window = parsePruneWindow(windowText);
   const writer = o.writer ?? true;
   const store = await openStore(o.db, { readonly: !writer });
@@ -70,7 +70,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     },
   });
   const address = await app.listen({ host: o.host, port: o.port });
-  devnet?.start();
+  devnet?.start((e) => app.log.error({ err: e }, "devnet: writing a block failed; trying again next interval"));
   let pruning = false;
   const pruner = setInterval(() => {
     if (pruning || !writer) return;

@@ -1,6 +1,7 @@
 /** Settings of the API, with the decided defaults (DECISIONS §9, §10, §13). */
 import type { GasEstimationConfig } from "../ledger/gas.js";
 import { defaultGasConfig } from "../ledger/gas.js";
+import { DEFAULT_PRUNE_WINDOW } from "../ledger/pruning.js";
 
 export interface ApiConfig {
   /** Also send the ledger headers as `X-Aptos-*` (for the official SDKs). */
@@ -30,7 +31,7 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     modulesMaxPageSize: 9999,
     modulesPageBytes: 8 * 1024 * 1024,
     bodyLimit: 8 * 1024 * 1024,
-    pruneWindow: "90000000",
+    pruneWindow: DEFAULT_PRUNE_WINDOW,
     gas: defaultGasConfig,
     nodeVersion: "0.0.0",
     gitHash: null,

@@ -2,7 +2,6 @@
  * The live devnet: writes a block every `blockIntervalMs` into the store through the same Importer
  * that `ledger-node import` uses. Restarting continues the same chain from what the store holds.
  */
-import { formatAddress } from "../ledger/address.js";
 import type { LedgerStore } from "../storage/LedgerStore.js";
 import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount, type DevnetChainOptions } from "./devnetChain.js";
 import { Importer } from "./importer.js";
@@ -16,8 +15,6 @@ export class Devnet {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private lastTimestamp = 0n;
-  /** The last error writing a block (logged by the caller); the devnet keeps trying. */
-  lastError: Error | null = null;
 
   private constructor(
     private readonly importer: Importer,
@@ -72,10 +69,11 @@ export class Devnet {
     return run;
   }
 
-  start(): void {
+  /** Writes a block every interval; a failed block is reported to `onError` and tried again next tick. */
+  start(onError: (e: Error) => void): void {
     if (this.timer) return;
     this.timer = setInterval(() => {
-      this.produceBlock().catch((e: Error) => (this.lastError = e));
+      this.produceBlock().catch(onError);
     }, this.opts.blockIntervalMs);
   }
 
@@ -83,9 +81,5 @@ export class Devnet {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;
-  }
-
-  get appAddress(): string {
-    return formatAddress(parseAddress("a11ce")!);
   }
 }

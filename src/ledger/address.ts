@@ -26,12 +26,6 @@ export function formatAddress(bytes: Uint8Array): string {
   return "0x" + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 }
 
-/** Re-prints an address string in AIP-40 form; returns null when it is not an address. */
-export function normalizeAddress(text: string): string | null {
-  const b = parseAddress(text);
-  return b ? formatAddress(b) : null;
-}
-
 /** `0x` + lowercase hex of every byte, zeros kept (HexEncodedBytes). */
 export function toHex(bytes: Uint8Array): string {
   return "0x" + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");

@@ -8,6 +8,8 @@ import type { LedgerStore, PruneResult, PruneTarget } from "../storage/LedgerSto
 export type PruneWindow = { kind: "versions"; versions: bigint } | { kind: "time"; micros: bigint; text: string };
 
 export const DEFAULT_PRUNE_WINDOW = "90000000";
+/** A devnet keeps a small window, so a long-running `npm start` stays small on disk. */
+export const DEVNET_PRUNE_WINDOW = "2000";
 
 const UNITS: Record<string, bigint> = { s: 1_000_000n, m: 60_000_000n, h: 3_600_000_000n, d: 86_400_000_000n };
 
