@@ -90,6 +90,30 @@ for (const factory of backendFactories) {
       expect(bcs.u64().parse(new Uint8Array(await res.arrayBuffer()))).toBe("500");
     });
 
+    it("costs no block or transaction reads between blocks under load (2,000 requests over 3 cache expiries)", async () => {
+      const chain = referenceGenesis();
+      for (let b = 0; b < 130; b++) chain.block(transfers(b % 10 === 0 ? 260 : 3, 100 + (b % 7) * 40));
+      const node = await serve(chain);
+      const counts = { blocks: 0, txns: 0 };
+      const store = node.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+      for (const [name, key] of [["getBlockByVersion", "blocks"], ["getUserTxnGas", "txns"]] as const) {
+        const real = store[name]!.bind(node.store);
+        store[name] = (...a: unknown[]) => ((counts[key] += 1), real(...a));
+      }
+      const first = await estimate(node); // cold: walks the history once
+      expect(counts.blocks).toBeGreaterThan(100);
+      counts.blocks = counts.txns = 0;
+      // 2,000 requests, 20 at a time, spanning more than 3 cache expiries (500 ms each).
+      const started = Date.now();
+      let n = 0;
+      while (n < 2000 || Date.now() - started < 1600) {
+        const batch = await Promise.all(Array.from({ length: 20 }, () => estimate(node)));
+        for (const b of batch) expect(b).toEqual(first);
+        n += 20;
+      }
+      expect(counts).toEqual({ blocks: 0, txns: 0 });
+    });
+
     it("uses the ledger's minimum price, or the setting (100) when genesis wrote no gas schedule", async () => {
       const idle = new ChainBuilder().genesis();
       idle.block([]);
