@@ -109,7 +109,7 @@ function installCors(app: FastifyInstance, ctx: NodeContext): void {
 
 function installErrors(app: FastifyInstance, ctx: NodeContext): void {
   app.setErrorHandler(async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    const e = toApiError(err, req);
+    const e = toApiError(err, req, ctx.config.bodyLimit);
     if (e.status >= 500) req.log.error({ err }, e.message);
     let ledger = e.ledger;
     const wantsHeaders = req.routeOptions.config?.ledgerHeaders === true;
@@ -120,7 +120,7 @@ function installErrors(app: FastifyInstance, ctx: NodeContext): void {
 }
 
 /** Maps whatever was thrown to the one error class. */
-function toApiError(err: FastifyError, req: FastifyRequest): ApiError {
+function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof StorageUnavailableError) return ApiError.unavailable(err.message, err);
   if (err.validation && err.validation.length > 0) {
@@ -138,7 +138,7 @@ function toApiError(err: FastifyError, req: FastifyRequest): ApiError {
   }
   switch (err.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return new ApiError(413, "web_framework_error", `request body is larger than the limit of ${req.routeOptions.bodyLimit ?? ""} bytes`.replace(" of  bytes", ""));
+      return new ApiError(413, "web_framework_error", `request body is larger than the limit of ${bodyLimit} bytes`);
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new ApiError(415, "web_framework_error", `unsupported Content-Type ${JSON.stringify(req.headers["content-type"] ?? "")}: send application/json`);
     case "FST_ERR_CTP_EMPTY_JSON_BODY":

@@ -62,7 +62,7 @@ export class NodeContext {
   }
 }
 
-export function checkVersion(requested: bigint, info: LedgerInfo): void {
+function checkVersion(requested: bigint, info: LedgerInfo): void {
   if (requested > info.ledgerVersion) throw ApiError.versionNotFound(requested, info);
   if (requested < info.oldestVersion) throw ApiError.versionPruned(requested, info);
 }

@@ -8,18 +8,19 @@ export type WireFormat = "json" | "bcs";
 export const JSON_TYPE = "application/json";
 export const BCS_TYPE = "application/x-bcs";
 
-export function acceptType(accept: string | undefined): WireFormat {
-  if (!accept) return "json";
+/** The format the first exact `application/json` or `application/x-bcs` entry names, or null. */
+export function namedType(accept: string | undefined): WireFormat | null {
+  if (!accept) return null;
   for (const part of accept.split(",")) {
     const semi = part.indexOf(";");
     const t = (semi === -1 ? part : part.slice(0, semi)).trim().toLowerCase();
     if (t === JSON_TYPE) return "json";
     if (t === BCS_TYPE) return "bcs";
   }
-  return "json";
+  return null;
 }
 
-/** Whether the Accept header names JSON explicitly before BCS (raw_item refuses that). */
-export function acceptNamesJsonOnly(accept: string | undefined): boolean {
-  return accept !== undefined && acceptType(accept) === "json" && /application\/json/i.test(accept);
+/** The response format: the one the Accept header names, else JSON. */
+export function acceptType(accept: string | undefined): WireFormat {
+  return namedType(accept) ?? "json";
 }

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { formatAddress, parseHexBytes, toHex } from "../../ledger/address.js";
 import { ApiError } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
-import { acceptNamesJsonOnly, BCS_TYPE } from "../negotiate.js";
+import { BCS_TYPE, namedType } from "../negotiate.js";
 import { addressPath, u64Query, u64QuerySchema } from "../params.js";
 import { errorResponses, type RouteDef } from "../route.js";
 
@@ -67,7 +67,7 @@ export const getRawTableItem: RouteDef = {
           `parse request payload error: key: decode hex-encoded string(${JSON.stringify(body.key)}) failed: expected an optional 0x and an even number of hex digits`,
         );
       }
-      if (acceptNamesJsonOnly(req.headers.accept)) {
+      if (namedType(req.headers.accept) === "json") {
         throw new ApiError(
           403,
           "api_disabled",
