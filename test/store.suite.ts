@@ -159,6 +159,8 @@ export function storeSuite(factory: () => Backend): void {
     it("answers an empty ledger with nothing", async () => {
       const s = await fresh(4);
       expect(await s.getLedgerInfo()).toBeNull();
+      expect(await s.readTableItem(H, K1, undefined)).toBeNull();
+      expect(await s.readTableItem(H, K1, 0n)).toBeNull();
       expect(await s.getModules(A, 0n, null, 10)).toEqual([]);
       expect(await s.getTableItem(H, K1, 0n)).toBeNull();
       expect(await s.getResource(A, R, 0n)).toBeNull();
@@ -266,6 +268,24 @@ export function storeSuite(factory: () => Backend): void {
       expect(await h.getResource(B, R, 2n)).toBeNull();
     });
 
+    it("reads a table item with the ledger position of the same snapshot, at a version or at the newest", async () => {
+      const info = (await h.getLedgerInfo())!;
+      const latest = await h.readTableItem(H, K1, undefined);
+      expect(latest?.info).toEqual(info);
+      expect(hex(latest!.value)).toBe("0c");
+      // every version reads what the plain versioned read gives, with the same position beside it
+      for (const v of [0n, 1n, 2n, 5n, 6n, 8n, 9n]) {
+        for (const k of [K1, K2, K3, bytes(1, 0)]) {
+          const snap = await h.readTableItem(H, k, v);
+          expect(snap?.info).toEqual(info);
+          expect(hex(snap!.value)).toBe(hex(await h.getTableItem(H, k, v)));
+        }
+      }
+      // a version past the ledger still answers (the caller turns it into 404), past i64 too
+      expect(hex((await h.readTableItem(H, K1, U64_MAX))!.value)).toBe("0c");
+      expect((await h.readTableItem(NOBODY, K1, undefined))!.value).toBeNull();
+    });
+
     it("pages transaction summaries forward, backward, by limit and below the ledger version", async () => {
       expect(await summaryVersions(h, {})).toEqual([2n, 6n, 9n]);
       expect(await summaryVersions(h, { limit: 2 })).toEqual([6n, 9n]);
@@ -328,6 +348,8 @@ export function storeSuite(factory: () => Backend): void {
       // v0 rows of A::coin, k1 and R are superseded by v2 rows at or below 5
       expect(r1).toEqual({ transactionsDeleted: 5, blocksDeleted: 2, stateRowsDeleted: 3 });
       expect(await s.getLedgerInfo()).toMatchObject({ ledgerVersion: 9n, oldestVersion: 5n, oldestBlockHeight: 2n, blockHeight: 3n });
+      // a snapshot read shows the raised oldest version, so the caller answers 410 below it
+      expect((await s.readTableItem(H, K1, 1n))?.info).toMatchObject({ ledgerVersion: 9n, oldestVersion: 5n });
       expect(await Promise.all(versions.map((v) => snapshot(s, v)))).toEqual(before);
       // the superseded rows are really gone (reads below the oldest version are not kept exact)
       expect(await s.getTableItem(H, K1, 1n)).toBeNull();

@@ -3,7 +3,7 @@
  * error object (with the ledger headers on data operations), answers unknown routes 404, wrong
  * methods 405, and handles CORS on every response.
  */
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { LedgerStore } from "../storage/LedgerStore.js";
 import { StorageUnavailableError } from "../storage/LedgerStore.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
@@ -46,6 +46,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
     return503OnClosing: true,
     // A log line per request costs more than a point read: off unless asked for (errors are logged).
     logController: new LogController({ disableRequestLogging: !(opts.logRequests ?? false) }),
+    // Without request logging, no child logger per request (it costs a point read about 1 µs): the
+    // error lines name the request id themselves. With it, Fastify's child binds reqId to each line.
+    ...(opts.logRequests ? {} : { childLoggerFactory: (logger: FastifyBaseLogger) => logger }),
     serializerOpts: { ajv: { formats: Object.fromEntries(DOC_FORMATS.map((f) => [f, true])) } },
     ajv: {
       customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false },
@@ -82,15 +85,18 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
  */
 function installCors(app: FastifyInstance, ctx: NodeContext): void {
   const expose = ctx.headers.exposed.join(", ");
-  app.addHook("onRequest", async (req, reply) => {
+  // A callback hook, not an async one: it runs on every request, and a promise per request costs.
+  app.addHook("onRequest", (req, reply, done) => {
     // Vary on every response, with or without Origin: a cache must not hand a response made without
     // the CORS headers to a cross-origin caller (Fetch standard, "CORS protocol and HTTP caches").
     reply.header("vary", "Origin");
     const origin = req.headers.origin;
-    if (origin === undefined) return;
-    reply.header("access-control-allow-origin", origin);
-    reply.header("access-control-allow-credentials", "true");
-    reply.header("access-control-expose-headers", expose);
+    if (origin !== undefined) {
+      reply.header("access-control-allow-origin", origin);
+      reply.header("access-control-allow-credentials", "true");
+      reply.header("access-control-expose-headers", expose);
+    }
+    done();
   });
   app.options("/*", { schema: { hide: true } }, async (req: FastifyRequest, reply: FastifyReply) => {
     const method = String(req.headers["access-control-request-method"] ?? "").toUpperCase();
@@ -110,7 +116,7 @@ function installCors(app: FastifyInstance, ctx: NodeContext): void {
 function installErrors(app: FastifyInstance, ctx: NodeContext): void {
   app.setErrorHandler(async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const e = toApiError(err, req, ctx.config.bodyLimit);
-    if (e.status >= 500) req.log.error({ err }, e.message);
+    if (e.status >= 500) req.log.error({ reqId: req.id, err }, e.message);
     let ledger = e.ledger;
     const wantsHeaders = req.routeOptions.config?.ledgerHeaders === true;
     if (!ledger && wantsHeaders && e.status !== 503) ledger = await ctx.store.getLedgerInfo().catch(() => null);

@@ -4,7 +4,7 @@
  * (404 above the newest, 410 below the oldest kept; DECISIONS §8).
  */
 import type { LedgerInfo } from "../ledger/types.js";
-import { StorageUnavailableError, type LedgerStore } from "../storage/LedgerStore.js";
+import { StorageUnavailableError, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
@@ -48,6 +48,29 @@ export class NodeContext {
   async ensureKept(version: bigint): Promise<void> {
     const now = await this.ledger();
     if (version < now.oldestVersion) throw ApiError.versionPruned(version, now);
+  }
+
+  /**
+   * Resolve and read in one step, for reads the store answers together with the ledger position
+   * from one snapshot: 503 on an empty ledger, then 404/410 judged against that same snapshot, so
+   * a prune racing the read cannot slip between the check and the data.
+   */
+  async snapshot<T>(
+    what: string,
+    requested: bigint | undefined,
+    f: () => Promise<Snapshot<T> | null>,
+  ): Promise<{ info: LedgerInfo; version: bigint; value: T }> {
+    let snap: Snapshot<T> | null;
+    try {
+      snap = await f();
+    } catch (e) {
+      if (e instanceof StorageUnavailableError) throw ApiError.unavailable(`${what}: ${e.message}`, e);
+      throw ApiError.internal(`${what}: ${(e as Error).message}`, null, e);
+    }
+    if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+    if (requested === undefined) return { info: snap.info, version: snap.info.ledgerVersion, value: snap.value };
+    checkVersion(requested, snap.info);
+    return { info: snap.info, version: requested, value: snap.value };
   }
 
   /** Runs a store read, mapping its failure to a typed 500 with the ledger headers. */

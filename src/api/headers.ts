@@ -18,7 +18,8 @@ export const NODE_HEADER_NAMES = [...FIELDS.map(([n]) => `X-NODE-${n}`), "X-NODE
 export const APTOS_HEADER_NAMES = [...FIELDS.map(([, a]) => `X-Aptos-${a}`), "X-Aptos-Cursor"];
 
 export interface HeaderWriter {
-  ledger(info: LedgerInfo): Record<string, string>;
+  /** The ledger headers' values (a shared record: do not modify it). */
+  ledger(info: LedgerInfo): Readonly<Record<string, string>>;
   cursor(hex: string): Record<string, string>;
   /** Names to expose through CORS. */
   exposed: string[];
@@ -26,8 +27,13 @@ export interface HeaderWriter {
 
 /** Builds the header writer once; per request it only fills values. */
 export function headerWriter(aptosHeaders: boolean): HeaderWriter {
+  // The store hands out the same LedgerInfo object while the ledger has not moved, so the values
+  // are printed once per block, not per request. The returned record is shared: read it only.
+  let lastInfo: LedgerInfo | null = null;
+  let last: Record<string, string> = {};
   return {
     ledger(i: LedgerInfo): Record<string, string> {
+      if (i === lastInfo) return last;
       const values = [i.chainId, i.ledgerVersion, i.oldestVersion, i.timestampUsec, i.epoch, i.blockHeight, i.oldestBlockHeight];
       const h: Record<string, string> = {};
       for (let k = 0; k < FIELDS.length; k++) {
@@ -35,6 +41,8 @@ export function headerWriter(aptosHeaders: boolean): HeaderWriter {
         h[`x-node-${FIELDS[k]![0].toLowerCase()}`] = v;
         if (aptosHeaders) h[`x-aptos-${FIELDS[k]![1].toLowerCase()}`] = v;
       }
+      lastInfo = i;
+      last = h;
       return h;
     },
     cursor(hex: string): Record<string, string> {

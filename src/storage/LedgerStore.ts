@@ -22,6 +22,12 @@ import type {
 
 export type StorageKind = "sqlite" | "postgres";
 
+/** A value and the ledger position it was read with, from one consistent snapshot. */
+export interface Snapshot<T> {
+  info: LedgerInfo;
+  value: T;
+}
+
 /** Kinds of transaction kept per version (so a re-import can check what it skips). */
 export type TxnKind =
   | "genesis_transaction"
@@ -130,6 +136,13 @@ export interface LedgerStore {
   /** The bytecode with this content hash (module code is stored once per hash). */
   getModuleCode(codeHash: string): Promise<Uint8Array | null>;
   getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null>;
+  /**
+   * A table item together with the ledger position, in one statement and so one snapshot: the
+   * value is read at `version`, or at the ledger version of that same snapshot when `version` is
+   * undefined. The caller decides 404/410 from `info`, which a concurrent prune cannot have
+   * overtaken. Null when no block was committed yet.
+   */
+  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
   /** Summaries ascending by version (see DECISIONS §9 for the window rules). */

@@ -74,13 +74,12 @@ export const getRawTableItem: RouteDef = {
           "Get raw table item is not allowed with Accept: application/json. Only BCS is supported as an AcceptType: send Accept: application/x-bcs",
         );
       }
-      // 2. resolve the ledger version
-      const { info, version } = await ctx.resolve(requested);
-      // 3. read raw bytes
-      const value = await ctx.read(`Failed when trying to retrieve table item from the DB with key: ${toHex(key)}`, info, () =>
-        ctx.store.getTableItem(handle, key, version),
+      // 2-3. resolve the ledger version and read the raw bytes, in one snapshot of the store
+      const { info, version, value } = await ctx.snapshot(
+        `Failed when trying to retrieve table item from the DB with key: ${toHex(key)}`,
+        requested,
+        () => ctx.store.readTableItem(handle, key, requested),
       );
-      await ctx.ensureKept(version);
       if (value === null) {
         throw new ApiError(
           404,

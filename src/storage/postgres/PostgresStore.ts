@@ -30,6 +30,7 @@ import type {
   LedgerStore,
   PruneResult,
   PruneTarget,
+  Snapshot,
   StoredTxnFingerprint,
   SummaryQuery,
   TxnKind,
@@ -74,6 +75,12 @@ const SQL = {
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
   tableItem: `SELECT value FROM table_items WHERE handle = $1 AND key = $2 AND version <= $3::numeric
               ORDER BY version DESC LIMIT 1`,
+  // The ledger row and the item in one statement, so one snapshot and one round trip.
+  tableItemAt: `SELECT l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version,
+                       l.oldest_block_height,
+                       (SELECT t.value FROM table_items t WHERE t.handle = $1 AND t.key = $2
+                          AND t.version <= coalesce($3::numeric, l.ledger_version) ORDER BY t.version DESC LIMIT 1) AS value
+                FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
   resource: `SELECT value FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric
              ORDER BY version DESC LIMIT 1`,
   summariesFwd: `SELECT sender, version, hash, replay_kind, replay_value FROM transactions
@@ -261,16 +268,13 @@ export class PostgresStore implements LedgerStore {
 
   async getLedgerInfo(): Promise<LedgerInfo | null> {
     const r = (await this.q("ledger", []))[0];
+    return r ? ledgerInfo(r) : null;
+  }
+
+  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
+    const r = (await this.q("tableItemAt", [handle, key, version === undefined ? null : dec(version)]))[0];
     if (!r) return null;
-    return {
-      chainId: Number(r.chain_id),
-      ledgerVersion: big(r.ledger_version),
-      oldestVersion: big(r.oldest_version),
-      timestampUsec: big(r.timestamp_usec),
-      epoch: big(r.epoch),
-      blockHeight: big(r.block_height),
-      oldestBlockHeight: big(r.oldest_block_height),
-    };
+    return { info: ledgerInfo(r), value: (r.value as Buffer | null) ?? null };
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
@@ -521,5 +525,18 @@ function toSummary(r: Row): TransactionSummary {
     version: big(r.version),
     hash: r.hash as Buffer,
     replayProtector: Number(r.replay_kind) === 0 ? { type: "nonce", value } : { type: "sequence_number", value },
+  };
+}
+
+/** The ledger row as LedgerInfo. */
+function ledgerInfo(r: Row): LedgerInfo {
+  return {
+    chainId: Number(r.chain_id),
+    ledgerVersion: big(r.ledger_version),
+    oldestVersion: big(r.oldest_version),
+    timestampUsec: big(r.timestamp_usec),
+    epoch: big(r.epoch),
+    blockHeight: big(r.block_height),
+    oldestBlockHeight: big(r.oldest_block_height),
   };
 }

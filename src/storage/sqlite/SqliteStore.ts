@@ -21,6 +21,7 @@ import type {
   LedgerStore,
   PruneResult,
   PruneTarget,
+  Snapshot,
   StoredTxnFingerprint,
   SummaryQuery,
   TxnKind,
@@ -44,6 +45,10 @@ const u64 = (v: bigint | number): bigint => BigInt.asUintN(64, BigInt(v));
 
 type Row = Record<string, unknown>;
 
+/** The ledger row's columns as snapshot reads select them, in `infoFromRow`'s order (alias `l`). */
+const LEDGER_COLS =
+  "l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version, l.oldest_block_height";
+
 export interface SqliteStoreOptions {
   readonly?: boolean;
 }
@@ -57,6 +62,8 @@ export class SqliteStore implements LedgerStore {
   private readonly pruneTx: (t: PruneTarget) => PruneResult;
   /** Ledger info, valid while `PRAGMA data_version` (other connections' commits) is unchanged. */
   private cachedInfo: { dataVersion: number; info: LedgerInfo | null } | null = null;
+  /** The last LedgerInfo built from a snapshot read (see `infoFromRow`). */
+  private lastRowInfo: LedgerInfo | null = null;
 
   constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -102,10 +109,7 @@ export class SqliteStore implements LedgerStore {
       chainId: p("SELECT chain_id FROM ledger WHERE id = 1", false),
       dataVersion: this.db.prepare("PRAGMA data_version").pluck(),
       initChain: p("INSERT INTO ledger (id, chain_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING"),
-      ledger: p(
-        `SELECT chain_id, ledger_version, timestamp_usec, epoch, block_height, oldest_version,
-                oldest_block_height FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL`,
-      ),
+      ledger: raw(`SELECT ${LEDGER_COLS} FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`),
       modules: p(
         `SELECT m.state_key, m.name, m.code_hash FROM modules m
          WHERE m.address = ? AND m.state_key >= ? AND m.version <= ?
@@ -118,6 +122,14 @@ export class SqliteStore implements LedgerStore {
       tableItem: p(
         `SELECT value FROM table_items WHERE handle = ? AND key = ? AND version <= ?
          ORDER BY version DESC LIMIT 1`,
+      ),
+      // The ledger row and the item in one statement: one snapshot, one read lock (WAL read marks
+      // are taken and dropped per statement, with a few system calls each).
+      tableItemAt: raw(
+        `SELECT ${LEDGER_COLS},
+                (SELECT t.value FROM table_items t WHERE t.handle = ? AND t.key = ?
+                   AND t.version <= coalesce(?, l.ledger_version) ORDER BY t.version DESC LIMIT 1)
+         FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
       ),
       resource: p(
         `SELECT value FROM resources WHERE address = ? AND type = ? AND version <= ?
@@ -198,17 +210,8 @@ export class SqliteStore implements LedgerStore {
   }
 
   private readLedgerInfo(): LedgerInfo | null {
-    const r = this.s.ledger!.get() as Row | undefined;
-    if (!r) return null;
-    return {
-      chainId: Number(r.chain_id),
-      ledgerVersion: r.ledger_version as bigint,
-      oldestVersion: r.oldest_version as bigint,
-      timestampUsec: tsOut(r.timestamp_usec as bigint),
-      epoch: r.epoch as bigint,
-      blockHeight: r.block_height as bigint,
-      oldestBlockHeight: r.oldest_block_height as bigint,
-    };
+    const r = this.s.ledger!.get() as unknown[] | undefined;
+    return r ? this.infoFromRow(r) : null;
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
@@ -224,6 +227,33 @@ export class SqliteStore implements LedgerStore {
   async getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null> {
     const r = this.s.tableItem!.get(handle, key, ver(version)) as { value: Buffer | null } | undefined;
     return r?.value ?? null;
+  }
+
+  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
+    const r = this.s.tableItemAt!.get(handle, key, version === undefined ? null : ver(version)) as unknown[] | undefined;
+    if (!r) return null;
+    return { info: this.infoFromRow(r), value: (r[7] as Buffer | null) ?? null };
+  }
+
+  /**
+   * LedgerInfo from the `LEDGER_COLS` columns of a snapshot read. The object is reused while the
+   * ledger has not moved (version and oldest version fix every other field), so per-ledger work
+   * downstream, such as the header values, is done once per block.
+   */
+  private infoFromRow(r: unknown[]): LedgerInfo {
+    const last = this.lastRowInfo;
+    if (last && last.ledgerVersion === r[1] && last.oldestVersion === r[5]) return last;
+    const info: LedgerInfo = {
+      chainId: Number(r[0]),
+      ledgerVersion: r[1] as bigint,
+      oldestVersion: r[5] as bigint,
+      timestampUsec: tsOut(r[2] as bigint),
+      epoch: r[3] as bigint,
+      blockHeight: r[4] as bigint,
+      oldestBlockHeight: r[6] as bigint,
+    };
+    this.lastRowInfo = info;
+    return info;
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
