@@ -161,6 +161,8 @@ export function storeSuite(factory: () => Backend): void {
       expect(await s.getLedgerInfo()).toBeNull();
       expect(await s.readTableItem(H, K1, undefined)).toBeNull();
       expect(await s.readTableItem(H, K1, 0n)).toBeNull();
+      expect(await s.readModulesVersion(A, undefined)).toBeNull();
+      expect(await s.readSummariesVersion(A, undefined)).toBeNull();
       expect(await s.getModules(A, 0n, null, 10)).toEqual([]);
       expect(await s.getTableItem(H, K1, 0n)).toBeNull();
       expect(await s.getResource(A, R, 0n)).toBeNull();
@@ -284,6 +286,36 @@ export function storeSuite(factory: () => Backend): void {
       // a version past the ledger still answers (the caller turns it into 404), past i64 too
       expect(hex((await h.readTableItem(H, K1, U64_MAX))!.value)).toBe("0c");
       expect((await h.readTableItem(NOBODY, K1, undefined))!.value).toBeNull();
+    });
+
+    it("names the version of an account's newest module write or deletion, beside the ledger position", async () => {
+      const info = (await h.getLedgerInfo())!;
+      const at = async (v: bigint | undefined, a = A) => {
+        const snap = (await h.readModulesVersion(a, v))!;
+        expect(snap.info).toEqual(info);
+        return snap.value;
+      };
+      // A's modules change at v0, v2, v3, v6 (a deletion counts) and v9
+      expect(await Promise.all([0n, 1n, 2n, 3n, 5n, 6n, 8n, 9n, U64_MAX, undefined].map((v) => at(v)))).toEqual([
+        0n, 0n, 2n, 3n, 3n, 6n, 6n, 9n, 9n, 9n,
+      ]);
+      expect(await at(2n, B)).toBeNull();
+      expect(await at(undefined, B)).toBe(3n);
+      expect(await at(undefined, NOBODY)).toBeNull();
+    });
+
+    it("names the version of an account's newest transaction at or below an end and the ledger", async () => {
+      const info = (await h.getLedgerInfo())!;
+      const newest = async (end: bigint | undefined, sender = A) => {
+        const snap = (await h.readSummariesVersion(sender, end))!;
+        expect(snap.info).toEqual(info);
+        return snap.value;
+      };
+      expect(await Promise.all([undefined, U64_MAX, 9n, 8n, 6n, 5n, 2n, 1n, 0n].map((e) => newest(e)))).toEqual([
+        9n, 9n, 9n, 6n, 6n, 2n, 2n, null, null,
+      ]);
+      expect(await newest(undefined, B)).toBe(3n);
+      expect(await newest(undefined, NOBODY)).toBeNull();
     });
 
     it("pages transaction summaries forward, backward, by limit and below the ledger version", async () => {

@@ -143,10 +143,23 @@ export interface LedgerStore {
    * overtaken. Null when no block was committed yet.
    */
   readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null>;
+  /**
+   * The version of the newest module write or deletion of `address` at or below `version` (the
+   * snapshot's ledger version when undefined), with the ledger position of the same snapshot.
+   * Every module page of the account at `version` is the page at that version: the API keys its
+   * page cache by it. Null when no block was committed yet.
+   */
+  readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
   /** Summaries ascending by version (see DECISIONS §9 for the window rules). */
   getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]>;
+  /**
+   * The version of the newest transaction sent by `sender` at or below `end` and the snapshot's
+   * ledger version, with the ledger position of the same snapshot. Summary pages of the account
+   * change only when it does: the API keys its page cache by it. Null when no block was committed yet.
+   */
+  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
 
   /** The block holding `version`, or null (pruned or not yet committed). */
   getBlockByVersion(version: bigint): Promise<BlockInfo | null>;

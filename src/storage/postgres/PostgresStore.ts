@@ -81,6 +81,17 @@ const SQL = {
                        (SELECT t.value FROM table_items t WHERE t.handle = $1 AND t.key = $2
                           AND t.version <= coalesce($3::numeric, l.ledger_version) ORDER BY t.version DESC LIMIT 1) AS value
                 FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
+  modulesVersionAt: `SELECT l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version,
+                            l.oldest_block_height,
+                            (SELECT m.version FROM modules m WHERE m.address = $1
+                               AND m.version <= coalesce($2::numeric, l.ledger_version) ORDER BY m.version DESC LIMIT 1) AS value
+                     FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
+  summariesVersionAt: `SELECT l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version,
+                              l.oldest_block_height,
+                              (SELECT t.version FROM transactions t WHERE t.sender = $1
+                                 AND t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)
+                               ORDER BY t.version DESC LIMIT 1) AS value
+                       FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
   resource: `SELECT value FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric
              ORDER BY version DESC LIMIT 1`,
   summariesFwd: `SELECT sender, version, hash, replay_kind, replay_value FROM transactions
@@ -290,6 +301,16 @@ export class PostgresStore implements LedgerStore {
   async getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null> {
     const r = (await this.q("tableItem", [handle, key, dec(version)]))[0];
     return (r?.value as Buffer | null | undefined) ?? null;
+  }
+
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    const r = (await this.q("modulesVersionAt", [address, version === undefined ? null : dec(version)]))[0];
+    return r ? { info: ledgerInfo(r), value: r.value === null ? null : big(r.value) } : null;
+  }
+
+  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    const r = (await this.q("summariesVersionAt", [sender, end === undefined ? null : dec(end)]))[0];
+    return r ? { info: ledgerInfo(r), value: r.value === null ? null : big(r.value) } : null;
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {

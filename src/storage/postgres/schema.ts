@@ -76,4 +76,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX resources_by_version ON resources (version);
   `,
+  `
+  -- The newest module write of an account at or below a version, in one seek (the API's page
+  -- cache key for module pages).
+  CREATE INDEX modules_by_address_version ON modules (address, version);
+  `,
 ];

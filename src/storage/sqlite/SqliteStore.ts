@@ -131,6 +131,19 @@ export class SqliteStore implements LedgerStore {
                    AND t.version <= coalesce(?, l.ledger_version) ORDER BY t.version DESC LIMIT 1)
          FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
       ),
+      modulesVersionAt: raw(
+        `SELECT ${LEDGER_COLS},
+                (SELECT m.version FROM modules m WHERE m.address = ? AND m.version <= coalesce(?, l.ledger_version)
+                 ORDER BY m.version DESC LIMIT 1)
+         FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
+      ),
+      summariesVersionAt: raw(
+        `SELECT ${LEDGER_COLS},
+                (SELECT a.version FROM account_transactions a
+                 WHERE a.sender = ? AND a.version <= min(coalesce(?, l.ledger_version), l.ledger_version)
+                 ORDER BY a.version DESC LIMIT 1)
+         FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
+      ),
       resource: p(
         `SELECT value FROM resources WHERE address = ? AND type = ? AND version <= ?
          ORDER BY version DESC LIMIT 1`,
@@ -233,6 +246,16 @@ export class SqliteStore implements LedgerStore {
     const r = this.s.tableItemAt!.get(handle, key, version === undefined ? null : ver(version)) as unknown[] | undefined;
     if (!r) return null;
     return { info: this.infoFromRow(r), value: (r[7] as Buffer | null) ?? null };
+  }
+
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    const r = this.s.modulesVersionAt!.get(address, version === undefined ? null : ver(version)) as unknown[] | undefined;
+    return r ? { info: this.infoFromRow(r), value: (r[7] as bigint | null) ?? null } : null;
+  }
+
+  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    const r = this.s.summariesVersionAt!.get(sender, end === undefined ? null : ver(end)) as unknown[] | undefined;
+    return r ? { info: this.infoFromRow(r), value: (r[7] as bigint | null) ?? null } : null;
   }
 
   /**

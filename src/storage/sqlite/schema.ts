@@ -74,4 +74,9 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (address, type, version)
   ) WITHOUT ROWID;
   `,
+  `
+  -- The newest module write of an account at or below a version, in one seek (the API's page
+  -- cache key for module pages).
+  CREATE INDEX modules_by_address_version ON modules (address, version);
+  `,
 ];
