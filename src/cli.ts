@@ -47,6 +47,9 @@ program
   .option("--block-interval <ms>", "devnet block interval", intOption("--block-interval", 10, 3_600_000), 1000)
   .option("--chain-id <id>", "chain id of a new ledger", intOption("--chain-id", 0, 255), 4)
   .option("--workers <n>", "serve from N processes sharing the port; the devnet and the pruner run in the first", intOption("--workers", 1, 256), 1)
+  .option("--no-compression", "never compress responses (default: br/gzip/deflate when the client accepts it)")
+  .option("--compression-threshold <bytes>", "smallest body that is compressed", intOption("--compression-threshold", 0, 1 << 30), 1024)
+  .option("--page-cache-mb <mb>", "memory for encoded module and summary pages served again (0: off)", intOption("--page-cache-mb", 0, 1 << 20), 64)
   .option("--quiet", "log only warnings and errors", false)
   .option("--log-requests", "log every request and response (costs throughput)", false)
   .action(async (o) => {
@@ -65,6 +68,7 @@ program
       chainId: o.chainId,
       logger: { level: o.quiet ? "warn" : "info" },
       logRequests: o.logRequests,
+      api: { compression: o.compression, compressionThreshold: o.compressionThreshold, pageCacheBytes: o.pageCacheMb * 1024 * 1024 },
     });
     console.log(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec)`);
     const shutdown = () => {

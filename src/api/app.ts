@@ -6,6 +6,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { LedgerStore } from "../storage/LedgerStore.js";
 import { StorageUnavailableError } from "../storage/LedgerStore.js";
+import { registerCompression } from "./compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";
 import { ApiError } from "./errors.js";
@@ -59,6 +60,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   // JSON is the only request body type (raw_item); anything else is 415.
   app.removeContentTypeParser("text/plain");
   for (const s of sharedSchemas) app.addSchema(s);
+  await registerCompression(app, config);
   await registerOpenApi(app, config.nodeVersion);
   installCors(app, ctx);
   installErrors(app, ctx);

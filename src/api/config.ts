@@ -12,6 +12,12 @@ export interface ApiConfig {
   modulesMaxPageSize: number;
   /** A modules page is cut early when its JSON body would pass this many bytes. */
   modulesPageBytes: number;
+  /** Compress responses for clients that accept it (the reference node's `compression_enabled`). */
+  compression: boolean;
+  /** Smallest body that is compressed, in bytes. */
+  compressionThreshold: number;
+  /** Bytes of encoded module and summary pages kept for repeated requests (0: none). */
+  pageCacheBytes: number;
   /** Largest accepted request body. */
   bodyLimit: number;
   /** The pruning window as configured (shown by /v1/info). */
@@ -30,6 +36,11 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     modulesPageSize: 1000,
     modulesMaxPageSize: 9999,
     modulesPageBytes: 8 * 1024 * 1024,
+    compression: true,
+    // The reference node compresses from 32 bytes; below about 1 KiB gzip and brotli save a few
+    // hundred bytes at most and cost more CPU than the point read itself.
+    compressionThreshold: 1024,
+    pageCacheBytes: 64 * 1024 * 1024,
     bodyLimit: 8 * 1024 * 1024,
     pruneWindow: DEFAULT_PRUNE_WINDOW,
     gas: defaultGasConfig,

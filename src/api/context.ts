@@ -8,9 +8,12 @@ import { StorageUnavailableError, type LedgerStore, type Snapshot } from "../sto
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
+import { PageCache } from "./pageCache.js";
 
 export class NodeContext {
   readonly headers: HeaderWriter;
+  /** Encoded pages of the page operations, keyed by what they depend on. */
+  readonly pages: PageCache;
   /** The generated OpenAPI document, set once the app is ready. */
   spec: { json: string; yaml: string } | null = null;
 
@@ -19,6 +22,7 @@ export class NodeContext {
     readonly config: ApiConfig,
   ) {
     this.headers = headerWriter(config.aptosHeaders);
+    this.pages = new PageCache(config.pageCacheBytes);
   }
 
   /** The ledger position now; 503 when the store cannot be read or holds no block yet. */

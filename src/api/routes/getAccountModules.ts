@@ -13,13 +13,16 @@
  */
 import { bcs } from "@mysten/bcs";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { formatAddress } from "../../ledger/address.js";
+import { formatAddress, toHex } from "../../ledger/address.js";
 import { parseModuleStateKey } from "../../ledger/stateKey.js";
-import type { ModuleEntry } from "../../ledger/types.js";
+import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
 import { ApiError } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { AbiCache } from "../../move/abiCache.js";
-import { acceptType, BCS_TYPE } from "../negotiate.js";
+import { EncodedBody, sendBody } from "../compression.js";
+import type { NodeContext } from "../context.js";
+import { acceptType, BCS_TYPE, JSON_TYPE, type WireFormat } from "../negotiate.js";
+import type { Page } from "../pageCache.js";
 import { addressPath, addressPathSchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
 import { errorResponses, type RouteDef } from "../route.js";
 
@@ -87,52 +90,82 @@ export const getAccountModules: RouteDef = {
       const requested = u64Query("ledger_version", query.ledger_version);
       const start = query.start === undefined ? null : parseCursor(query.start, address);
       const format = acceptType(req.headers.accept);
-      // 2. resolve the ledger version
-      const { info, version } = await ctx.resolve(requested);
+      // 2. resolve the ledger version, with the version of the account's newest module change
+      // read in the same snapshot
+      const { info, version, value: changed } = await ctx.snapshot("Failed to get modules from storage", requested, () =>
+        ctx.store.readModulesVersion(address, requested),
+      );
       if (query.limit === 0) throw ApiError.invalidInput("Given limit value (0) must not be zero", info);
       const limit = Math.min(query.limit ?? ctx.config.modulesPageSize, ctx.config.modulesMaxPageSize);
-      // 3. read (one more than the page, to know whether a next page exists)
-      const rows = await ctx.read("Failed to get modules from storage", info, () =>
-        ctx.store.getModules(address, version, start, limit + 1),
-      );
-      await ctx.ensureKept(version);
-      // 3b. bytecode, stored once per content hash: read only what the record cache has not
-      // printed yet (every module's, for BCS)
-      const code = async (m: ModuleEntry): Promise<Uint8Array> => {
-        const bytes = await ctx.read("Failed to get module bytecode from storage", info, () => ctx.store.getModuleCode(m.codeHash));
-        if (!bytes) throw ApiError.internal(`Module bytecode ${m.codeHash} of ${m.name} is missing from storage`, info);
-        return bytes;
-      };
-      // 4. encode, cutting the page at the byte budget
-      const budget = ctx.config.modulesPageBytes;
-      const page: Array<{ m: ModuleEntry; json: Buffer | null; bytes: Uint8Array | null }> = [];
-      let size = 2;
-      for (let i = 0; i < rows.length && i < limit; i++) {
-        const m = rows[i]!;
-        let json: Buffer | null = null;
-        let bytes: Uint8Array | null = null;
-        if (format === "json") json = records.cachedRecord(m.codeHash) ?? records.record(m.codeHash, await code(m));
-        else bytes = await code(m);
-        const add = json ? json.length + 1 : bytes!.length + m.name.length + 80;
-        if (page.length > 0 && size + add > budget) break;
-        page.push({ m, json, bytes });
-        size += add;
+      // 3. read: the page is the same at every version with the same newest change, so a page
+      // built once serves them all from the cache
+      const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
+      let page = ctx.pages.get<ModulesMeta>(key);
+      if (!page) {
+        page = await readPage(ctx, info, address, version, start, limit, format);
+        ctx.pages.set(key, page);
       }
-      const next = rows[page.length];
+      // 4. encode
       reply.headers(ctx.headers.ledger(info));
-      if (next) reply.headers(ctx.headers.cursor(Buffer.from(next.stateKey).toString("hex")));
-      if (format === "bcs") {
-        const addr = formatAddress(address);
-        const entries = page.map(({ m, bytes }) => [`${addr}::${m.name}`, bytes!] as [string, Uint8Array]);
-        entries.sort((a, b) => Buffer.compare(Buffer.from(bcs.string().serialize(a[0]).toBytes()), Buffer.from(bcs.string().serialize(b[0]).toBytes())));
-        return reply.type(BCS_TYPE).send(Buffer.from(moduleMapBcs.serialize(entries).toBytes()));
-      }
-      const parts: Buffer[] = [OPEN];
-      page.forEach((p, i) => (i === 0 ? parts.push(p.json!) : parts.push(COMMA, p.json!)));
-      parts.push(CLOSE);
-      return reply.type("application/json").send(Buffer.concat(parts));
+      if (page.meta.cursor) reply.headers(ctx.headers.cursor(page.meta.cursor));
+      const sent = sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
+      if (sent.grew) ctx.pages.set(key, page);
+      return sent.reply;
     },
 };
+
+interface ModulesMeta {
+  /** The X-NODE-CURSOR value: the state key of the next page's first module, hex. */
+  cursor: string | null;
+}
+
+/** Reads and encodes one page, cut at the page limit or the byte budget. */
+async function readPage(
+  ctx: NodeContext,
+  info: LedgerInfo,
+  address: Uint8Array,
+  version: bigint,
+  start: Uint8Array | null,
+  limit: number,
+  format: WireFormat,
+): Promise<Page<ModulesMeta>> {
+  // one more than the page, to know whether a next page exists
+  const rows = await ctx.read("Failed to get modules from storage", info, () => ctx.store.getModules(address, version, start, limit + 1));
+  await ctx.ensureKept(version);
+  // bytecode, stored once per content hash: read only what the record cache has not printed yet
+  // (every module's, for BCS)
+  const code = async (m: ModuleEntry): Promise<Uint8Array> => {
+    const bytes = await ctx.read("Failed to get module bytecode from storage", info, () => ctx.store.getModuleCode(m.codeHash));
+    if (!bytes) throw ApiError.internal(`Module bytecode ${m.codeHash} of ${m.name} is missing from storage`, info);
+    return bytes;
+  };
+  const budget = ctx.config.modulesPageBytes;
+  const page: Array<{ m: ModuleEntry; json: Buffer | null; bytes: Uint8Array | null }> = [];
+  let size = 2;
+  for (let i = 0; i < rows.length && i < limit; i++) {
+    const m = rows[i]!;
+    let json: Buffer | null = null;
+    let bytes: Uint8Array | null = null;
+    if (format === "json") json = records.cachedRecord(m.codeHash) ?? records.record(m.codeHash, await code(m));
+    else bytes = await code(m);
+    const add = json ? json.length + 1 : bytes!.length + m.name.length + 80;
+    if (page.length > 0 && size + add > budget) break;
+    page.push({ m, json, bytes });
+    size += add;
+  }
+  const next = rows[page.length];
+  const meta = { cursor: next ? Buffer.from(next.stateKey).toString("hex") : null };
+  if (format === "bcs") {
+    const addr = formatAddress(address);
+    const entries = page.map(({ m, bytes }) => [`${addr}::${m.name}`, bytes!] as [string, Uint8Array]);
+    entries.sort((a, b) => Buffer.compare(Buffer.from(bcs.string().serialize(a[0]).toBytes()), Buffer.from(bcs.string().serialize(b[0]).toBytes())));
+    return { body: new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries).toBytes())), meta };
+  }
+  const parts: Buffer[] = [OPEN];
+  page.forEach((p, i) => (i === 0 ? parts.push(p.json!) : parts.push(COMMA, p.json!)));
+  parts.push(CLOSE);
+  return { body: new EncodedBody(Buffer.concat(parts)), meta };
+}
 
 /** The `start` cursor: hex (optionally 0x) of one module state key of this account. */
 function parseCursor(raw: string, address: Uint8Array): Uint8Array {

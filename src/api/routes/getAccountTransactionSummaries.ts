@@ -14,7 +14,8 @@ import { formatAddress, toHex } from "../../ledger/address.js";
 import type { TransactionSummary } from "../../ledger/types.js";
 import { ApiError } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
-import { acceptType, BCS_TYPE } from "../negotiate.js";
+import { EncodedBody, sendBody } from "../compression.js";
+import { acceptType, BCS_TYPE, JSON_TYPE } from "../negotiate.js";
 import { addressPath, addressPathSchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
 import { errorResponses, type RouteDef } from "../route.js";
 
@@ -77,24 +78,41 @@ export const getAccountTransactionSummaries: RouteDef = {
       const start = u64Query("start_version", query.start_version);
       const end = u64Query("end_version", query.end_version);
       const format = acceptType(req.headers.accept);
-      // 2. resolve: always the latest ledger; a bound below the oldest kept version is pruned
-      const info = await ctx.ledger();
+      // 2. resolve: always the latest ledger, with the account's newest transaction in the window
+      // read in the same snapshot; a bound below the oldest kept version is pruned
+      const { info, value: newest } = await ctx.snapshot("Failed to retrieve account transaction summaries", undefined, () =>
+        ctx.store.readSummariesVersion(sender, start === undefined ? end : undefined),
+      );
       for (const bound of [start, end]) {
         if (bound !== undefined && bound < info.oldestVersion) throw ApiError.versionPruned(bound, info);
       }
       const limit = Math.min(query.limit ?? ctx.config.summariesPageSize, ctx.config.summariesMaxPageSize);
-      // 3. read
-      const rows = await ctx.read("Failed to retrieve account transaction summaries", info, () =>
-        ctx.store.getTransactionSummaries({ sender, start, end, ledgerVersion: info.ledgerVersion, limit }),
-      );
-      const first = rows[0];
-      if (first) await ctx.ensureKept(first.version);
+      // 3. read: the page stays the same until the account sends again, so a page built once
+      // serves every request until then from the cache (unless pruning has since cut into it)
+      const window = start === undefined ? `-|${end ?? "-"}` : `${start}|-`;
+      const key = `summaries|${format}|${toHex(sender)}|${window}|${limit}|${newest ?? "-"}`;
+      let page = ctx.pages.get<SummariesMeta>(key);
+      if (!page || (page.meta.first !== null && page.meta.first < info.oldestVersion)) {
+        const rows = await ctx.read("Failed to retrieve account transaction summaries", info, () =>
+          ctx.store.getTransactionSummaries({ sender, start, end, ledgerVersion: info.ledgerVersion, limit }),
+        );
+        const first = rows[0];
+        if (first) await ctx.ensureKept(first.version);
+        page = { body: new EncodedBody(format === "bcs" ? encodeBcs(rows) : Buffer.from(toJson(rows))), meta: { first: first?.version ?? null } };
+        ctx.pages.set(key, page);
+      }
       // 4. encode
       reply.headers(ctx.headers.ledger(info));
-      if (format === "bcs") return reply.type(BCS_TYPE).send(encodeBcs(rows));
-      return reply.type("application/json").send(toJson(rows));
+      const sent = sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
+      if (sent.grew) ctx.pages.set(key, page);
+      return sent.reply;
     },
 };
+
+interface SummariesMeta {
+  /** Version of the page's first summary: once pruned past it, the page is read again. */
+  first: bigint | null;
+}
 
 /**
  * The JSON array, written directly: every field is an address, a hash or a decimal, so nothing

@@ -1,0 +1,40 @@
+/**
+ * Encoded response bodies of page operations (modules, transaction summaries), least recently used
+ * out first, bounded in bytes. A key names everything the body depends on, including the store's
+ * version of the account's data (`readModulesVersion`, `readSummariesVersion`), so an entry is
+ * never stale: a change to the account makes a new key, and the old entry ages out.
+ */
+import { LRUCache } from "lru-cache";
+import type { EncodedBody } from "./compression.js";
+
+export interface Page<M> {
+  body: EncodedBody;
+  /** What the handler needs besides the body (the next-page cursor, the first version). */
+  meta: M;
+}
+
+/** One cache per app, shared by the page operations; each prefixes its keys with its own name. */
+export class PageCache {
+  private readonly lru: LRUCache<string, Page<unknown>> | null;
+
+  /** `maxBytes` 0 turns the cache off. */
+  constructor(maxBytes: number) {
+    this.lru =
+      maxBytes > 0
+        ? new LRUCache<string, Page<unknown>>({ maxSize: maxBytes, sizeCalculation: (p, key) => Math.max(1, p.body.size + key.length) })
+        : null;
+  }
+
+  get<M>(key: string): Page<M> | undefined {
+    return this.lru?.get(key) as Page<M> | undefined;
+  }
+
+  /** Stores a page, or stores it again after it grew a new encoding (its size is counted anew). */
+  set<M>(key: string, page: Page<M>): void {
+    this.lru?.set(key, page as Page<unknown>);
+  }
+
+  get bytes(): number {
+    return this.lru?.calculatedSize ?? 0;
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * The page cache and response compression, over real HTTP on both backends.
+ *
+ * Pages (modules, transaction summaries) are cached by the version of the account's data they
+ * depend on. These tests move the ledger under a running node (imports from another connection,
+ * module upgrades, new transactions, a prune) and compare every answer with a node over the same
+ * database that has the cache turned off. Compression is checked byte for byte after decoding.
+ */
+import { request } from "node:http";
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parsePruneWindow, pruneNow } from "../src/ledger/pruning.js";
+import { buildModule } from "../src/move/builder.js";
+import { openStore } from "../src/storage/open.js";
+import { backendFactories } from "./helpers/backends.js";
+import { ChainBuilder, addr, writeModule } from "./helpers/chain.js";
+import { startTestNode, type TestNode } from "./helpers/node.js";
+
+interface Raw {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/** A GET that returns the bytes as sent (fetch would decode them). */
+function get(url: string, headers: Record<string, string> = {}): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function decode(r: Raw): Buffer {
+  switch (r.headers["content-encoding"]) {
+    case undefined:
+      return r.body;
+    case "gzip":
+      return gunzipSync(r.body);
+    case "br":
+      return brotliDecompressSync(r.body);
+    case "deflate":
+      return inflateSync(r.body);
+    default:
+      throw new Error(`unexpected content-encoding ${String(r.headers["content-encoding"])}`);
+  }
+}
+
+const APP = addr("cafe");
+const BOB = addr("b0b");
+/** A module with enough functions that a page of it passes the compression threshold. */
+const shop = (version: number) =>
+  buildModule({
+    address: APP,
+    name: "shop",
+    functions: Array.from({ length: 4 + version }, (_, i) => ({ name: `f${i}`, entry: true, params: ["&signer", "u64", "address"] })),
+  });
+const other = (name: string) => buildModule({ address: APP, name, functions: [{ name: "run", entry: true, params: ["&signer"] }] });
+
+for (const factory of backendFactories) {
+  const backend = factory();
+  describe(`page cache (${backend.name})`, () => {
+    const chain = new ChainBuilder().genesis();
+    let db: string;
+    let cached: TestNode;
+    let uncached: TestNode;
+    let bobSeq = 0;
+    const bobSends = (n: number) => {
+      for (let i = 0; i < n; i++) chain.block([{ sender: BOB, seq: bobSeq++ }]);
+    };
+
+    beforeAll(async () => {
+      chain.block([{ sender: APP, changes: [writeModule(APP, shop(0)), writeModule(APP, other("a")), writeModule(APP, other("b"))] }]);
+      bobSends(6);
+      db = await backend.newDb();
+      await chain.importInto(db);
+      cached = await startTestNode(db);
+      uncached = await startTestNode(db, { api: { pageCacheBytes: 0 } });
+    });
+    afterAll(async () => {
+      await cached?.close();
+      await uncached?.close();
+      await backend.cleanup();
+    });
+
+    /** Every page request the tests make, in both formats. */
+    const pageUrls = (latest: bigint): string[] => {
+      const paths = [
+        `/accounts/${APP}/modules`,
+        `/accounts/${APP}/modules?limit=1`,
+        `/accounts/${APP}/modules?limit=2&ledger_version=2`,
+        `/accounts/${APP}/modules?ledger_version=${latest}`,
+        `/accounts/${BOB}/transaction_summaries`,
+        `/accounts/${BOB}/transaction_summaries?limit=3`,
+        `/accounts/${BOB}/transaction_summaries?start_version=0&limit=2`,
+        `/accounts/${BOB}/transaction_summaries?end_version=${latest - 3n}&limit=2`,
+      ];
+      return paths.flatMap((p) => [p, p]); // twice: the second is a cache hit on the cached node
+    };
+    /** Compares every page of both nodes; returns the statuses seen. */
+    const same = async (latest: bigint): Promise<Set<number>> => {
+      const statuses = new Set<number>();
+      for (const path of pageUrls(latest)) {
+        for (const accept of ["application/json", "application/x-bcs"]) {
+          const [a, b] = await Promise.all([get(cached.base + path, { accept }), get(uncached.base + path, { accept })]);
+          expect(a.status, path).toBe(b.status);
+          statuses.add(a.status);
+          expect(a.body.equals(b.body), `${path} (${accept})`).toBe(true);
+          expect(a.headers["x-node-cursor"], path).toEqual(b.headers["x-node-cursor"]);
+          expect(a.headers["x-node-ledger-version"], path).toEqual(b.headers["x-node-ledger-version"]);
+        }
+      }
+      return statuses;
+    };
+    const modules = async (node: TestNode, q = "") => JSON.parse((await get(`${node.base}/accounts/${APP}/modules${q}`)).body.toString()) as Array<{ bytecode: string }>;
+    const summaryVersions = async (q = "") =>
+      (JSON.parse((await get(`${cached.base}/accounts/${BOB}/transaction_summaries${q}`)).body.toString()) as Array<{ version: string }>).map((s) => s.version);
+
+    it("answers every page exactly as a node without the cache, while the ledger moves under it", async () => {
+      expect(await same(chain.version - 1n)).toEqual(new Set([200]));
+      const before = await modules(cached);
+      const upgradedAt = chain.nextUserVersion;
+      // another connection commits: an upgrade of shop, and more transactions from bob
+      chain.block([{ sender: APP, seq: 1, changes: [writeModule(APP, shop(1))] }]);
+      bobSends(2);
+      await chain.importInto(db);
+      const after = await modules(cached);
+      expect(after).not.toEqual(before);
+      expect(after.map((m) => m.bytecode)).toContain("0x" + Buffer.from(shop(1)).toString("hex"));
+      // the page at an older version is still the old one
+      expect(await modules(cached, `?ledger_version=${upgradedAt - 1n}`)).toEqual(before);
+      expect((await summaryVersions()).at(-1)).toBe(String(chain.version - 2n));
+      expect(await same(chain.version - 1n)).toEqual(new Set([200]));
+    });
+
+    it("reads a cached summaries page again once pruning has cut into it, instead of serving pruned rows", async () => {
+      const all = await summaryVersions("?limit=100");
+      expect(all.length).toBeGreaterThan(4);
+      // prune past bob's first two transactions (a window of the last few versions)
+      const store = await openStore(db);
+      try {
+        const keep = chain.version - 1n - BigInt(all[2]!);
+        expect(await pruneNow(store, parsePruneWindow(String(keep)))).not.toBeNull();
+      } finally {
+        await store.close();
+      }
+      const oldest = BigInt((await get(`${cached.base}/info`)).headers["x-node-ledger-oldest-version"] as string ?? "0");
+      const now = await summaryVersions("?limit=100");
+      expect(now.length).toBeLessThan(all.length);
+      expect(now.every((v) => BigInt(v) >= oldest)).toBe(true);
+      // the page at ledger version 2 is pruned now: 410 from both
+      expect(await same(chain.version - 1n)).toEqual(new Set([200, 410]));
+    });
+  });
+
+  describe(`compression (${backend.name})`, () => {
+    const chain = new ChainBuilder().genesis();
+    let nodes: TestNode[] = [];
+    let node: TestNode;
+    let low: TestNode;
+    let off: TestNode;
+    beforeAll(async () => {
+      chain.block([{ sender: APP, changes: [writeModule(APP, shop(3)), writeModule(APP, other("a"))] }]);
+      const db = await backend.newDb();
+      await chain.importInto(db);
+      node = await startTestNode(db);
+      low = await startTestNode(db, { api: { compressionThreshold: 32 } });
+      off = await startTestNode(db, { api: { compression: false } });
+      nodes = [node, low, off];
+    });
+    afterAll(async () => {
+      for (const n of nodes) await n.close();
+      await backend.cleanup();
+    });
+
+    const page = (n: TestNode, headers: Record<string, string> = {}) => get(`${n.base}/accounts/${APP}/modules`, headers);
+
+    it("sends a page br, gzip or deflate as Accept-Encoding asks, the same bytes once decoded", async () => {
+      const plain = await page(node);
+      expect(plain.headers["content-encoding"]).toBeUndefined();
+      expect(plain.body.length).toBeGreaterThan(1024);
+      const cases: Array<[string, string | undefined]> = [
+        ["gzip, deflate, br", "br"], // what the official SDK sends
+        ["gzip", "gzip"],
+        ["deflate", "deflate"],
+        ["br;q=0.5, gzip", "gzip"],
+        ["gzip;q=0, deflate", "deflate"],
+        ["x-gzip", "gzip"],
+        ["*", "gzip"],
+        ["identity", undefined],
+        ["compress", undefined],
+      ];
+      for (const [accept, expected] of cases) {
+        for (let i = 0; i < 2; i++) {
+          // twice: made once, then served from the cached page
+          const r = await page(node, { "accept-encoding": accept });
+          expect(r.status).toBe(200);
+          expect(r.headers["content-encoding"], accept).toBe(expected);
+          if (expected) {
+            expect(r.body.length, accept).toBeLessThan(plain.body.length / 2);
+            expect(String(r.headers["vary"])).toMatch(/Origin.*accept-encoding/i);
+            expect(r.headers["content-length"]).toBe(String(r.body.length));
+          }
+          expect(decode(r).equals(plain.body), accept).toBe(true);
+          expect(r.headers["x-node-ledger-version"]).toBe(plain.headers["x-node-ledger-version"]);
+        }
+      }
+    });
+
+    it("compresses BCS pages and uncached bodies (the spec) too", async () => {
+      const plain = await page(low, { accept: "application/x-bcs" });
+      const gz = await page(low, { accept: "application/x-bcs", "accept-encoding": "gzip" });
+      expect(gz.headers["content-encoding"]).toBe("gzip");
+      expect(gz.headers["content-type"]).toBe("application/x-bcs");
+      expect(decode(gz).equals(plain.body)).toBe(true);
+      const spec = await get(`${node.base}/spec.json`, { "accept-encoding": "br" });
+      expect(spec.headers["content-encoding"]).toBe("br");
+      expect(JSON.parse(decode(spec).toString()).openapi).toMatch(/^3\./);
+    });
+
+    it("leaves bodies under the threshold alone; at the reference node's 32 bytes /v1/info is gzipped", async () => {
+      const info = await get(`${node.base}/info`, { "accept-encoding": "gzip" });
+      expect(info.body.length).toBeLessThan(1024);
+      expect(info.headers["content-encoding"]).toBeUndefined();
+      const small = await get(`${low.base}/info`, { "accept-encoding": "gzip" });
+      expect(small.headers["content-encoding"]).toBe("gzip");
+      expect(JSON.parse(decode(small).toString())).toEqual(JSON.parse(info.body.toString()));
+      expect((await get(`${low.base}/info`)).headers["content-encoding"]).toBeUndefined();
+    });
+
+    it("never compresses with compression off", async () => {
+      for (const path of [`/accounts/${APP}/modules`, "/spec.json", "/info"]) {
+        const r = await get(off.base + path, { "accept-encoding": "gzip, deflate, br" });
+        expect(r.status).toBe(200);
+        expect(r.headers["content-encoding"], path).toBeUndefined();
+      }
+    });
+  });
+}
