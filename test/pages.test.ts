@@ -13,7 +13,7 @@ import { parsePruneWindow, pruneNow } from "../src/ledger/pruning.js";
 import { buildModule } from "../src/move/builder.js";
 import { openStore } from "../src/storage/open.js";
 import { backendFactories } from "./helpers/backends.js";
-import { ChainBuilder, addr, writeModule } from "./helpers/chain.js";
+import { ChainBuilder, addr, u64le, writeModule, writeTable } from "./helpers/chain.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 
 interface Raw {
@@ -22,17 +22,18 @@ interface Raw {
   body: Buffer;
 }
 
-/** A GET that returns the bytes as sent (fetch would decode them). */
-function get(url: string, headers: Record<string, string> = {}): Promise<Raw> {
+/** A GET (or a POST with `body`) that returns the bytes as sent (fetch would decode them). */
+function get(url: string, headers: Record<string, string> = {}, body?: string): Promise<Raw> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers }, (res) => {
+    const method = body === undefined ? "GET" : "POST";
+    const req = request(url, { method, headers: body === undefined ? headers : { ...headers, "content-type": "application/json" } }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
       res.on("error", reject);
     });
     req.on("error", reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -52,6 +53,7 @@ function decode(r: Raw): Buffer {
 }
 
 const APP = addr("cafe");
+const TABLE = addr("7ab1e");
 const BOB = addr("b0b");
 /** A module with enough functions that a page of it passes the compression threshold. */
 const shop = (version: number) =>
@@ -165,7 +167,17 @@ for (const factory of backendFactories) {
     let low: TestNode;
     let off: TestNode;
     beforeAll(async () => {
-      chain.block([{ sender: APP, changes: [writeModule(APP, shop(3)), writeModule(APP, other("a"))] }]);
+      chain.block([
+        {
+          sender: APP,
+          changes: [
+            writeModule(APP, shop(3)),
+            writeModule(APP, other("a")),
+            writeTable(TABLE, u64le(1), "0x" + "ab".repeat(3000)),
+            writeTable(TABLE, u64le(2), "0x" + "cd".repeat(10)),
+          ],
+        },
+      ]);
       const db = await backend.newDb();
       await chain.importInto(db);
       node = await startTestNode(db);
@@ -221,6 +233,19 @@ for (const factory of backendFactories) {
       const spec = await get(`${node.base}/spec.json`, { "accept-encoding": "br" });
       expect(spec.headers["content-encoding"]).toBe("br");
       expect(JSON.parse(decode(spec).toString()).openapi).toMatch(/^3\./);
+    });
+
+    it("compresses a large table item, and never a small one", async () => {
+      const item = (key: number, enc: string) =>
+        get(`${node.base}/tables/${TABLE}/raw_item`, { accept: "application/x-bcs", "accept-encoding": enc }, JSON.stringify({ key: u64le(key) }));
+      const big = await item(1, "gzip, deflate, br");
+      expect(big.status).toBe(200);
+      expect(big.headers["content-encoding"]).toBe("br");
+      expect(decode(big).equals(Buffer.from("ab".repeat(3000), "hex"))).toBe(true);
+      expect(big.headers["x-node-ledger-version"]).toBeDefined();
+      const small = await item(2, "gzip, deflate, br");
+      expect(small.headers["content-encoding"]).toBeUndefined();
+      expect(small.body.equals(Buffer.from("cd".repeat(10), "hex"))).toBe(true);
     });
 
     it("leaves bodies under the threshold alone; at the reference node's 32 bytes /v1/info is gzipped", async () => {

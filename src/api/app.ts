@@ -6,11 +6,12 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { LedgerStore } from "../storage/LedgerStore.js";
 import { StorageUnavailableError } from "../storage/LedgerStore.js";
-import { registerCompression } from "./compression.js";
+import { EncodedBody, sendBody } from "./compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";
 import { ApiError } from "./errors.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
+import { JSON_TYPE } from "./negotiate.js";
 import { queryParamMessage } from "./params.js";
 import type { RouteDef } from "./route.js";
 import { routes } from "./routes/index.js";
@@ -60,7 +61,6 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   // JSON is the only request body type (raw_item); anything else is 415.
   app.removeContentTypeParser("text/plain");
   for (const s of sharedSchemas) app.addSchema(s);
-  await registerCompression(app, config);
   await registerOpenApi(app, config.nodeVersion);
   installCors(app, ctx);
   installErrors(app, ctx);
@@ -74,10 +74,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       handler: r.handler(ctx),
     });
   }
-  installNotFound(app, routes);
+  installNotFound(app, routes, config);
 
   await app.ready();
-  ctx.spec = specTexts(app);
+  const texts = specTexts(app);
+  ctx.spec = { json: new EncodedBody(Buffer.from(texts.json)), yaml: new EncodedBody(Buffer.from(texts.yaml)) };
   return { app, ctx };
 }
 
@@ -123,7 +124,7 @@ function installErrors(app: FastifyInstance, ctx: NodeContext): void {
     const wantsHeaders = req.routeOptions.config?.ledgerHeaders === true;
     if (!ledger && wantsHeaders && e.status !== 503) ledger = await ctx.store.getLedgerInfo().catch(() => null);
     if (ledger) reply.headers(ctx.headers.ledger(ledger));
-    return reply.code(e.status).type("application/json").send(JSON.stringify(e.body()));
+    return sendBody(ctx.config, req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
   });
 }
 
@@ -161,7 +162,7 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
 }
 
 /** 404 for unknown paths, 405 when the path exists under another method. */
-function installNotFound(app: FastifyInstance, table: RouteDef[]): void {
+function installNotFound(app: FastifyInstance, table: RouteDef[], config: ApiConfig): void {
   const patterns = table.map((r) => ({
     method: r.method,
     re: new RegExp("^" + r.url.replace(/:[a-z_]+/g, "[^/]+") + "/?$"),
@@ -174,6 +175,6 @@ function installNotFound(app: FastifyInstance, table: RouteDef[]): void {
         ? new ApiError(405, "web_framework_error", `method ${req.method} is not allowed on ${path}; use ${allowed.join(", ")}`)
         : new ApiError(404, "web_framework_error", `no route ${req.method} ${path}`);
     if (allowed.length > 0) reply.header("allow", allowed.join(", "));
-    return reply.code(e.status).type("application/json").send(JSON.stringify(e.body()));
+    return sendBody(config, req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
   });
 }

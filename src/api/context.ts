@@ -9,13 +9,14 @@ import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
 import { PageCache } from "./pageCache.js";
+import { EncodedBody } from "./compression.js";
 
 export class NodeContext {
   readonly headers: HeaderWriter;
   /** Encoded pages of the page operations, keyed by what they depend on. */
   readonly pages: PageCache;
-  /** The generated OpenAPI document, set once the app is ready. */
-  spec: { json: string; yaml: string } | null = null;
+  /** The generated OpenAPI document, set once the app is ready (encoded once per encoding). */
+  spec: { json: EncodedBody; yaml: EncodedBody } | null = null;
 
   constructor(
     readonly store: LedgerStore,

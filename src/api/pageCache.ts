@@ -29,9 +29,14 @@ export class PageCache {
     return this.lru?.get(key) as Page<M> | undefined;
   }
 
-  /** Stores a page, or stores it again after it grew a new encoding (its size is counted anew). */
+  /** Stores a page; when it later grows a new encoding, its size is counted anew. */
   set<M>(key: string, page: Page<M>): void {
-    this.lru?.set(key, page as Page<unknown>);
+    if (!this.lru) return;
+    const lru = this.lru;
+    page.body.onGrow = () => {
+      if (lru.get(key) === page) lru.set(key, page as Page<unknown>);
+    };
+    lru.set(key, page as Page<unknown>);
   }
 
   get bytes(): number {

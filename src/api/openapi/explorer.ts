@@ -4,16 +4,17 @@
  * application/json` on its "try it" calls.
  */
 import { readFileSync } from "node:fs";
+import { EncodedBody } from "../compression.js";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 
 const require = createRequire(import.meta.url);
 const uiDir = dirname(require.resolve("swagger-ui-dist/package.json"));
 
-/** Asset name → [content type, bytes], read once. */
-export const explorerAssets: Record<string, [string, Buffer]> = {
-  "swagger-ui.css": ["text/css; charset=utf-8", readFileSync(join(uiDir, "swagger-ui.css"))],
-  "swagger-ui-bundle.js": ["application/javascript; charset=utf-8", readFileSync(join(uiDir, "swagger-ui-bundle.js"))],
+/** Asset name → [content type, bytes], read once and encoded once per encoding. */
+export const explorerAssets: Record<string, [string, EncodedBody]> = {
+  "swagger-ui.css": ["text/css; charset=utf-8", new EncodedBody(readFileSync(join(uiDir, "swagger-ui.css")))],
+  "swagger-ui-bundle.js": ["application/javascript; charset=utf-8", new EncodedBody(readFileSync(join(uiDir, "swagger-ui-bundle.js")))],
 };
 
 export const explorerHtml = `<!doctype html>

@@ -13,8 +13,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { GasEstimator, minGasPriceFromSchedule } from "../../ledger/gas.js";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { NodeContext } from "../context.js";
+import { sendBody } from "../compression.js";
 import { ledgerHeaderSchemas } from "../headers.js";
-import { acceptType, BCS_TYPE } from "../negotiate.js";
+import { acceptType, BCS_TYPE, JSON_TYPE } from "../negotiate.js";
 import { errorResponses, type RouteDef } from "../route.js";
 
 const GAS_SCHEDULE_ADDRESS = Buffer.from("01".padStart(64, "0"), "hex");
@@ -82,15 +83,13 @@ export const estimateGasPrice: RouteDef = {
       // 4. encode
       reply.headers(ctx.headers.ledger(info));
       if (format === "bcs") {
-        return reply.type(BCS_TYPE).send(Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()));
+        return sendBody(ctx.config, req, reply, Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()), BCS_TYPE);
       }
       // Three integers, in the reference key order, written directly (no schema walk per call).
-      return reply
-        .type("application/json")
-        .send(
-          `{"deprioritized_gas_estimate":${estimate.deprioritized_gas_estimate},"gas_estimate":${estimate.gas_estimate},` +
-            `"prioritized_gas_estimate":${estimate.prioritized_gas_estimate}}`,
-        );
+      const json =
+        `{"deprioritized_gas_estimate":${estimate.deprioritized_gas_estimate},"gas_estimate":${estimate.gas_estimate},` +
+        `"prioritized_gas_estimate":${estimate.prioritized_gas_estimate}}`;
+      return sendBody(ctx.config, req, reply, json, JSON_TYPE);
     };
   },
 };

@@ -108,9 +108,7 @@ export const getAccountModules: RouteDef = {
       // 4. encode
       reply.headers(ctx.headers.ledger(info));
       if (page.meta.cursor) reply.headers(ctx.headers.cursor(page.meta.cursor));
-      const sent = sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
-      if (sent.grew) ctx.pages.set(key, page);
-      return sent.reply;
+      return sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
     },
 };
 

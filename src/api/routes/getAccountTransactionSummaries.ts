@@ -103,9 +103,7 @@ export const getAccountTransactionSummaries: RouteDef = {
       }
       // 4. encode
       reply.headers(ctx.headers.ledger(info));
-      const sent = sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
-      if (sent.grew) ctx.pages.set(key, page);
-      return sent.reply;
+      return sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
     },
 };
 

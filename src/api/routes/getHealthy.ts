@@ -17,7 +17,9 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../errors.js";
+import { sendBody } from "../compression.js";
 import { ledgerHeaderSchemas } from "../headers.js";
+import { JSON_TYPE } from "../negotiate.js";
 import { errorResponses, type RouteDef } from "../route.js";
 
 export interface GetHealthyQuery {
@@ -91,7 +93,7 @@ export const getHealthy: RouteDef = {
       // 4. encode
       reply.headers(ctx.headers.ledger(info));
       const body: GetHealthyResponse = { message: "aptos-node:ok" };
-      return reply.type("application/json").send(JSON.stringify(body));
+      return sendBody(ctx.config, req, reply, JSON.stringify(body), JSON_TYPE);
     },
 };
 

@@ -18,7 +18,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { NodeContext } from "../context.js";
+import { sendBody } from "../compression.js";
 import { ledgerHeaderSchemas } from "../headers.js";
+import { JSON_TYPE } from "../negotiate.js";
 import { errorResponses, type RouteDef } from "../route.js";
 
 /** The reference node's role names are `validator` and `full_node`; this node is the latter. */
@@ -106,7 +108,7 @@ function indexRoute(url: "/v1" | "/v1/"): RouteDef {
       },
     } as RouteDef["schema"],
     handler: (ctx: NodeContext) =>
-      async function getIndexHandler(_req: FastifyRequest, reply: FastifyReply) {
+      async function getIndexHandler(req: FastifyRequest, reply: FastifyReply) {
         // 1. validate: no parameters; JSON only
         // 2. resolve: the latest ledger (503 when empty or unreadable)
         const info = await ctx.ledger();
@@ -114,7 +116,7 @@ function indexRoute(url: "/v1" | "/v1/"): RouteDef {
         const body = indexResponse(info, ctx.config.gitHash);
         // 4. encode
         reply.headers(ctx.headers.ledger(info));
-        return reply.type("application/json").send(JSON.stringify(body));
+        return sendBody(ctx.config, req, reply, JSON.stringify(body), JSON_TYPE);
       },
   };
 }

@@ -5,6 +5,8 @@
  * @example curl http://127.0.0.1:8080/v1/info
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { sendBody } from "../compression.js";
+import { JSON_TYPE } from "../negotiate.js";
 import type { RouteDef } from "../route.js";
 
 export const getInfo: RouteDef = {
@@ -24,7 +26,7 @@ export const getInfo: RouteDef = {
     },
   },
   handler: (ctx) =>
-    async function getInfoHandler(_req: FastifyRequest, reply: FastifyReply) {
+    async function getInfoHandler(req: FastifyRequest, reply: FastifyReply) {
       const info = await ctx.store.getLedgerInfo().catch(() => null);
       const chainId = info?.chainId ?? (await ctx.store.getChainId().catch(() => null));
       const body: Record<string, unknown> = {
@@ -40,6 +42,6 @@ export const getInfo: RouteDef = {
         epoch: info ? info.epoch.toString() : null,
       };
       if (ctx.config.gitHash) body.git_hash = ctx.config.gitHash;
-      return reply.type("application/json").send(JSON.stringify(body));
+      return sendBody(ctx.config, req, reply, JSON.stringify(body), JSON_TYPE);
     },
 };

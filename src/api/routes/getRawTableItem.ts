@@ -9,6 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { formatAddress, parseHexBytes, toHex } from "../../ledger/address.js";
+import { sendBody } from "../compression.js";
 import { ApiError } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { BCS_TYPE, namedType } from "../negotiate.js";
@@ -90,6 +91,6 @@ export const getRawTableItem: RouteDef = {
       }
       // 4. encode: the stored bytes, verbatim
       reply.headers(ctx.headers.ledger(info));
-      return reply.type(BCS_TYPE).send(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      return sendBody(ctx.config, req, reply, Buffer.from(value.buffer, value.byteOffset, value.byteLength), BCS_TYPE);
     },
 };

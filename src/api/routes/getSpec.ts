@@ -5,9 +5,14 @@
  * @example open http://127.0.0.1:8080/v1/spec
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { EncodedBody, sendBody } from "../compression.js";
 import { ApiError } from "../errors.js";
+import { JSON_TYPE } from "../negotiate.js";
 import { explorerAssets, explorerHtml } from "../openapi/explorer.js";
 import type { RouteDef } from "../route.js";
+
+/** The explorer page, encoded once per encoding. */
+const page = new EncodedBody(Buffer.from(explorerHtml));
 
 export const getSpec: RouteDef = {
   method: "GET",
@@ -23,9 +28,9 @@ export const getSpec: RouteDef = {
       200: { description: "The explorer page", content: { "text/html": { schema: { type: "string" } } } },
     },
   },
-  handler: () =>
-    async function getSpecHandler(_req: FastifyRequest, reply: FastifyReply) {
-      return reply.type("text/html; charset=utf-8").send(explorerHtml);
+  handler: (ctx) =>
+    async function getSpecHandler(req: FastifyRequest, reply: FastifyReply) {
+      return sendBody(ctx.config, req, reply, page, "text/html; charset=utf-8");
     },
 };
 
@@ -37,8 +42,8 @@ export const specDocuments: RouteDef[] = [
     ledgerHeaders: false,
     schema: { operationId: "spec_json", summary: "OpenAPI document (JSON)", description: "", tags: ["General"], hide: true } as RouteDef["schema"],
     handler: (ctx) =>
-      async function specJsonHandler(_req: FastifyRequest, reply: FastifyReply) {
-        return reply.type("application/json").send(ctx.spec!.json);
+      async function specJsonHandler(req: FastifyRequest, reply: FastifyReply) {
+        return sendBody(ctx.config, req, reply, ctx.spec!.json, JSON_TYPE);
       },
   },
   {
@@ -47,11 +52,9 @@ export const specDocuments: RouteDef[] = [
     ledgerHeaders: false,
     schema: { operationId: "spec_yaml", summary: "OpenAPI document (YAML)", description: "", tags: ["General"], hide: true } as RouteDef["schema"],
     handler: (ctx) =>
-      async function specYamlHandler(_req: FastifyRequest, reply: FastifyReply) {
-        return reply
-          .type("application/x-yaml")
-          .header("content-disposition", 'inline; filename="spec.yaml"')
-          .send(ctx.spec!.yaml);
+      async function specYamlHandler(req: FastifyRequest, reply: FastifyReply) {
+        reply.header("content-disposition", 'inline; filename="spec.yaml"');
+        return sendBody(ctx.config, req, reply, ctx.spec!.yaml, "application/x-yaml");
       },
   },
   {
@@ -59,12 +62,13 @@ export const specDocuments: RouteDef[] = [
     url: "/v1/spec/assets/:name",
     ledgerHeaders: false,
     schema: { operationId: "spec_asset", summary: "Explorer asset", description: "", tags: ["General"], hide: true } as RouteDef["schema"],
-    handler: () =>
+    handler: (ctx) =>
       async function specAssetHandler(req: FastifyRequest, reply: FastifyReply) {
         const name = (req.params as { name: string }).name;
         const asset = Object.hasOwn(explorerAssets, name) ? explorerAssets[name] : undefined;
         if (!asset) throw new ApiError(404, "web_framework_error", `no explorer asset named ${JSON.stringify(name)}`);
-        return reply.type(asset[0]).header("cache-control", "public, max-age=86400").send(asset[1]);
+        reply.header("cache-control", "public, max-age=86400");
+        return sendBody(ctx.config, req, reply, asset[1], asset[0]);
       },
   },
 ];
