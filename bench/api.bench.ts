@@ -70,7 +70,10 @@ async function main(): Promise<void> {
   const imported = importLedger();
   console.error(imported);
 
-  const api = await startServer(["dist/cli.js", "serve", "--db", db, "--port", "0", "--quiet", "--prune-window", "1000000000"], /http:\/\/127\.0\.0\.1:\d+/);
+  const serveArgs = ["dist/cli.js", "serve", "--db", db, "--port", "0", "--quiet", "--prune-window", "1000000000"];
+  const api = await startServer(serveArgs, /http:\/\/127\.0\.0\.1:\d+/);
+  // The same node with its page cache off: what a page costs when it is not served again.
+  const cold = await startServer([...serveArgs, "--page-cache-mb", "0"], /http:\/\/127\.0\.0\.1:\d+/);
   const base = await startServer(["--import", "tsx", "bench/constServer.ts", "0"]);
   const B = `${api.url}/v1`;
   // The devnet writes and deletes keys 0..63: read the ones that exist at the latest version.
@@ -84,60 +87,112 @@ async function main(): Promise<void> {
     await res.arrayBuffer();
     if (res.status === 200) liveKeys.push(k);
   }
-  const ops: Array<{ name: string; target: string; opts: Parameters<typeof load>[0] }> = [
-    { name: "GET /v1/info", target: "70%", opts: { url: `${B}/info` } },
-    { name: "GET /v1/estimate_gas_price", target: "70%", opts: { url: `${B}/estimate_gas_price` } },
+  const rawBody = (k: number) => JSON.stringify({ key: u64le(k) });
+  const json = { "content-type": "application/json" };
+  const constGet: Parameters<typeof load>[0] = { url: `${base.url}/const` };
+  // The POST baseline parses the same bodies raw_item does.
+  const constPost: Parameters<typeof load>[0] = {
+    url: `${base.url}/const`,
+    requests: liveKeys.map((k) => ({ method: "POST" as const, headers: json, body: rawBody(k) })),
+  };
+  // What the official SDK sends (docs: ../shared/reference/real-clients.md).
+  const sdkEncoding = { "accept-encoding": "gzip, deflate, br" };
+  const modules = `/accounts/0x1/modules?limit=25`;
+  const summaries = `/accounts/${devnetAccount(1)}/transaction_summaries?limit=100`;
+  type Op = {
+    name: string;
+    target: string;
+    opts: Parameters<typeof load>[0];
+    pid: number;
+    baselines: Array<{ name: string; opts: Parameters<typeof load>[0] }>;
+  };
+  const GET = { name: "GET constant", opts: constGet };
+  const POST = { name: "POST constant", opts: constPost };
+  const ops: Op[] = [
+    { name: "GET /v1/info", target: "70%", opts: { url: `${B}/info` }, pid: api.child.pid!, baselines: [GET] },
+    { name: "GET /v1/estimate_gas_price", target: "70%", opts: { url: `${B}/estimate_gas_price` }, pid: api.child.pid!, baselines: [GET] },
     {
       name: "POST /v1/tables/{h}/raw_item (BCS)",
       target: "70%",
       opts: {
         url: `${B}/tables/${DEVNET_TABLE_HANDLE}/raw_item`,
-        requests: liveKeys.map((k) => ({
-          method: "POST" as const,
-          headers: { "content-type": "application/json", accept: "application/x-bcs" },
-          body: JSON.stringify({ key: u64le(k) }),
-        })),
+        requests: liveKeys.map((k) => ({ method: "POST" as const, headers: { ...json, accept: "application/x-bcs" }, body: rawBody(k) })),
       },
+      pid: api.child.pid!,
+      baselines: [POST, GET],
     },
-    { name: "GET /v1/accounts/0x1/modules?limit=25 (ABIs)", target: "40%", opts: { url: `${B}/accounts/0x1/modules?limit=25` } },
+    { name: "GET /v1/accounts/0x1/modules?limit=25 (ABIs)", target: "40%", opts: { url: B + modules }, pid: api.child.pid!, baselines: [GET] },
     {
-      name: "GET /v1/accounts/{a}/transaction_summaries?limit=100",
-      target: "50%",
-      opts: { url: `${B}/accounts/${devnetAccount(1)}/transaction_summaries?limit=100` },
+      name: "… same, page cache off",
+      target: "",
+      opts: { url: `${cold.url}/v1${modules}` },
+      pid: cold.child.pid!,
+      baselines: [GET],
+    },
+    {
+      name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
+      target: "",
+      opts: { url: B + modules, headers: sdkEncoding },
+      pid: api.child.pid!,
+      baselines: [GET],
+    },
+    { name: "GET /v1/accounts/{a}/transaction_summaries?limit=100", target: "50%", opts: { url: B + summaries }, pid: api.child.pid!, baselines: [GET] },
+    {
+      name: "… same, page cache off",
+      target: "",
+      opts: { url: `${cold.url}/v1${summaries}` },
+      pid: cold.child.pid!,
+      baselines: [GET],
+    },
+    {
+      name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
+      target: "",
+      opts: { url: B + summaries, headers: sdkEncoding },
+      pid: api.child.pid!,
+      baselines: [GET],
     },
   ];
-  // Warm both servers (caches, JIT) before measuring.
-  await load({ url: `${base.url}/const`, duration: 2 });
+  // Warm the servers (caches, JIT) before measuring.
+  await load({ ...constGet, duration: 2 });
+  await load({ ...constPost, duration: 1 });
   for (const op of ops) await load({ ...op.opts, duration: 1 });
 
   const rows: string[] = [];
+  const mb = (xs: Load[]) => (median(xs.map((x) => x.bytesPerSec)) / 1e6).toFixed(0);
+  const cpu = (xs: Load[]) => median(xs.map((x) => x.cpuUsPerReq ?? NaN)).toFixed(0);
+  const rps = (xs: Load[]) => median(xs.map((x) => x.rps));
   for (const op of ops) {
-    const c: Load[] = [];
+    const c: Load[][] = op.baselines.map(() => []);
     const o: Load[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      c.push(await load({ url: `${base.url}/const`, duration: DURATION }, base.child.pid));
-      o.push(await load({ ...op.opts, duration: DURATION }, api.child.pid));
+      for (const [i, b] of op.baselines.entries()) c[i]!.push(await load({ ...b.opts, duration: DURATION }, base.child.pid));
+      o.push(await load({ ...op.opts, duration: DURATION }, op.pid));
     }
     const bad = o.reduce((s, x) => s + x.non2xx, 0);
-    const ratio = median(o.map((x) => x.rps)) / median(c.map((x) => x.rps));
-    const cpu = (xs: Load[]) => median(xs.map((x) => x.cpuUsPerReq ?? NaN)).toFixed(0);
-    const row = `| ${op.name} | ${Math.round(median(o.map((x) => x.rps)))} | ${median(o.map((x) => x.p99))} | ${Math.round(median(c.map((x) => x.rps)))} | ${(100 * ratio).toFixed(0)}% | ${op.target} | ${cpu(o)} | ${cpu(c)} | ${bad} |`;
-    console.error(row);
-    rows.push(row);
+    for (const [i, b] of op.baselines.entries()) {
+      const first = i === 0;
+      const row =
+        `| ${first ? op.name : ""} | ${first ? Math.round(rps(o)) : ""} | ${first ? median(o.map((x) => x.p99)) : ""} ` +
+        `| ${b.name} | ${Math.round(rps(c[i]!))} | ${(100 * rps(o) / rps(c[i]!)).toFixed(0)}% | ${first ? op.target : ""} ` +
+        `| ${first ? cpu(o) : ""} | ${cpu(c[i]!)} | ${first ? mb(o) : ""} | ${first ? bad : ""} |`;
+      console.error(row);
+      rows.push(row);
+    }
   }
   api.child.kill();
+  cold.child.kill();
   base.child.kill();
 
   const body = `
 Command: \`npm run build && node --import tsx bench/api.bench.ts ${process.argv.slice(2).join(" ")}\`
-(${new Date().toISOString().slice(0, 10)}, 2-core shared VM; autocannon 10 connections in the bench process; the node and
-the constant route each in their own process; rounds alternate constant/operation; medians of ${ROUNDS} rounds of ${DURATION} s).
+(${new Date().toISOString().slice(0, 10)}, 2-core shared VM; autocannon 10 connections in the bench process; the node, the node with
+\`--page-cache-mb 0\` and the constant routes each in their own process; rounds alternate constant/operation; medians of ${ROUNDS} rounds of ${DURATION} s).
 
 Ledger: the real genesis (57 modules at 0x1) + devnet blocks, ${TXNS.toLocaleString("en")}+ transactions, SQLite.
 Import: ${imported}
 
-| operation | req/s | p99 ms | constant route req/s | ratio | target | server CPU µs/req | constant CPU µs/req | non-2xx |
-|---|---|---|---|---|---|---|---|---|
+| operation | req/s | p99 ms | constant route | its req/s | ratio | target | server CPU µs/req | constant CPU µs/req | MB/s read | non-2xx |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 `;
   writeSection("API throughput (SQLite)", body);

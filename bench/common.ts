@@ -31,6 +31,8 @@ export interface Load {
   rps: number;
   p99: number;
   non2xx: number;
+  /** Response bytes per second (headers and bodies) as the load generator read them. */
+  bytesPerSec: number;
   /** CPU time (user + system) the serving process spent per request, microseconds. */
   cpuUsPerReq: number | null;
 }
@@ -55,6 +57,7 @@ export async function load(opts: autocannon.Options, pid?: number): Promise<Load
     rps: r.requests.average,
     p99: r.latency.p99,
     non2xx: r.non2xx + r.errors + r.timeouts,
+    bytesPerSec: r.throughput.average,
     cpuUsPerReq: before !== null && after !== null && total > 0 ? (after - before) / total : null,
   };
 }
