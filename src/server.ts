@@ -57,7 +57,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   if (o.devnet && writer) {
     devnet = await Devnet.open(store, { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) });
   }
-  const { app } = await buildApp({
+  const { app, ctx } = await buildApp({
     store,
     logger: o.logger ?? false,
     logRequests: o.logRequests ?? false,
@@ -70,14 +70,17 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     },
   });
   const address = await app.listen({ host: o.host, port: o.port });
-  devnet?.start((e) => app.log.error({ err: e }, "devnet: writing a block failed; trying again next interval"));
+  const log = ctx.log;
+  // Fastify says so itself when its logger is on (--log-requests).
+  if (!o.logRequests) log.info(`Server listening at ${address}`);
+  devnet?.start((e) => log.error({ err: e }, "devnet: writing a block failed; trying again next interval"));
   let pruning = false;
   const pruner = setInterval(() => {
     if (pruning || !writer) return;
     pruning = true;
     pruneNow(store, window)
-      .then((r) => r && app.log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned"))
-      .catch((e) => app.log.error({ err: e }, "pruning failed"))
+      .then((r) => r && log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned"))
+      .catch((e) => log.error({ err: e }, "pruning failed"))
       .finally(() => (pruning = false));
   }, o.pruneIntervalMs ?? 10_000);
   pruner.unref();

@@ -1,3 +1,4 @@
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { StorageUnavailableError, type LedgerStore } from "../storage/LedgerStore.js";
 import { defaultApiConfig } from "./config.js";
@@ -8,7 +9,7 @@ import type { LedgerInfo } from "../ledger/types.js";
 const info: LedgerInfo = { chainId: 4, ledgerVersion: 9n, oldestVersion: 0n, timestampUsec: 0n, epoch: 1n, blockHeight: 1n, oldestBlockHeight: 0n };
 
 describe("NodeContext.read", () => {
-  const ctx = new NodeContext({} as LedgerStore, defaultApiConfig());
+  const ctx = new NodeContext({} as LedgerStore, defaultApiConfig(), pino({ level: "silent" }));
 
   it("answers 503 when the store goes away between the ledger read and the data read", async () => {
     const err = await ctx.read("Failed to get modules", info, async () => {

@@ -3,6 +3,7 @@
  * before it reads — get the ledger position, and resolve the requested version against it
  * (404 above the newest, 410 below the oldest kept; DECISIONS §8).
  */
+import type { FastifyBaseLogger } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
 import { StorageUnavailableError, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
 import { ApiError } from "./errors.js";
@@ -21,6 +22,8 @@ export class NodeContext {
   constructor(
     readonly store: LedgerStore,
     readonly config: ApiConfig,
+    /** Errors and the node's own events (Fastify's request log is separate: `--log-requests`). */
+    readonly log: FastifyBaseLogger,
   ) {
     this.headers = headerWriter(config.aptosHeaders);
     this.pages = new PageCache(config.pageCacheBytes);

@@ -7,6 +7,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { sendBody } from "../compression.js";
 import { JSON_TYPE } from "../negotiate.js";
+import type { LedgerInfo } from "../../ledger/types.js";
 import type { RouteDef } from "../route.js";
 
 export const getInfo: RouteDef = {
@@ -25,9 +26,12 @@ export const getInfo: RouteDef = {
       },
     },
   },
-  handler: (ctx) =>
-    async function getInfoHandler(req: FastifyRequest, reply: FastifyReply) {
+  handler: (ctx) => {
+    // The body changes only when the ledger moves; the store hands out the same LedgerInfo until then.
+    let last: { info: LedgerInfo; body: string } | null = null;
+    return async function getInfoHandler(req: FastifyRequest, reply: FastifyReply) {
       const info = await ctx.store.getLedgerInfo().catch(() => null);
+      if (info && last?.info === info) return sendBody(ctx.config, req, reply, last.body, JSON_TYPE);
       const chainId = info?.chainId ?? (await ctx.store.getChainId().catch(() => null));
       const body: Record<string, unknown> = {
         chain_id: chainId,
@@ -42,6 +46,9 @@ export const getInfo: RouteDef = {
         epoch: info ? info.epoch.toString() : null,
       };
       if (ctx.config.gitHash) body.git_hash = ctx.config.gitHash;
-      return sendBody(ctx.config, req, reply, JSON.stringify(body), JSON_TYPE);
-    },
+      const text = JSON.stringify(body);
+      if (info) last = { info, body: text };
+      return sendBody(ctx.config, req, reply, text, JSON_TYPE);
+    };
+  },
 };
