@@ -288,6 +288,35 @@ export function storeSuite(factory: () => Backend): void {
       expect((await h.readTableItem(NOBODY, K1, undefined))!.value).toBeNull();
     });
 
+    it("answers every read anew after another connection commits or prunes (no stale repeat of an earlier answer)", async () => {
+      const db = await backend.newDb();
+      const reader = await openStore(db);
+      const writer = await openStore(db);
+      opened.push(reader, writer);
+      await writer.initChain(4);
+      await writer.commitBlocks!(HISTORY.slice(0, 2));
+      // every read twice, so a store that keeps answers has kept them
+      const reads = async () => {
+        const out = [];
+        for (let i = 0; i < 2; i++) {
+          out.push({
+            info: await reader.getLedgerInfo(),
+            item: hex((await reader.readTableItem(H, K1, undefined))!.value),
+            modules: (await reader.readModulesVersion(A, undefined))!.value,
+            summaries: (await reader.readSummariesVersion(A, undefined))!.value,
+            itemAt2: hex((await reader.readTableItem(H, K1, 2n))!.value),
+          });
+        }
+        expect(out[1]).toEqual(out[0]);
+        return out[0]!;
+      };
+      expect(await reads()).toMatchObject({ item: "0b", modules: 3n, summaries: 2n, itemAt2: "0b", info: { ledgerVersion: 4n } });
+      await writer.commitBlocks!(HISTORY.slice(2));
+      expect(await reads()).toMatchObject({ item: "0c", modules: 9n, summaries: 9n, itemAt2: "0b", info: { ledgerVersion: 9n, oldestVersion: 0n } });
+      await writer.prune({ oldestVersion: 5n, oldestBlockHeight: 2n });
+      expect(await reads()).toMatchObject({ item: "0c", modules: 9n, summaries: 9n, info: { oldestVersion: 5n } });
+    });
+
     it("names the version of an account's newest module write or deletion, beside the ledger position", async () => {
       const info = (await h.getLedgerInfo())!;
       const at = async (v: bigint | undefined, a = A) => {

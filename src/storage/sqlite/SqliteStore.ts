@@ -45,6 +45,13 @@ const u64 = (v: bigint | number): bigint => BigInt.asUintN(64, BigInt(v));
 
 type Row = Record<string, unknown>;
 
+/** Bounds of the read memo (see `SqliteStore.memo`): entries, and the largest key and value kept. */
+const MEMO_ENTRIES = 20_000;
+const MEMO_KEY_BYTES = 1024;
+const MEMO_VALUE_BYTES = 16 * 1024;
+/** Bytes as a string key (one char per byte). */
+const bin = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
+
 /** The ledger row's columns as snapshot reads select them, in `infoFromRow`'s order (alias `l`). */
 const LEDGER_COLS =
   "l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version, l.oldest_block_height";
@@ -60,8 +67,14 @@ export class SqliteStore implements LedgerStore {
   private readonly commitTx: (w: BlockWrite) => void;
   private readonly commitManyTx: (ws: BlockWrite[]) => void;
   private readonly pruneTx: (t: PruneTarget) => PruneResult;
-  /** Ledger info, valid while `PRAGMA data_version` (other connections' commits) is unchanged. */
-  private cachedInfo: { dataVersion: number; info: LedgerInfo | null } | null = null;
+  /**
+   * Results of the hot-path reads (ledger info, snapshot reads), kept while the database is
+   * unchanged: `PRAGMA data_version` moves when another connection or process commits, and this
+   * connection's own commits and prunes clear the memo. While nothing changed, the same statement
+   * would give the same answer; the PRAGMA costs less than the statement and its WAL read lock.
+   */
+  private readonly memo = new Map<string, unknown>();
+  private memoDataVersion = -1;
   /** The last LedgerInfo built from a snapshot read (see `infoFromRow`). */
   private lastRowInfo: LedgerInfo | null = null;
 
@@ -199,7 +212,7 @@ export class SqliteStore implements LedgerStore {
 
   async initChain(chainId: number): Promise<void> {
     this.s.initChain!.run(chainId);
-    this.cachedInfo = null;
+    this.memo.clear();
     const stored = await this.getChainId();
     if (stored !== chainId) {
       throw new Error(`this ledger has chain id ${stored}, not ${chainId}`);
@@ -210,16 +223,28 @@ export class SqliteStore implements LedgerStore {
     return this.ledgerInfoSync();
   }
 
-  /**
-   * Synchronous variant (hot path). Cached until another connection commits (`data_version`
-   * changes) or this one does (commit and prune drop the cache).
-   */
+  /** Synchronous variant (hot path), memoized while the database is unchanged. */
   ledgerInfoSync(): LedgerInfo | null {
+    return this.memoized("ledger", () => this.readLedgerInfo());
+  }
+
+  /**
+   * `read()`'s result, from the memo when the database has not changed since it was read; a new
+   * result is kept if `keep` says so.
+   */
+  private memoized<T>(key: string, read: () => T, keep: (v: T) => boolean = () => true): T {
     const dataVersion = this.s.dataVersion!.get() as number;
-    if (this.cachedInfo && this.cachedInfo.dataVersion === dataVersion) return this.cachedInfo.info;
-    const info = this.readLedgerInfo();
-    this.cachedInfo = { dataVersion, info };
-    return info;
+    if (dataVersion !== this.memoDataVersion) {
+      this.memo.clear();
+      this.memoDataVersion = dataVersion;
+    } else if (this.memo.has(key)) {
+      return this.memo.get(key) as T;
+    }
+    const value = read();
+    if (!keep(value)) return value;
+    if (this.memo.size >= MEMO_ENTRIES) this.memo.clear();
+    this.memo.set(key, value);
+    return value;
   }
 
   private readLedgerInfo(): LedgerInfo | null {
@@ -243,19 +268,27 @@ export class SqliteStore implements LedgerStore {
   }
 
   async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    const r = this.s.tableItemAt!.get(handle, key, version === undefined ? null : ver(version)) as unknown[] | undefined;
-    if (!r) return null;
-    return { info: this.infoFromRow(r), value: (r[7] as Buffer | null) ?? null };
+    const read = (): Snapshot<Uint8Array | null> | null => {
+      const r = this.s.tableItemAt!.get(handle, key, version === undefined ? null : ver(version)) as unknown[] | undefined;
+      return r ? { info: this.infoFromRow(r), value: (r[7] as Buffer | null) ?? null } : null;
+    };
+    // Large keys and values are read every time (the memo is bounded in entries, not bytes).
+    if (key.length > MEMO_KEY_BYTES) return read();
+    return this.memoized(`t${version ?? ""}|${bin(handle)}|${bin(key)}`, read, (snap) => (snap?.value?.length ?? 0) <= MEMO_VALUE_BYTES);
   }
 
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    const r = this.s.modulesVersionAt!.get(address, version === undefined ? null : ver(version)) as unknown[] | undefined;
-    return r ? { info: this.infoFromRow(r), value: (r[7] as bigint | null) ?? null } : null;
+    return this.memoized(`m${version ?? ""}|${bin(address)}`, () => {
+      const r = this.s.modulesVersionAt!.get(address, version === undefined ? null : ver(version)) as unknown[] | undefined;
+      return r ? { info: this.infoFromRow(r), value: (r[7] as bigint | null) ?? null } : null;
+    });
   }
 
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    const r = this.s.summariesVersionAt!.get(sender, end === undefined ? null : ver(end)) as unknown[] | undefined;
-    return r ? { info: this.infoFromRow(r), value: (r[7] as bigint | null) ?? null } : null;
+    return this.memoized(`s${end ?? ""}|${bin(sender)}`, () => {
+      const r = this.s.summariesVersionAt!.get(sender, end === undefined ? null : ver(end)) as unknown[] | undefined;
+      return r ? { info: this.infoFromRow(r), value: (r[7] as bigint | null) ?? null } : null;
+    });
   }
 
   /**
@@ -335,7 +368,7 @@ export class SqliteStore implements LedgerStore {
     try {
       this.commitTx(write);
     } finally {
-      this.cachedInfo = null;
+      this.memo.clear();
     }
   }
 
@@ -343,7 +376,7 @@ export class SqliteStore implements LedgerStore {
     try {
       this.commitManyTx(writes);
     } finally {
-      this.cachedInfo = null;
+      this.memo.clear();
     }
   }
 
@@ -391,7 +424,7 @@ export class SqliteStore implements LedgerStore {
     try {
       return this.pruneTx(target);
     } finally {
-      this.cachedInfo = null;
+      this.memo.clear();
     }
   }
 
