@@ -64,7 +64,8 @@ export class NodeContext {
    * a prune racing the read cannot slip between the check and the data.
    */
   async snapshot<T>(
-    what: string,
+    /** What failed, for the error message (a function when it costs something to say). */
+    what: string | (() => string),
     requested: bigint | undefined,
     f: () => Promise<Snapshot<T> | null>,
   ): Promise<{ info: LedgerInfo; version: bigint; value: T }> {
@@ -72,8 +73,9 @@ export class NodeContext {
     try {
       snap = await f();
     } catch (e) {
-      if (e instanceof StorageUnavailableError) throw ApiError.unavailable(`${what}: ${e.message}`, e);
-      throw ApiError.internal(`${what}: ${(e as Error).message}`, null, e);
+      const w = typeof what === "string" ? what : what();
+      if (e instanceof StorageUnavailableError) throw ApiError.unavailable(`${w}: ${e.message}`, e);
+      throw ApiError.internal(`${w}: ${(e as Error).message}`, null, e);
     }
     if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
     if (requested === undefined) return { info: snap.info, version: snap.info.ledgerVersion, value: snap.value };

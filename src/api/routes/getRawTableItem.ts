@@ -77,7 +77,7 @@ export const getRawTableItem: RouteDef = {
       }
       // 2-3. resolve the ledger version and read the raw bytes, in one snapshot of the store
       const { info, version, value } = await ctx.snapshot(
-        `Failed when trying to retrieve table item from the DB with key: ${toHex(key)}`,
+        () => `Failed when trying to retrieve table item from the DB with key: ${toHex(key)}`,
         requested,
         () => ctx.store.readTableItem(handle, key, requested),
       );
