@@ -497,6 +497,25 @@ describe("caches", () => {
     expect(gas.blockPriceCacheSize).toBe(1); // the epoch-1 prices were dropped
   });
 
+  it("peek gives exactly what estimate would give from its result cache, and null whenever estimate would compute", async () => {
+    const c = clock();
+    const gas = estimator({}, c.now);
+    const chain = new FakeChain();
+    chain.addMany(5, { users: 300, price: 4000n });
+    expect(gas.peek(chain.ledger())).toBeNull(); // nothing computed yet
+    const first = await gas.estimate(chain.ledger(), 0n, chain);
+    expect(gas.peek(chain.ledger())).toEqual(first);
+    chain.resetCounts();
+    c.advance(499);
+    expect(gas.peek(chain.ledger())).toEqual(await gas.estimate(chain.ledger(), 0n, chain));
+    expect(gas.peek(chain.ledger(2n))).toBeNull(); // another epoch
+    c.advance(1);
+    expect(gas.peek(chain.ledger())).toBeNull(); // expired: estimate would read again
+    expect(chain.blockReads + chain.txnReads).toBe(0);
+    expect(estimator({ enabled: false }).peek(chain.ledger())).toBeNull();
+    expect(estimator({ staticOverride: { low: 1, market: 2, aggressive: 3 } }).peek(chain.ledger())).toBeNull();
+  });
+
   it("cacheExpirationMs 0 recomputes every time", async () => {
     const gas = estimator({ cacheExpirationMs: 0 });
     const chain = new FakeChain();

@@ -225,6 +225,19 @@ export class GasEstimator {
     }
   }
 
+  /**
+   * The answer `estimate` would give from its result cache for `ledger`'s epoch, without a store
+   * read or a promise; null when it would compute (or is disabled or overridden). The object is
+   * shared between callers: read it only.
+   */
+  peek(ledger: LedgerInfo): Readonly<GasEstimate> | null {
+    if (!this.config.enabled || this.config.staticOverride !== null) return null;
+    const r = this.result;
+    if (r === null || r.epoch !== ledger.epoch) return null;
+    if (Math.floor(this.now() - r.at) >= this.config.cacheExpirationMs) return null;
+    return r.estimate;
+  }
+
   private defaultTriple(min: bigint): Triple {
     return { low: min, market: min, aggressive: nextBucket(this.config.buckets, min) };
   }
