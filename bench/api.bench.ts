@@ -161,6 +161,9 @@ async function main(): Promise<void> {
   const mb = (xs: Load[]) => (median(xs.map((x) => x.bytesPerSec)) / 1e6).toFixed(0);
   const cpu = (xs: Load[]) => median(xs.map((x) => x.cpuUsPerReq ?? NaN)).toFixed(0);
   const rps = (xs: Load[]) => median(xs.map((x) => x.rps));
+  const loader = (xs: Load[]) => median(xs.map((x) => x.loaderUsPerReq)).toFixed(0);
+  // How busy the serving process was: req/s × its CPU per request (100% = one core).
+  const busy = (xs: Load[]) => `${Math.round(median(xs.map((x) => (x.rps * (x.cpuUsPerReq ?? NaN)) / 1e4)))}%`;
   for (const op of ops) {
     const c: Load[][] = op.baselines.map(() => []);
     const o: Load[] = [];
@@ -174,7 +177,8 @@ async function main(): Promise<void> {
       const row =
         `| ${first ? op.name : ""} | ${first ? Math.round(rps(o)) : ""} | ${first ? median(o.map((x) => x.p99)) : ""} ` +
         `| ${b.name} | ${Math.round(rps(c[i]!))} | ${(100 * rps(o) / rps(c[i]!)).toFixed(0)}% | ${first ? op.target : ""} ` +
-        `| ${first ? cpu(o) : ""} | ${cpu(c[i]!)} | ${first ? mb(o) : ""} | ${first ? bad : ""} |`;
+        `| ${first ? cpu(o) : ""} | ${cpu(c[i]!)} | ${first ? busy(o) : ""} | ${first ? loader(o) : ""} | ${loader(c[i]!)} ` +
+        `| ${first ? mb(o) : ""} | ${first ? bad : ""} |`;
       console.error(row);
       rows.push(row);
     }
@@ -191,8 +195,8 @@ Command: \`npm run build && node --import tsx bench/api.bench.ts ${process.argv.
 Ledger: the real genesis (57 modules at 0x1) + devnet blocks, ${TXNS.toLocaleString("en")}+ transactions, SQLite.
 Import: ${imported}
 
-| operation | req/s | p99 ms | constant route | its req/s | ratio | target | server CPU µs/req | constant CPU µs/req | MB/s read | non-2xx |
-|---|---|---|---|---|---|---|---|---|---|---|
+| operation | req/s | p99 ms | constant route | its req/s | ratio | target | server CPU µs/req | constant CPU µs/req | server busy | autocannon CPU µs/req | … for the constant | MB/s read | non-2xx |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 `;
   writeSection("API throughput (SQLite)", body);

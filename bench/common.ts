@@ -35,6 +35,8 @@ export interface Load {
   bytesPerSec: number;
   /** CPU time (user + system) the serving process spent per request, microseconds. */
   cpuUsPerReq: number | null;
+  /** CPU time of this process (autocannon, the load generator) per request, microseconds. */
+  loaderUsPerReq: number;
 }
 
 /** user + system CPU time of a process so far, in microseconds (Linux /proc). */
@@ -50,7 +52,9 @@ function cpuMicros(pid: number): number | null {
 /** One autocannon run; with `pid`, also the server's CPU per request over the run. */
 export async function load(opts: autocannon.Options, pid?: number): Promise<Load> {
   const before = pid ? cpuMicros(pid) : null;
+  const self = process.cpuUsage();
   const r = await autocannon({ connections: 10, duration: 5, ...opts });
+  const own = process.cpuUsage(self);
   const after = pid ? cpuMicros(pid) : null;
   const total = r.requests.total;
   return {
@@ -59,6 +63,7 @@ export async function load(opts: autocannon.Options, pid?: number): Promise<Load
     non2xx: r.non2xx + r.errors + r.timeouts,
     bytesPerSec: r.throughput.average,
     cpuUsPerReq: before !== null && after !== null && total > 0 ? (after - before) / total : null,
+    loaderUsPerReq: total > 0 ? (own.user + own.system) / total : NaN,
   };
 }
 
