@@ -295,9 +295,10 @@ ${cpus().length} s of CPU per second is the ceiling: throughput ≈ ${cpus().len
 ${cpuRows.join("\n")}
 
 Reading (computed from the tables above, medians over the operations):
-- PostgreSQL answers at ${median(ratios.pg).toFixed(2)}× the SQLite throughput in one process. Each request makes three
-  round trips (ledger info, the read, ledger info again to catch a racing prune); they cost the serving process
-  ${Math.round(median(ratios.nodeExtra))} µs more CPU than SQLite's in-process reads, and PostgreSQL itself ${Math.round(median(ratios.pgCpu))} µs.
+- PostgreSQL answers at ${median(ratios.pg).toFixed(2)}× the SQLite throughput in one process. Each request here makes one
+  round trip (the ledger position in the same statement as the table item or the page's cache key; the ledger
+  alone for gas), where SQLite answers the same reads from an in-process memo while the file is unchanged; the
+  round trip costs the serving process ${Math.round(median(ratios.nodeExtra))} µs more CPU than SQLite's reads, and PostgreSQL itself ${Math.round(median(ratios.pgCpu))} µs.
 - Two processes give ${median(ratios.x2).toFixed(2)}× one process here: the load generator, PostgreSQL and the
   servers share ${cpus().length} cores, and each request costs the serving processes ${median(ratios.x2Node).toFixed(2)}× the CPU of one process
   (less batching per event loop, more context switches). A second process pays off when it gets a core of its own;
