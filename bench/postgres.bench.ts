@@ -222,7 +222,7 @@ async function main(): Promise<void> {
     const check = await openStore(sqliteDb);
     const handle = parseAddress(DEVNET_TABLE_HANDLE)!;
     for (let k = 0; k < 64; k++) {
-      if (await check.getTableItem(handle, Buffer.from(u64le(k).slice(2), "hex"), pi.versions - 1n)) liveKeys.push(k);
+      if ((await check.readTableItem(handle, Buffer.from(u64le(k).slice(2), "hex"), undefined))?.value) liveKeys.push(k);
     }
     await check.close();
     pgRoot = Number(readFileSync(join(cluster.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);

@@ -9,6 +9,7 @@ import { Importer } from "../src/ingest/importer.js";
 import type { LedgerStore } from "../src/storage/LedgerStore.js";
 import { openStore } from "../src/storage/open.js";
 import { postgresBackend } from "./helpers/postgres.js";
+import { tableItem } from "./helpers/store.js";
 
 describe("processes sharing one PostgreSQL database", () => {
   const pg = postgresBackend();
@@ -43,7 +44,7 @@ describe("processes sharing one PostgreSQL database", () => {
     const target = (await a.getBlockByHeight(30n))!;
     const handle = parseAddress(DEVNET_TABLE_HANDLE)!;
     const key = Buffer.from("0100000000000000", "hex");
-    const before = await a.getTableItem(handle, key, info.ledgerVersion);
+    const before = await tableItem(a, handle, key, info.ledgerVersion);
 
     const next = chain.nextBlock(1_000_000n * 42n);
     const [ra, rb] = await Promise.all([
@@ -61,6 +62,6 @@ describe("processes sharing one PostgreSQL database", () => {
 
     const now = (await b.getLedgerInfo())!;
     expect(now).toMatchObject({ oldestVersion: target.firstVersion, oldestBlockHeight: 30n, blockHeight: info.blockHeight + 1n });
-    expect(await b.getTableItem(handle, key, info.ledgerVersion)).toEqual(before);
+    expect(await tableItem(b, handle, key, info.ledgerVersion)).toEqual(before);
   });
 });

@@ -15,6 +15,7 @@ import { Importer } from "../src/ingest/importer.js";
 import type { LedgerStore } from "../src/storage/LedgerStore.js";
 import { openStore } from "../src/storage/open.js";
 import { postgresBackend } from "./helpers/postgres.js";
+import { tableItem } from "./helpers/store.js";
 
 type Json = Record<string, unknown>;
 
@@ -54,7 +55,7 @@ async function readsAt(s: LedgerStore, v: bigint, L: ReturnType<typeof devnetLed
     const mid = all[Math.floor(all.length / 2)];
     if (mid) out.push((await s.getModules(a, v, mid.stateKey, 3)).map((m) => m.name));
   }
-  for (const [h, k] of L.tableKeys) out.push(hex(await s.getTableItem(h, k, v)));
+  for (const [h, k] of L.tableKeys) out.push(hex(await tableItem(s, h, k, v)));
   for (const [a, t] of L.resources) out.push(await s.getResource(a, t, v));
   for (const sender of L.senders) {
     const summary = (r: Awaited<ReturnType<LedgerStore["getTransactionSummaries"]>>) =>

@@ -18,6 +18,7 @@ import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, TxnKind, UserTxnWrite } from "../src/storage/LedgerStore.js";
 import { openStore } from "../src/storage/open.js";
 import type { Backend } from "./helpers/backends.js";
+import { tableItem } from "./helpers/store.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -115,7 +116,7 @@ async function snapshot(s: LedgerStore, version: bigint) {
   return {
     modules: await Promise.all((await s.getModules(A, version, null, 100)).map(async (m) => [m.name, hex(await s.getModuleCode(m.codeHash))])),
     modulesB: await moduleNames(s, version, B),
-    items: [await s.getTableItem(H, K1, version), await s.getTableItem(H, K2, version), await s.getTableItem(H, K3, version)].map(hex),
+    items: [await tableItem(s, H, K1, version), await tableItem(s, H, K2, version), await tableItem(s, H, K3, version)].map(hex),
     resource: await s.getResource(A, R, version),
   };
 }
@@ -164,7 +165,7 @@ export function storeSuite(factory: () => Backend): void {
       expect(await s.readModulesVersion(A, undefined)).toBeNull();
       expect(await s.readSummariesVersion(A, undefined)).toBeNull();
       expect(await s.getModules(A, 0n, null, 10)).toEqual([]);
-      expect(await s.getTableItem(H, K1, 0n)).toBeNull();
+      expect(await tableItem(s, H, K1, 0n)).toBeNull();
       expect(await s.getResource(A, R, 0n)).toBeNull();
       expect(await s.getTransactionSummaries({ sender: A, ledgerVersion: 0n, limit: 10 })).toEqual([]);
       expect(await s.getBlockByVersion(0n)).toBeNull();
@@ -189,8 +190,8 @@ export function storeSuite(factory: () => Backend): void {
       expect(await s.getFingerprints(1n, 10n)).toEqual([]);
       expect(await s.getUserTxnGas(0n, 10n)).toEqual([]);
       expect(await moduleNames(s, 4n)).toEqual(["b", "coin"]);
-      expect(hex(await s.getTableItem(H, K1, 4n))).toBe("0a");
-      expect(await s.getTableItem(H, K2, 4n)).toBeNull();
+      expect(hex(await tableItem(s, H, K1, 4n))).toBe("0a");
+      expect(await tableItem(s, H, K2, 4n)).toBeNull();
       expect(await s.getResource(A, R, 4n)).toBe('{"n":0}');
       // nothing half-written blocks the correct block
       await s.commitBlock(HISTORY[1]!);
@@ -206,7 +207,7 @@ export function storeSuite(factory: () => Backend): void {
       await expect(probe.commitBlocks([HISTORY[1]!, HISTORY[2]!, bad])).rejects.toThrow();
       expect((await probe.getLedgerInfo())?.ledgerVersion).toBe(0n);
       expect(await probe.getBlockByHeight(1n)).toBeNull();
-      expect(hex(await probe.getTableItem(H, K1, 9n))).toBe("0a");
+      expect(hex(await tableItem(probe, H, K1, 9n))).toBe("0a");
       await probe.commitBlocks(HISTORY.slice(1));
       for (const v of [0n, 3n, 6n, 9n]) expect(await snapshot(probe, v)).toEqual(await snapshot(h, v));
       expect(await probe.getLedgerInfo()).toEqual(await h.getLedgerInfo());
@@ -257,13 +258,13 @@ export function storeSuite(factory: () => Backend): void {
     });
 
     it("reads table items and resources at every version, deletions as null", async () => {
-      const k1 = await Promise.all([0n, 1n, 2n, 5n, 6n, 8n, 9n, U64_MAX].map(async (v) => hex(await h.getTableItem(H, K1, v))));
+      const k1 = await Promise.all([0n, 1n, 2n, 5n, 6n, 8n, 9n, U64_MAX].map(async (v) => hex(await tableItem(h, H, K1, v))));
       expect(k1).toEqual(["0a", "0a", "0b", "0b", null, null, "0c", "0c"]);
-      expect(await h.getTableItem(H, K2, 1n)).toBeNull();
-      expect(hex(await h.getTableItem(H, K2, 2n))).toBe("14");
-      expect(hex(await h.getTableItem(H, K3, 9n))).toBe("1f"); // written twice at v9: the last wins
-      expect(await h.getTableItem(NOBODY, K1, 9n)).toBeNull();
-      expect(await h.getTableItem(H, bytes(1, 0), 9n)).toBeNull();
+      expect(await tableItem(h, H, K2, 1n)).toBeNull();
+      expect(hex(await tableItem(h, H, K2, 2n))).toBe("14");
+      expect(hex(await tableItem(h, H, K3, 9n))).toBe("1f"); // written twice at v9: the last wins
+      expect(await tableItem(h, NOBODY, K1, 9n)).toBeNull();
+      expect(await tableItem(h, H, bytes(1, 0), 9n)).toBeNull();
       const r = await Promise.all([0n, 1n, 2n, 5n, 6n, 9n].map((v) => h.getResource(A, R, v)));
       expect(r).toEqual(['{"n":0}', '{"n":0}', '{"n":1}', '{"n":1}', null, null]);
       expect(await h.getResource(A, R + "2", 2n)).toBeNull();
@@ -280,7 +281,7 @@ export function storeSuite(factory: () => Backend): void {
         for (const k of [K1, K2, K3, bytes(1, 0)]) {
           const snap = await h.readTableItem(H, k, v);
           expect(snap?.info).toEqual(info);
-          expect(hex(snap!.value)).toBe(hex(await h.getTableItem(H, k, v)));
+          expect(hex(snap!.value)).toBe(hex(await tableItem(h, H, k, v)));
         }
       }
       // a version past the ledger still answers (the caller turns it into 404), past i64 too
@@ -413,11 +414,11 @@ export function storeSuite(factory: () => Backend): void {
       expect((await s.readTableItem(H, K1, 1n))?.info).toMatchObject({ ledgerVersion: 9n, oldestVersion: 5n });
       expect(await Promise.all(versions.map((v) => snapshot(s, v)))).toEqual(before);
       // the superseded rows are really gone (reads below the oldest version are not kept exact)
-      expect(await s.getTableItem(H, K1, 1n)).toBeNull();
+      expect(await tableItem(s, H, K1, 1n)).toBeNull();
       expect(await s.getResource(A, R, 1n)).toBeNull();
       // the newest value of every key at or below the oldest version stays, however old
       expect(await moduleNames(s, 5n, B)).toEqual(["x"]);
-      expect(hex(await s.getTableItem(H, K2, 5n))).toBe("14");
+      expect(hex(await tableItem(s, H, K2, 5n))).toBe("14");
       // transactions and blocks below it are gone
       expect(await s.getBlockByHeight(1n)).toBeNull();
       expect(await s.getBlockByVersion(3n)).toBeNull();
@@ -446,11 +447,11 @@ export function storeSuite(factory: () => Backend): void {
         tableItems: [item(10n, K2, null)],
         resources: [res(10n, '{"n":2}')],
       });
-      expect(await s.getTableItem(H, K2, 10n)).toBeNull();
-      expect(hex(await s.getTableItem(H, K2, 9n))).toBe("14");
+      expect(await tableItem(s, H, K2, 10n)).toBeNull();
+      expect(hex(await tableItem(s, H, K2, 9n))).toBe("14");
       expect(await s.getResource(A, R, 10n)).toBe('{"n":2}');
       expect(await s.prune({ oldestVersion: 10n, oldestBlockHeight: 4n })).toEqual({ transactionsDeleted: 2, blocksDeleted: 1, stateRowsDeleted: 2 });
-      expect(await s.getTableItem(H, K2, 10n)).toBeNull();
+      expect(await tableItem(s, H, K2, 10n)).toBeNull();
       expect(await moduleNames(s, 10n)).toEqual(["b", "Ab", "aa", "zz", "coin"]);
     });
 

@@ -41,14 +41,6 @@ export class NodeContext {
     return info;
   }
 
-  /** Resolves an optional `ledger_version` against the ledger. */
-  async resolve(requested: bigint | undefined): Promise<{ info: LedgerInfo; version: bigint }> {
-    const info = await this.ledger();
-    if (requested === undefined) return { info, version: info.ledgerVersion };
-    checkVersion(requested, info);
-    return { info, version: requested };
-  }
-
   /**
    * After a read at `version`: if the pruner raised the oldest version past it meanwhile, what was
    * read may be incomplete, so the answer is 410 as if the request had come later.
@@ -64,33 +56,30 @@ export class NodeContext {
    * a prune racing the read cannot slip between the check and the data.
    */
   async snapshot<T>(
-    /** What failed, for the error message (a function when it costs something to say). */
     what: string | (() => string),
     requested: bigint | undefined,
     f: () => Promise<Snapshot<T> | null>,
   ): Promise<{ info: LedgerInfo; version: bigint; value: T }> {
-    let snap: Snapshot<T> | null;
-    try {
-      snap = await f();
-    } catch (e) {
-      const w = typeof what === "string" ? what : what();
-      if (e instanceof StorageUnavailableError) throw ApiError.unavailable(`${w}: ${e.message}`, e);
-      throw ApiError.internal(`${w}: ${(e as Error).message}`, null, e);
-    }
+    const snap = await this.read(what, null, f);
     if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
     if (requested === undefined) return { info: snap.info, version: snap.info.ledgerVersion, value: snap.value };
     checkVersion(requested, snap.info);
     return { info: snap.info, version: requested, value: snap.value };
   }
 
-  /** Runs a store read, mapping its failure to a typed 500 with the ledger headers. */
-  async read<T>(what: string, info: LedgerInfo, f: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a store read, mapping its failure to 503 (store unavailable) or a typed 500 with the
+   * ledger headers when the position is known. `what` says what failed (a function when it costs
+   * something to say).
+   */
+  async read<T>(what: string | (() => string), info: LedgerInfo | null, f: () => Promise<T>): Promise<T> {
     try {
       return await f();
     } catch (e) {
       if (e instanceof ApiError) throw e;
-      if (e instanceof StorageUnavailableError) throw ApiError.unavailable(`${what}: ${e.message}`, e);
-      throw ApiError.internal(`${what}: ${(e as Error).message}`, info, e);
+      const w = typeof what === "string" ? what : what();
+      if (e instanceof StorageUnavailableError) throw ApiError.unavailable(`${w}: ${e.message}`, e);
+      throw ApiError.internal(`${w}: ${(e as Error).message}`, info, e);
     }
   }
 }

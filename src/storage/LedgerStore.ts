@@ -135,7 +135,6 @@ export interface LedgerStore {
   ): Promise<ModuleEntry[]>;
   /** The bytecode with this content hash (module code is stored once per hash). */
   getModuleCode(codeHash: string): Promise<Uint8Array | null>;
-  getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null>;
   /**
    * A table item together with the ledger position, in one statement and so one snapshot: the
    * value is read at `version`, or at the ledger version of that same snapshot when `version` is

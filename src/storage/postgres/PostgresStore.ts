@@ -56,6 +56,9 @@ type Row = QueryResultRow;
 const big = (v: unknown): bigint => BigInt(v as string);
 const dec = (v: bigint): string => v.toString();
 
+/** The ledger row's columns (alias `l`), as `ledgerInfo` reads them. */
+const LEDGER_COLS = "l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version, l.oldest_block_height";
+
 /**
  * The read statements. Named once; node-postgres prepares each on a connection at its first use
  * there (and again on a new connection after a reconnect).
@@ -63,8 +66,7 @@ const dec = (v: bigint): string => v.toString();
 const SQL = {
   chainId: "SELECT chain_id FROM ledger WHERE id = 1",
   initChain: "INSERT INTO ledger (id, chain_id) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
-  ledger: `SELECT chain_id, ledger_version, timestamp_usec, epoch, block_height, oldest_version, oldest_block_height
-           FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL`,
+  ledger: `SELECT ${LEDGER_COLS} FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
   // Newest row per state key at or below $3 that is not a deletion, in state-key order from $2.
   modules: `SELECT m.state_key, m.name, m.code_hash FROM modules m
             WHERE m.address = $1 AND m.state_key >= $2 AND m.version <= $3::numeric AND m.bytecode IS NOT NULL
@@ -73,21 +75,16 @@ const SQL = {
                                 AND n.version > m.version AND n.version <= $3::numeric)
             ORDER BY m.state_key LIMIT $4`,
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
-  tableItem: `SELECT value FROM table_items WHERE handle = $1 AND key = $2 AND version <= $3::numeric
-              ORDER BY version DESC LIMIT 1`,
   // The ledger row and the item in one statement, so one snapshot and one round trip.
-  tableItemAt: `SELECT l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version,
-                       l.oldest_block_height,
+  tableItemAt: `SELECT ${LEDGER_COLS},
                        (SELECT t.value FROM table_items t WHERE t.handle = $1 AND t.key = $2
                           AND t.version <= coalesce($3::numeric, l.ledger_version) ORDER BY t.version DESC LIMIT 1) AS value
                 FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
-  modulesVersionAt: `SELECT l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version,
-                            l.oldest_block_height,
+  modulesVersionAt: `SELECT ${LEDGER_COLS},
                             (SELECT m.version FROM modules m WHERE m.address = $1
                                AND m.version <= coalesce($2::numeric, l.ledger_version) ORDER BY m.version DESC LIMIT 1) AS value
                      FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
-  summariesVersionAt: `SELECT l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version,
-                              l.oldest_block_height,
+  summariesVersionAt: `SELECT ${LEDGER_COLS},
                               (SELECT t.version FROM transactions t WHERE t.sender = $1
                                  AND t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)
                                ORDER BY t.version DESC LIMIT 1) AS value
@@ -296,11 +293,6 @@ export class PostgresStore implements LedgerStore {
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
     const rows = await this.q("moduleCode", [codeHash]);
     return (rows[0]?.bytecode as Buffer | undefined) ?? null;
-  }
-
-  async getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null> {
-    const r = (await this.q("tableItem", [handle, key, dec(version)]))[0];
-    return (r?.value as Buffer | null | undefined) ?? null;
   }
 
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {

@@ -132,10 +132,6 @@ export class SqliteStore implements LedgerStore {
          ORDER BY m.state_key LIMIT ?`,
       ),
       code: p("SELECT bytecode FROM code WHERE code_hash = ?"),
-      tableItem: p(
-        `SELECT value FROM table_items WHERE handle = ? AND key = ? AND version <= ?
-         ORDER BY version DESC LIMIT 1`,
-      ),
       // The ledger row and the item in one statement: one snapshot, one read lock (WAL read marks
       // are taken and dropped per statement, with a few system calls each).
       tableItemAt: raw(
@@ -262,15 +258,10 @@ export class SqliteStore implements LedgerStore {
     return r?.bytecode ?? null;
   }
 
-  async getTableItem(handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null> {
-    const r = this.s.tableItem!.get(handle, key, ver(version)) as { value: Buffer | null } | undefined;
-    return r?.value ?? null;
-  }
-
   async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
     const read = (): Snapshot<Uint8Array | null> | null => {
       const r = this.s.tableItemAt!.get(handle, key, version === undefined ? null : ver(version)) as unknown[] | undefined;
-      return r ? { info: this.infoFromRow(r), value: (r[7] as Buffer | null) ?? null } : null;
+      return r ? this.snapshotOf(r) : null;
     };
     // Large keys and values are read every time (the memo is bounded in entries, not bytes).
     if (key.length > MEMO_KEY_BYTES) return read();
@@ -280,15 +271,20 @@ export class SqliteStore implements LedgerStore {
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
     return this.memoized(`m${version ?? ""}|${bin(address)}`, () => {
       const r = this.s.modulesVersionAt!.get(address, version === undefined ? null : ver(version)) as unknown[] | undefined;
-      return r ? { info: this.infoFromRow(r), value: (r[7] as bigint | null) ?? null } : null;
+      return r ? this.snapshotOf(r) : null;
     });
   }
 
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
     return this.memoized(`s${end ?? ""}|${bin(sender)}`, () => {
       const r = this.s.summariesVersionAt!.get(sender, end === undefined ? null : ver(end)) as unknown[] | undefined;
-      return r ? { info: this.infoFromRow(r), value: (r[7] as bigint | null) ?? null } : null;
+      return r ? this.snapshotOf(r) : null;
     });
+  }
+
+  /** A snapshot read's row: the `LEDGER_COLS` columns, then the value (null: none). */
+  private snapshotOf<T>(r: unknown[]): Snapshot<T | null> {
+    return { info: this.infoFromRow(r), value: (r[7] as T | null) ?? null };
   }
 
   /**
