@@ -34,12 +34,8 @@ export class PageCache {
     if (!this.lru) return;
     const lru = this.lru;
     page.body.onGrow = () => {
-      if (lru.get(key) === page) lru.set(key, page as Page<unknown>);
+      if (lru.peek(key) === page) lru.set(key, page as Page<unknown>);
     };
     lru.set(key, page as Page<unknown>);
-  }
-
-  get bytes(): number {
-    return this.lru?.calculatedSize ?? 0;
   }
 }
