@@ -34,7 +34,10 @@ export class PageCache {
     if (!this.lru) return;
     const lru = this.lru;
     page.body.onGrow = () => {
-      if (lru.peek(key) === page) lru.set(key, page as Page<unknown>);
+      if (lru.peek(key) !== page) return;
+      // set() with the value already stored keeps the old size: store it anew to count it again
+      lru.delete(key);
+      lru.set(key, page as Page<unknown>);
     };
     lru.set(key, page as Page<unknown>);
   }
