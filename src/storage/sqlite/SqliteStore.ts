@@ -45,10 +45,9 @@ const u64 = (v: bigint | number): bigint => BigInt.asUintN(64, BigInt(v));
 
 type Row = Record<string, unknown>;
 
-/** Bounds of the read memo (see `SqliteStore.memo`): entries, and the largest key and value kept. */
-const MEMO_ENTRIES = 20_000;
-const MEMO_KEY_BYTES = 1024;
-const MEMO_VALUE_BYTES = 16 * 1024;
+/** Bounds of the read memo (see `SqliteStore.memo`): all of it, and one entry (key and value), in bytes. */
+const MEMO_BYTES = 8 * 1024 * 1024;
+const MEMO_ENTRY_BYTES = 4 * 1024;
 /** Bytes as a string key (one char per byte). */
 const bin = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
 
@@ -74,6 +73,7 @@ export class SqliteStore implements LedgerStore {
    * would give the same answer; the PRAGMA costs less than the statement and its WAL read lock.
    */
   private readonly memo = new Map<string, unknown>();
+  private memoBytes = 0;
   private memoDataVersion = -1;
   /** The last LedgerInfo built from a snapshot read (see `infoFromRow`). */
   private lastRowInfo: LedgerInfo | null = null;
@@ -208,7 +208,7 @@ export class SqliteStore implements LedgerStore {
 
   async initChain(chainId: number): Promise<void> {
     this.s.initChain!.run(chainId);
-    this.memo.clear();
+    this.clearMemo();
     const stored = await this.getChainId();
     if (stored !== chainId) {
       throw new Error(`this ledger has chain id ${stored}, not ${chainId}`);
@@ -225,22 +225,30 @@ export class SqliteStore implements LedgerStore {
   }
 
   /**
-   * `read()`'s result, from the memo when the database has not changed since it was read; a new
-   * result is kept if `keep` says so.
+   * `read()`'s result, from the memo when the database has not changed since it was read. A new
+   * result is kept unless its entry (key, about 64 bytes of overhead, and `bytesOf` its value)
+   * passes MEMO_ENTRY_BYTES; the memo starts over when it would pass MEMO_BYTES.
    */
-  private memoized<T>(key: string, read: () => T, keep: (v: T) => boolean = () => true): T {
+  private memoized<T>(key: string, read: () => T, bytesOf: (v: T) => number = () => 0): T {
     const dataVersion = this.s.dataVersion!.get() as number;
     if (dataVersion !== this.memoDataVersion) {
-      this.memo.clear();
+      this.clearMemo();
       this.memoDataVersion = dataVersion;
     } else if (this.memo.has(key)) {
       return this.memo.get(key) as T;
     }
     const value = read();
-    if (!keep(value)) return value;
-    if (this.memo.size >= MEMO_ENTRIES) this.memo.clear();
+    const bytes = key.length + 64 + bytesOf(value);
+    if (bytes > MEMO_ENTRY_BYTES) return value;
+    if (this.memoBytes + bytes > MEMO_BYTES) this.clearMemo();
     this.memo.set(key, value);
+    this.memoBytes += bytes;
     return value;
+  }
+
+  private clearMemo(): void {
+    this.memo.clear();
+    this.memoBytes = 0;
   }
 
   private readLedgerInfo(): LedgerInfo | null {
@@ -263,9 +271,9 @@ export class SqliteStore implements LedgerStore {
       const r = this.s.tableItemAt!.get(handle, key, version === undefined ? null : ver(version)) as unknown[] | undefined;
       return r ? this.snapshotOf(r) : null;
     };
-    // Large keys and values are read every time (the memo is bounded in entries, not bytes).
-    if (key.length > MEMO_KEY_BYTES) return read();
-    return this.memoized(`t${version ?? ""}|${bin(handle)}|${bin(key)}`, read, (snap) => (snap?.value?.length ?? 0) <= MEMO_VALUE_BYTES);
+    // A large key or value is read every time (see MEMO_ENTRY_BYTES).
+    if (key.length > MEMO_ENTRY_BYTES) return read();
+    return this.memoized(`t${version ?? ""}|${bin(handle)}|${bin(key)}`, read, (snap) => snap?.value?.length ?? 0);
   }
 
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
@@ -364,7 +372,7 @@ export class SqliteStore implements LedgerStore {
     try {
       this.commitTx(write);
     } finally {
-      this.memo.clear();
+      this.clearMemo();
     }
   }
 
@@ -372,7 +380,7 @@ export class SqliteStore implements LedgerStore {
     try {
       this.commitManyTx(writes);
     } finally {
-      this.memo.clear();
+      this.clearMemo();
     }
   }
 
@@ -420,7 +428,7 @@ export class SqliteStore implements LedgerStore {
     try {
       return this.pruneTx(target);
     } finally {
-      this.memo.clear();
+      this.clearMemo();
     }
   }
 
