@@ -1,6 +1,6 @@
 /**
  * Bad input never answers 5xx: fast-check drives at least 5,000 real HTTP requests over the paths,
- * queries, Accept headers and bodies of all routes. Every answer is a 2xx, or a 4xx carrying the
+ * queries, Accept and Accept-Encoding headers and bodies of all routes. Every answer is a 2xx, or a 4xx carrying the
  * JSON error object with a code from the closed set.
  */
 import fc from "fast-check";
@@ -29,6 +29,14 @@ const accept = fc.option(
   ),
   { nil: undefined },
 );
+/** Accept-Encoding: what clients send, malformed weights, refusals of everything, and noise. */
+const encoding = fc.option(
+  fc.oneof(
+    fc.constantFrom("gzip, deflate, br", "br", "x-gzip", "*", "*;q=0", "identity;q=0", "gzip;q=abc", "gzip;level=9", ",,,", "", "br;q=0, gzip;q=0, deflate;q=0"),
+    fc.string({ maxLength: 40 }).filter((s) => /^[\x20-\x7e]*$/.test(s)),
+  ),
+  { nil: undefined },
+);
 const body = fc.oneof(
   fc.json(),
   fc.record({ key: fc.oneof(hexish, fc.integer(), fc.constant(null)) }).map((o) => JSON.stringify(o)),
@@ -36,20 +44,21 @@ const body = fc.oneof(
 );
 const contentType = fc.constantFrom("application/json", "text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-8", undefined);
 
-type Req = { method: string; path: string; accept: string | undefined; body?: string; contentType?: string | undefined };
+type Req = { method: string; path: string; accept: string | undefined; encoding: string | undefined; body?: string; contentType?: string | undefined };
 
 const request: fc.Arbitrary<Req> = fc.oneof(
-  fc.record({ method: fc.constant("GET"), path: fc.tuple(address, query).map(([a, q]) => `/accounts/${encodeURIComponent(a)}/modules?${q}`), accept }),
-  fc.record({ method: fc.constant("GET"), path: fc.tuple(address, query).map(([a, q]) => `/accounts/${encodeURIComponent(a)}/transaction_summaries?${q}`), accept }),
+  fc.record({ method: fc.constant("GET"), path: fc.tuple(address, query).map(([a, q]) => `/accounts/${encodeURIComponent(a)}/modules?${q}`), accept, encoding }),
+  fc.record({ method: fc.constant("GET"), path: fc.tuple(address, query).map(([a, q]) => `/accounts/${encodeURIComponent(a)}/transaction_summaries?${q}`), accept, encoding }),
   fc.record({
     method: fc.constant("POST"),
     path: fc.tuple(address, query).map(([a, q]) => `/tables/${encodeURIComponent(a)}/raw_item?${q}`),
     accept,
+    encoding,
     body,
     contentType,
   }),
-  fc.record({ method: fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH"), path: fc.constantFrom("/info", "/estimate_gas_price", "/spec", "/spec.json", "/", "/accounts", "/tables/0x1/raw_item"), accept }),
-  fc.record({ method: fc.constantFrom("GET", "POST"), path: fc.string({ maxLength: 40 }).map((s) => "/" + encodeURIComponent(s).replace(/%2F/g, "/")), accept }),
+  fc.record({ method: fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH"), path: fc.constantFrom("/info", "/estimate_gas_price", "/spec", "/spec.json", "/", "/accounts", "/tables/0x1/raw_item"), accept, encoding }),
+  fc.record({ method: fc.constantFrom("GET", "POST"), path: fc.string({ maxLength: 40 }).map((s) => "/" + encodeURIComponent(s).replace(/%2F/g, "/")), accept, encoding }),
 );
 
 for (const factory of backendFactories) {
@@ -70,6 +79,8 @@ for (const factory of backendFactories) {
           count++;
           const headers: Record<string, string> = {};
           if (r.accept !== undefined) headers.accept = r.accept;
+          // fetch sends its own Accept-Encoding unless one is given, and decodes what comes back
+          if (r.encoding !== undefined) headers["accept-encoding"] = r.encoding;
           if (r.contentType !== undefined) headers["content-type"] = r.contentType;
           const res = await fetch(node.base + r.path, {
             method: r.method,
