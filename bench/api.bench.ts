@@ -108,6 +108,18 @@ async function main(): Promise<void> {
   };
   const GET = { name: "GET constant", opts: constGet };
   const POST = { name: "POST constant", opts: constPost };
+  /** A page operation, then the same page from the node with its page cache off, then with the SDK's encoding. */
+  const pageRows = (name: string, target: string, path: string): Op[] => [
+    { name, target, opts: { url: B + path }, pid: api.child.pid!, baselines: [GET] },
+    { name: "… same, page cache off", target: "", opts: { url: `${cold.url}/v1${path}` }, pid: cold.child.pid!, baselines: [GET] },
+    {
+      name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
+      target: "",
+      opts: { url: B + path, headers: sdkEncoding },
+      pid: api.child.pid!,
+      baselines: [GET],
+    },
+  ];
   const ops: Op[] = [
     { name: "GET /v1/info", target: "70%", opts: { url: `${B}/info` }, pid: api.child.pid!, baselines: [GET] },
     { name: "GET /v1/estimate_gas_price", target: "70%", opts: { url: `${B}/estimate_gas_price` }, pid: api.child.pid!, baselines: [GET] },
@@ -121,36 +133,8 @@ async function main(): Promise<void> {
       pid: api.child.pid!,
       baselines: [POST, GET],
     },
-    { name: "GET /v1/accounts/0x1/modules?limit=25 (ABIs)", target: "40%", opts: { url: B + modules }, pid: api.child.pid!, baselines: [GET] },
-    {
-      name: "… same, page cache off",
-      target: "",
-      opts: { url: `${cold.url}/v1${modules}` },
-      pid: cold.child.pid!,
-      baselines: [GET],
-    },
-    {
-      name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
-      target: "",
-      opts: { url: B + modules, headers: sdkEncoding },
-      pid: api.child.pid!,
-      baselines: [GET],
-    },
-    { name: "GET /v1/accounts/{a}/transaction_summaries?limit=100", target: "50%", opts: { url: B + summaries }, pid: api.child.pid!, baselines: [GET] },
-    {
-      name: "… same, page cache off",
-      target: "",
-      opts: { url: `${cold.url}/v1${summaries}` },
-      pid: cold.child.pid!,
-      baselines: [GET],
-    },
-    {
-      name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
-      target: "",
-      opts: { url: B + summaries, headers: sdkEncoding },
-      pid: api.child.pid!,
-      baselines: [GET],
-    },
+    ...pageRows("GET /v1/accounts/0x1/modules?limit=25 (ABIs)", "40%", modules),
+    ...pageRows("GET /v1/accounts/{a}/transaction_summaries?limit=100", "50%", summaries),
   ];
   // Warm the servers (caches, JIT) before measuring.
   await load({ ...constGet, duration: 2 });

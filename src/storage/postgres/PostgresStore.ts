@@ -297,12 +297,12 @@ export class PostgresStore implements LedgerStore {
 
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
     const r = (await this.q("modulesVersionAt", [address, version === undefined ? null : dec(version)]))[0];
-    return r ? { info: ledgerInfo(r), value: r.value === null ? null : big(r.value) } : null;
+    return r ? versionSnapshot(r) : null;
   }
 
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
     const r = (await this.q("summariesVersionAt", [sender, end === undefined ? null : dec(end)]))[0];
-    return r ? { info: ledgerInfo(r), value: r.value === null ? null : big(r.value) } : null;
+    return r ? versionSnapshot(r) : null;
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
@@ -552,4 +552,9 @@ function ledgerInfo(r: Row): LedgerInfo {
     blockHeight: big(r.block_height),
     oldestBlockHeight: big(r.oldest_block_height),
   };
+}
+
+/** A snapshot read of a version: the ledger row's columns, then `value` (null: none). */
+function versionSnapshot(r: Row): Snapshot<bigint | null> {
+  return { info: ledgerInfo(r), value: r.value === null ? null : big(r.value) };
 }
