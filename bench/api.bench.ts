@@ -71,75 +71,103 @@ async function main(): Promise<void> {
   console.error(imported);
 
   const serveArgs = ["dist/cli.js", "serve", "--db", db, "--port", "0", "--quiet", "--prune-window", "1000000000"];
-  const api = await startServer(serveArgs, /http:\/\/127\.0\.0\.1:\d+/);
-  // The same node with its page cache off: what a page costs when it is not served again.
-  const cold = await startServer([...serveArgs, "--page-cache-mb", "0"], /http:\/\/127\.0\.0\.1:\d+/);
-  const base = await startServer(["--import", "tsx", "bench/constServer.ts", "0"]);
-  const B = `${api.url}/v1`;
+  // Every round runs on newly started processes. How fast one Node process serves the same route
+  // is not fixed for its life: in some processes V8 ends up creating every process.nextTick record
+  // (several per HTTP request) through its runtime, which costs about 3 µs more per request, and
+  // which processes do is decided at start. Measured on the constant server alone: 10.0–10.8 µs
+  // per request in most starts, 12.8–13.9 µs in the others. A median over starts, not one start.
+  const startAll = async () => {
+    const api = await startServer(serveArgs);
+    // The same node with its page cache off: what a page costs when it is not served again.
+    const cold = await startServer([...serveArgs, "--page-cache-mb", "0"]);
+    const base = await startServer(["--import", "tsx", "bench/constServer.ts", "0"]);
+    return { api, cold, base, kill: () => [api, cold, base].forEach((s) => s.child.kill()) };
+  };
   // The devnet writes and deletes keys 0..63: read the ones that exist at the latest version.
   const liveKeys: number[] = [];
-  for (let k = 0; k < 64; k++) {
-    const res = await fetch(`${B}/tables/${DEVNET_TABLE_HANDLE}/raw_item`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/x-bcs" },
-      body: JSON.stringify({ key: u64le(k) }),
-    });
-    await res.arrayBuffer();
-    if (res.status === 200) liveKeys.push(k);
+  {
+    const first = await startServer(serveArgs);
+    for (let k = 0; k < 64; k++) {
+      const res = await fetch(`${first.url}/v1/tables/${DEVNET_TABLE_HANDLE}/raw_item`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/x-bcs" },
+        body: JSON.stringify({ key: u64le(k) }),
+      });
+      await res.arrayBuffer();
+      if (res.status === 200) liveKeys.push(k);
+    }
+    first.child.kill();
   }
   const rawBody = (k: number) => JSON.stringify({ key: u64le(k) });
   const json = { "content-type": "application/json" };
-  const constGet: Parameters<typeof load>[0] = { url: `${base.url}/const` };
-  // The POST baseline parses the same bodies raw_item does.
-  const constPost: Parameters<typeof load>[0] = {
-    url: `${base.url}/const`,
-    requests: liveKeys.map((k) => ({ method: "POST" as const, headers: json, body: rawBody(k) })),
-  };
   // What the official SDK sends (docs: ../shared/reference/real-clients.md).
   const sdkEncoding = { "accept-encoding": "gzip, deflate, br" };
   const modules = `/accounts/0x1/modules?limit=25`;
   const summaries = `/accounts/${devnetAccount(1)}/transaction_summaries?limit=100`;
+  type Opts = Parameters<typeof load>[0];
+  type Servers = Awaited<ReturnType<typeof startAll>>;
   type Op = {
     name: string;
     target: string;
-    opts: Parameters<typeof load>[0];
+    opts: Opts;
     pid: number;
-    baselines: Array<{ name: string; opts: Parameters<typeof load>[0] }>;
+    baselines: Array<{ name: string; opts: Opts }>;
   };
-  const GET = { name: "GET constant", opts: constGet };
-  const POST = { name: "POST constant", opts: constPost };
-  /** A page operation, then the same page from the node with its page cache off, then with the SDK's encoding. */
-  const pageRows = (name: string, target: string, path: string): Op[] => [
-    { name, target, opts: { url: B + path }, pid: api.child.pid!, baselines: [GET] },
-    { name: "… same, page cache off", target: "", opts: { url: `${cold.url}/v1${path}` }, pid: cold.child.pid!, baselines: [GET] },
-    {
-      name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
-      target: "",
-      opts: { url: B + path, headers: sdkEncoding },
-      pid: api.child.pid!,
-      baselines: [GET],
-    },
-  ];
-  const ops: Op[] = [
-    { name: "GET /v1/info", target: "70%", opts: { url: `${B}/info` }, pid: api.child.pid!, baselines: [GET] },
-    { name: "GET /v1/estimate_gas_price", target: "70%", opts: { url: `${B}/estimate_gas_price` }, pid: api.child.pid!, baselines: [GET] },
-    {
-      name: "POST /v1/tables/{h}/raw_item (BCS)",
-      target: "70%",
-      opts: {
-        url: `${B}/tables/${DEVNET_TABLE_HANDLE}/raw_item`,
-        requests: liveKeys.map((k) => ({ method: "POST" as const, headers: { ...json, accept: "application/x-bcs" }, body: rawBody(k) })),
+  /** The rows, for one set of running servers. */
+  const opsOf = ({ api, cold, base }: Servers): Op[] => {
+    const B = `${api.url}/v1`;
+    const GET = { name: "GET constant", opts: { url: `${base.url}/const` } };
+    // The POST baseline parses the same bodies raw_item does.
+    const POST = {
+      name: "POST constant",
+      opts: { url: `${base.url}/const`, requests: liveKeys.map((k) => ({ method: "POST" as const, headers: json, body: rawBody(k) })) },
+    };
+    /** A page operation, then the same page from the node with its page cache off, then with the SDK's encoding. */
+    const pageRows = (name: string, target: string, path: string): Op[] => [
+      { name, target, opts: { url: B + path }, pid: api.child.pid!, baselines: [GET] },
+      { name: "… same, page cache off", target: "", opts: { url: `${cold.url}/v1${path}` }, pid: cold.child.pid!, baselines: [GET] },
+      {
+        name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
+        target: "",
+        opts: { url: B + path, headers: sdkEncoding },
+        pid: api.child.pid!,
+        baselines: [GET],
       },
-      pid: api.child.pid!,
-      baselines: [POST, GET],
-    },
-    ...pageRows("GET /v1/accounts/0x1/modules?limit=25 (ABIs)", "40%", modules),
-    ...pageRows("GET /v1/accounts/{a}/transaction_summaries?limit=100", "50%", summaries),
-  ];
-  // Warm the servers (caches, JIT) before measuring.
-  await load({ ...constGet, duration: 2 });
-  await load({ ...constPost, duration: 1 });
-  for (const op of ops) await load({ ...op.opts, duration: 1 });
+    ];
+    return [
+      { name: "GET /v1/info", target: "70%", opts: { url: `${B}/info` }, pid: api.child.pid!, baselines: [GET] },
+      { name: "GET /v1/estimate_gas_price", target: "70%", opts: { url: `${B}/estimate_gas_price` }, pid: api.child.pid!, baselines: [GET] },
+      {
+        name: "POST /v1/tables/{h}/raw_item (BCS)",
+        target: "70%",
+        opts: {
+          url: `${B}/tables/${DEVNET_TABLE_HANDLE}/raw_item`,
+          requests: liveKeys.map((k) => ({ method: "POST" as const, headers: { ...json, accept: "application/x-bcs" }, body: rawBody(k) })),
+        },
+        pid: api.child.pid!,
+        baselines: [POST, GET],
+      },
+      ...pageRows("GET /v1/accounts/0x1/modules?limit=25 (ABIs)", "40%", modules),
+      ...pageRows("GET /v1/accounts/{a}/transaction_summaries?limit=100", "50%", summaries),
+    ];
+  };
+
+  // Per row: the operation's runs, and each baseline's runs, one of each per round.
+  const runs: Array<{ op: Op; o: Load[]; c: Load[][] }> = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const servers = await startAll();
+    const ops = opsOf(servers);
+    // Warm the servers (caches, JIT) before measuring.
+    for (const b of ops[2]!.baselines) await load({ ...b.opts, duration: 2 });
+    for (const op of ops) await load({ ...op.opts, duration: 1 });
+    for (const [i, op] of ops.entries()) {
+      const row = (runs[i] ??= { op, o: [], c: op.baselines.map(() => []) });
+      for (const [j, b] of op.baselines.entries()) row.c[j]!.push(await load({ ...b.opts, duration: DURATION }, servers.base.child.pid));
+      row.o.push(await load({ ...op.opts, duration: DURATION }, op.pid));
+    }
+    servers.kill();
+    console.error(`round ${r + 1} of ${ROUNDS} done`);
+  }
 
   const rows: string[] = [];
   const mb = (xs: Load[]) => (median(xs.map((x) => x.bytesPerSec)) / 1e6).toFixed(0);
@@ -148,39 +176,33 @@ async function main(): Promise<void> {
   const loader = (xs: Load[]) => median(xs.map((x) => x.loaderUsPerReq)).toFixed(0);
   // How busy the serving process was: req/s × its CPU per request (100% = one core).
   const busy = (xs: Load[]) => `${Math.round(median(xs.map((x) => (x.rps * (x.cpuUsPerReq ?? NaN)) / 1e4)))}%`;
-  for (const op of ops) {
-    const c: Load[][] = op.baselines.map(() => []);
-    const o: Load[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const [i, b] of op.baselines.entries()) c[i]!.push(await load({ ...b.opts, duration: DURATION }, base.child.pid));
-      o.push(await load({ ...op.opts, duration: DURATION }, op.pid));
-    }
+  for (const { op, o, c } of runs) {
     const bad = o.reduce((s, x) => s + x.non2xx, 0);
     for (const [i, b] of op.baselines.entries()) {
       const first = i === 0;
       const row =
         `| ${first ? op.name : ""} | ${first ? Math.round(rps(o)) : ""} | ${first ? median(o.map((x) => x.p99)) : ""} ` +
-        `| ${b.name} | ${Math.round(rps(c[i]!))} | ${(100 * rps(o) / rps(c[i]!)).toFixed(0)}% | ${first ? op.target : ""} ` +
+        `| ${b.name} | ${Math.round(rps(c[i]!))} | ${(100 * rps(o) / rps(c[i]!)).toFixed(0)}% ` +
+        `| ${o.map((x, r) => `${((100 * x.rps) / c[i]![r]!.rps).toFixed(0)}%`).join(" ")} | ${first ? op.target : ""} ` +
         `| ${first ? cpu(o) : ""} | ${cpu(c[i]!)} | ${first ? busy(o) : ""} | ${first ? loader(o) : ""} | ${loader(c[i]!)} ` +
         `| ${first ? mb(o) : ""} | ${first ? bad : ""} |`;
       console.error(row);
       rows.push(row);
     }
   }
-  api.child.kill();
-  cold.child.kill();
-  base.child.kill();
 
   const body = `
 Command: \`npm run build && node --import tsx bench/api.bench.ts ${process.argv.slice(2).join(" ")}\`
 (${new Date().toISOString().slice(0, 10)}, 2-core shared VM; autocannon 10 connections in the bench process; the node, the node with
-\`--page-cache-mb 0\` and the constant routes each in their own process; rounds alternate constant/operation; medians of ${ROUNDS} rounds of ${DURATION} s).
+\`--page-cache-mb 0\` and the constant routes each in their own process, started anew for every round; within a round each
+row runs its constant route, then the operation; medians of ${ROUNDS} rounds of ${DURATION} s; autocannon does not keep response
+bodies as strings, see bench/common.ts).
 
 Ledger: the real genesis (57 modules at 0x1) + devnet blocks, ${TXNS.toLocaleString("en")}+ transactions, SQLite.
 Import: ${imported}
 
-| operation | req/s | p99 ms | constant route | its req/s | ratio | target | server CPU µs/req | constant CPU µs/req | server busy | autocannon CPU µs/req | … for the constant | MB/s read | non-2xx |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| operation | req/s | p99 ms | constant route | its req/s | ratio | ratio by round | target | server CPU µs/req | constant CPU µs/req | server busy | autocannon CPU µs/req | … for the constant | MB/s read | non-2xx |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 `;
   writeSection("API throughput (SQLite)", body);
