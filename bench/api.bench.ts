@@ -195,8 +195,8 @@ async function main(): Promise<void> {
 Command: \`npm run build && node --import tsx bench/api.bench.ts ${process.argv.slice(2).join(" ")}\`
 (${new Date().toISOString().slice(0, 10)}, 2-core shared VM; autocannon 10 connections in the bench process; the node, the node with
 \`--page-cache-mb 0\` and the constant routes each in their own process, started anew for every round; within a round each
-row runs its constant route, then the operation; medians of ${ROUNDS} rounds of ${DURATION} s; autocannon does not keep response
-bodies as strings, see bench/common.ts).
+row runs its constant route, then the operation; medians of ${ROUNDS} rounds of ${DURATION} s; autocannon decodes response
+bodies as latin1, not UTF-8, see bench/common.ts).
 
 Ledger: the real genesis (57 modules at 0x1) + devnet blocks, ${TXNS.toLocaleString("en")}+ transactions, SQLite.
 Import: ${imported}
