@@ -158,7 +158,7 @@ async function main(): Promise<void> {
     const servers = await startAll();
     const ops = opsOf(servers);
     // Warm the servers (caches, JIT) before measuring.
-    for (const b of ops[2]!.baselines) await load({ ...b.opts, duration: 2 });
+    for (const b of new Set(ops.flatMap((op) => op.baselines))) await load({ ...b.opts, duration: 2 });
     for (const op of ops) await load({ ...op.opts, duration: 1 });
     for (const [i, op] of ops.entries()) {
       const row = (runs[i] ??= { op, o: [], c: op.baselines.map(() => []) });
