@@ -318,6 +318,43 @@ export function storeSuite(factory: () => Backend): void {
       expect(await reads()).toMatchObject({ item: "0c", modules: 9n, summaries: 9n, info: { oldestVersion: 5n } });
     });
 
+    it("with a memo lag, answers another connection's commit once the lag has passed, and a fresh ledger read at once", async () => {
+      const LAG_MS = 40;
+      const db = await backend.newDb();
+      const reader = await openStore(db, { memoLagMs: LAG_MS });
+      const writer = await openStore(db);
+      opened.push(reader, writer);
+      await writer.initChain(4);
+      await writer.commitBlocks!(HISTORY.slice(0, 2));
+      const reads = async () => ({
+        info: (await reader.getLedgerInfo())?.ledgerVersion,
+        item: hex((await reader.readTableItem(H, K1, undefined))!.value),
+        modules: (await reader.readModulesVersion(A, undefined))!.value,
+        summaries: (await reader.readSummariesVersion(A, undefined))!.value,
+      });
+      expect(await reads()).toEqual({ info: 4n, item: "0b", modules: 3n, summaries: 2n });
+      await writer.commitBlocks!(HISTORY.slice(2));
+      // asked fresh, the position is the database's at once
+      expect((await reader.getLedgerInfo(true))?.ledgerVersion).toBe(9n);
+      await writer.prune({ oldestVersion: 5n, oldestBlockHeight: 2n });
+      await new Promise((r) => setTimeout(r, LAG_MS + 10));
+      expect(await reads()).toEqual({ info: 9n, item: "0c", modules: 9n, summaries: 9n });
+      expect((await reader.getLedgerInfo())?.oldestVersion).toBe(5n);
+      // a read the memo does not hold goes to the database even within the lag
+      await writer.commitBlock({
+        block: block(4n, 2n, 4_000_000n, 10n, 10n),
+        transactions: [txn(10n, "block_metadata_transaction")],
+        modules: [],
+        tableItems: [item(10n, K2, bytes(0x21))],
+        resources: [],
+      });
+      const k2 = (await reader.readTableItem(H, K2, undefined))!;
+      expect({ version: k2.info.ledgerVersion, value: hex(k2.value) }).toEqual({ version: 10n, value: "21" });
+      // and, having seen version 10, the reader answers nothing older from its memo
+      expect((await reader.getLedgerInfo())?.ledgerVersion).toBe(10n);
+      expect((await reader.readTableItem(H, K1, undefined))!.info.ledgerVersion).toBe(10n);
+    });
+
     it("names the version of an account's newest module write or deletion, beside the ledger position", async () => {
       const info = (await h.getLedgerInfo())!;
       const at = async (v: bigint | undefined, a = A) => {

@@ -29,11 +29,14 @@ export class NodeContext {
     this.pages = new PageCache(config.pageCacheBytes);
   }
 
-  /** The ledger position now; 503 when the store cannot be read or holds no block yet. */
-  async ledger(): Promise<LedgerInfo> {
+  /**
+   * The ledger position now (`fresh`: with every commit of another process, see
+   * `LedgerStore.getLedgerInfo`); 503 when the store cannot be read or holds no block yet.
+   */
+  async ledger(fresh = false): Promise<LedgerInfo> {
     let info: LedgerInfo | null;
     try {
-      info = await this.store.getLedgerInfo();
+      info = await this.store.getLedgerInfo(fresh);
     } catch (e) {
       throw ApiError.unavailable(`the ledger store is unavailable: ${(e as Error).message}`, e);
     }
@@ -46,7 +49,7 @@ export class NodeContext {
    * read may be incomplete, so the answer is 410 as if the request had come later.
    */
   async ensureKept(version: bigint): Promise<void> {
-    const now = await this.ledger();
+    const now = await this.ledger(true);
     if (version < now.oldestVersion) throw ApiError.versionPruned(version, now);
   }
 

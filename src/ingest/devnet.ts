@@ -25,7 +25,7 @@ export class Devnet {
   static async open(store: LedgerStore, partial: Partial<DevnetOptions> = {}): Promise<Devnet> {
     const opts: DevnetOptions = { ...defaultDevnetChainOptions, blockIntervalMs: 1000, ...partial };
     const importer = await Importer.open(store, opts.chainId);
-    const info = await store.getLedgerInfo();
+    const info = await store.getLedgerInfo(true);
     let chain: DevnetChain;
     let lastTs = 0n;
     if (!info) {

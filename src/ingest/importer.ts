@@ -53,7 +53,7 @@ export class Importer {
   static async open(store: LedgerStore, chainId: number): Promise<Importer> {
     await store.initChain(chainId);
     const imp = new Importer(store);
-    const info = await store.getLedgerInfo();
+    const info = await store.getLedgerInfo(true);
     if (info) {
       imp.stored = info.ledgerVersion;
       imp.nextHeight = info.blockHeight + 1n;

@@ -30,7 +30,7 @@ export function formatPruneWindow(w: PruneWindow): string {
 
 /** Where the window puts the oldest kept block now, or null when nothing is to be pruned. */
 export async function pruneTarget(store: LedgerStore, window: PruneWindow): Promise<PruneTarget | null> {
-  const info = await store.getLedgerInfo();
+  const info = await store.getLedgerInfo(true);
   if (!info) return null;
   let block;
   if (window.kind === "versions") {

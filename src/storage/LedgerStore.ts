@@ -123,8 +123,13 @@ export interface LedgerStore {
   /** Sets the chain id once; throws if a different one is stored. */
   initChain(chainId: number): Promise<void>;
 
-  /** The ledger's position, or null when no block was committed yet. */
-  getLedgerInfo(): Promise<LedgerInfo | null>;
+  /**
+   * The ledger's position, or null when no block was committed yet. A store may answer this and
+   * the snapshot reads from a memo that lags another process's commits by a bounded time (SQLite's
+   * `memoLagMs`); `fresh` asks the database itself, for a check that must see every commit made
+   * before it, such as "was this version pruned while I read".
+   */
+  getLedgerInfo(fresh?: boolean): Promise<LedgerInfo | null>;
 
   /** Modules of `address` at `version` from state key `start` (inclusive), at most `limit`. */
   getModules(

@@ -3,7 +3,7 @@
  * `postgres://` or `postgresql://` URL is PostgreSQL.
  */
 import type { LedgerStore } from "./LedgerStore.js";
-import { SqliteStore } from "./sqlite/SqliteStore.js";
+import { SqliteStore, type SqliteStoreOptions } from "./sqlite/SqliteStore.js";
 
 export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
@@ -14,7 +14,7 @@ export function displayDb(db: string): string {
   return isPostgresUrl(db) ? db.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@/]*@/i, "$1:***@") : db;
 }
 
-export async function openStore(db: string, opts: { readonly?: boolean } = {}): Promise<LedgerStore> {
+export async function openStore(db: string, opts: SqliteStoreOptions = {}): Promise<LedgerStore> {
   if (isPostgresUrl(db)) {
     const { PostgresStore } = await import("./postgres/PostgresStore.js");
     return PostgresStore.connect(db);
