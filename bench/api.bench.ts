@@ -71,11 +71,10 @@ async function main(): Promise<void> {
   console.error(imported);
 
   const serveArgs = ["dist/cli.js", "serve", "--db", db, "--port", "0", "--quiet", "--prune-window", "1000000000"];
-  // Every round runs on newly started processes. How fast one Node process serves the same route
-  // is not fixed for its life: in some processes V8 ends up creating every process.nextTick record
-  // (several per HTTP request) through its runtime, which costs about 3 µs more per request, and
-  // which processes do is decided at start. Measured on the constant server alone: 10.0–10.8 µs
-  // per request in most starts, 12.8–13.9 µs in the others. A median over starts, not one start.
+  // Every round runs on newly started processes, so a run is a median over starts. Before the node
+  // and the constant server settled the nextTick record's hidden classes (src/api/tickShape.ts),
+  // a start served the same route at 10.0–10.8 or at 12.8–13.9 µs per request by chance; new
+  // processes per round still keep any such chance out of a single draw.
   const startAll = async () => {
     const api = await startServer(serveArgs);
     // The same node with its page cache off: what a page costs when it is not served again.

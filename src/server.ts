@@ -7,6 +7,7 @@ import cluster, { type Worker } from "node:cluster";
 import { readFileSync } from "node:fs";
 import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
+import { settleNextTickShape } from "./api/tickShape.js";
 import { Devnet, type DevnetOptions } from "./ingest/devnet.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
@@ -56,6 +57,7 @@ export const PACKAGE_VERSION: string = (() => {
 })();
 
 export async function startNode(o: ServeOptions): Promise<RunningNode> {
+  settleNextTickShape();
   const windowText = o.pruneWindow ?? (o.devnet ? DEVNET_PRUNE_WINDOW : DEFAULT_PRUNE_WINDOW);
   const window = parsePruneWindow(windowText);
   const writer = o.writer ?? true;
