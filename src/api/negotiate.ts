@@ -11,6 +11,9 @@ export const BCS_TYPE = "application/x-bcs";
 /** The format the first exact `application/json` or `application/x-bcs` entry names, or null. */
 export function namedType(accept: string | undefined): WireFormat | null {
   if (!accept) return null;
+  // What clients send most, without splitting (a split costs a runtime call per request).
+  if (accept === BCS_TYPE) return "bcs";
+  if (accept === JSON_TYPE) return "json";
   for (const part of accept.split(",")) {
     const semi = part.indexOf(";");
     const t = (semi === -1 ? part : part.slice(0, semi)).trim().toLowerCase();

@@ -48,8 +48,8 @@ type Row = Record<string, unknown>;
 /** Bounds of the read memo (see `SqliteStore.memo`): all of it, and one entry (key and value), in bytes. */
 const MEMO_BYTES = 8 * 1024 * 1024;
 const MEMO_ENTRY_BYTES = 4 * 1024;
-/** Bytes as a string key (one char per byte). */
-const bin = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
+/** Bytes as a string key (one char per byte); request parameters arrive as Buffers already. */
+const bin = (b: Uint8Array): string => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).toString("latin1");
 
 /** The ledger row's columns as snapshot reads select them, in `infoFromRow`'s order (alias `l`). */
 const LEDGER_COLS =
