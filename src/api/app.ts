@@ -9,7 +9,7 @@ import type { LedgerStore } from "../storage/LedgerStore.js";
 import { StorageUnavailableError } from "../storage/LedgerStore.js";
 import { EncodedBody, sendBody } from "./compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
-import { NodeContext } from "./context.js";
+import { NodeContext, orNull } from "./context.js";
 import { ApiError } from "./errors.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
 import { JSON_TYPE } from "./negotiate.js";
@@ -128,7 +128,7 @@ function installErrors(app: FastifyInstance, ctx: NodeContext): void {
     if (e.status >= 500) ctx.log.error({ reqId: req.id, err }, e.message);
     let ledger = e.ledger;
     const wantsHeaders = req.routeOptions.config?.ledgerHeaders === true;
-    if (!ledger && wantsHeaders && e.status !== 503) ledger = await ctx.store.getLedgerInfo().catch(() => null);
+    if (!ledger && wantsHeaders && e.status !== 503) ledger = await orNull(() => ctx.store.getLedgerInfo());
     if (ledger) reply.headers(ctx.headers.ledger(ledger));
     return sendBody(ctx.config, req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
   });

@@ -5,7 +5,7 @@
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
-import { StorageUnavailableError, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
+import { StorageUnavailableError, type Awaitable, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
@@ -32,16 +32,16 @@ export class NodeContext {
   /**
    * The ledger position now (`fresh`: with every commit of another process, see
    * `LedgerStore.getLedgerInfo`); 503 when the store cannot be read or holds no block yet.
+   * Synchronous when the store answers so.
    */
-  async ledger(fresh = false): Promise<LedgerInfo> {
-    let info: LedgerInfo | null;
-    try {
-      info = await this.store.getLedgerInfo(fresh);
-    } catch (e) {
-      throw ApiError.unavailable(`the ledger store is unavailable: ${(e as Error).message}`, e);
-    }
-    if (!info) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
-    return info;
+  ledger(fresh = false): Awaitable<LedgerInfo> {
+    return andThen(
+      this.read(() => "the ledger store is unavailable", null, () => this.store.getLedgerInfo(fresh), true),
+      (info) => {
+        if (!info) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+        return info;
+      },
+    );
   }
 
   /**
@@ -58,33 +58,57 @@ export class NodeContext {
    * from one snapshot: 503 on an empty ledger, then 404/410 judged against that same snapshot, so
    * a prune racing the read cannot slip between the check and the data.
    */
-  async snapshot<T>(
+  snapshot<T>(
     what: string | (() => string),
     requested: bigint | undefined,
-    f: () => Promise<Snapshot<T> | null>,
-  ): Promise<{ info: LedgerInfo; version: bigint; value: T }> {
-    const snap = await this.read(what, null, f);
-    if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
-    if (requested === undefined) return { info: snap.info, version: snap.info.ledgerVersion, value: snap.value };
-    checkVersion(requested, snap.info);
-    return { info: snap.info, version: requested, value: snap.value };
+    f: () => Awaitable<Snapshot<T> | null>,
+  ): Awaitable<{ info: LedgerInfo; version: bigint; value: T }> {
+    return andThen(this.read(what, null, f), (snap) => {
+      if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+      if (requested === undefined) return { info: snap.info, version: snap.info.ledgerVersion, value: snap.value };
+      checkVersion(requested, snap.info);
+      return { info: snap.info, version: requested, value: snap.value };
+    });
   }
 
   /**
-   * Runs a store read, mapping its failure to 503 (store unavailable) or a typed 500 with the
-   * ledger headers when the position is known. `what` says what failed (a function when it costs
-   * something to say).
+   * Runs a store read, mapping its failure to 503 (store unavailable; `unavailable`: any failure)
+   * or a typed 500 with the ledger headers when the position is known. `what` says what failed
+   * (a function when it costs something to say). Synchronous when the read is.
    */
-  async read<T>(what: string | (() => string), info: LedgerInfo | null, f: () => Promise<T>): Promise<T> {
-    try {
-      return await f();
-    } catch (e) {
+  read<T>(what: string | (() => string), info: LedgerInfo | null, f: () => Awaitable<T>, unavailable = false): Awaitable<T> {
+    const fail = (e: unknown): never => {
       if (e instanceof ApiError) throw e;
       const w = typeof what === "string" ? what : what();
-      if (e instanceof StorageUnavailableError) throw ApiError.unavailable(`${w}: ${e.message}`, e);
+      if (unavailable || e instanceof StorageUnavailableError) throw ApiError.unavailable(`${w}: ${(e as Error).message}`, e);
       throw ApiError.internal(`${w}: ${(e as Error).message}`, info, e);
+    };
+    let r: Awaitable<T>;
+    try {
+      r = f();
+    } catch (e) {
+      return fail(e);
     }
+    return r instanceof Promise ? r.catch(fail) : r;
   }
+}
+
+/** The store's answer, or null when it fails (for answers that can do without it). */
+export function orNull<T>(f: () => Awaitable<T | null>): Awaitable<T | null> {
+  try {
+    const r = f();
+    return r instanceof Promise ? r.catch(() => null) : r;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `next(x)`: at once when `x` is a value, once it settles when it is a promise. Handlers chain
+ * their steps with it so that a request the store answers synchronously is served synchronously.
+ */
+export function andThen<T, R>(x: Awaitable<T>, next: (v: T) => Awaitable<R>): Awaitable<R> {
+  return x instanceof Promise ? x.then(next) : next(x);
 }
 
 function checkVersion(requested: bigint, info: LedgerInfo): void {

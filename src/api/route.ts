@@ -3,9 +3,14 @@
  * app registers these, and the OpenAPI document is generated from the same schemas.
  */
 import type { FastifyReply, FastifyRequest, FastifySchema } from "fastify";
+import type { Awaitable } from "../storage/LedgerStore.js";
 import type { NodeContext } from "./context.js";
 
-export type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+/**
+ * A handler answers synchronously when the store does (see `Awaitable`), else with a promise; it
+ * sends through `sendBody` and returns the reply either way.
+ */
+export type Handler = (req: FastifyRequest, reply: FastifyReply) => Awaitable<unknown>;
 
 export interface RouteDef {
   method: "GET" | "POST";

@@ -12,7 +12,7 @@ import { bcs } from "@mysten/bcs";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { GasEstimator, minGasPriceFromSchedule, type GasEstimate } from "../../ledger/gas.js";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { NodeContext } from "../context.js";
+import { andThen, type NodeContext } from "../context.js";
 import { sendBody } from "../compression.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { acceptType, BCS_TYPE, JSON_TYPE } from "../negotiate.js";
@@ -73,28 +73,31 @@ export const estimateGasPrice: RouteDef = {
     const minPrice = new MinGasPrice(ctx);
     // The JSON of the last answer: between blocks the estimate is the same object.
     let last: { estimate: Readonly<GasEstimate>; json: string } | null = null;
-    return async function estimateGasPriceHandler(req: FastifyRequest, reply: FastifyReply) {
+    return function estimateGasPriceHandler(req: FastifyRequest, reply: FastifyReply) {
       // 1. validate (no parameters)
       const format = acceptType(req.headers.accept);
       // 2. resolve: the latest ledger
-      const info = await ctx.ledger();
-      // 3. read: recent blocks (cached between blocks; while cached, no promise at all)
-      const estimate =
-        estimator.peek(info) ??
-        (await ctx.read("Failed to estimate the gas price", info, async () => estimator.estimate(info, await minPrice.at(info), ctx.store)));
-      // 4. encode
-      reply.headers(ctx.headers.ledger(info));
-      if (format === "bcs") {
-        return sendBody(ctx.config, req, reply, Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()), BCS_TYPE);
-      }
-      // Three integers, in the reference key order, written directly (no schema walk per call).
-      if (last?.estimate !== estimate) {
-        const json =
-          `{"deprioritized_gas_estimate":${estimate.deprioritized_gas_estimate},"gas_estimate":${estimate.gas_estimate},` +
-          `"prioritized_gas_estimate":${estimate.prioritized_gas_estimate}}`;
-        last = { estimate, json };
-      }
-      return sendBody(ctx.config, req, reply, last.json, JSON_TYPE);
+      return andThen(ctx.ledger(), (info) => {
+        // 3. read: recent blocks (cached between blocks; while cached, no promise at all)
+        const estimate =
+          estimator.peek(info) ??
+          ctx.read("Failed to estimate the gas price", info, async () => estimator.estimate(info, await minPrice.at(info), ctx.store));
+        return andThen(estimate, (estimate) => {
+          // 4. encode
+          reply.headers(ctx.headers.ledger(info));
+          if (format === "bcs") {
+            return sendBody(ctx.config, req, reply, Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()), BCS_TYPE);
+          }
+          // Three integers, in the reference key order, written directly (no schema walk per call).
+          if (last?.estimate !== estimate) {
+            const json =
+              `{"deprioritized_gas_estimate":${estimate.deprioritized_gas_estimate},"gas_estimate":${estimate.gas_estimate},` +
+              `"prioritized_gas_estimate":${estimate.prioritized_gas_estimate}}`;
+            last = { estimate, json };
+          }
+          return sendBody(ctx.config, req, reply, last.json, JSON_TYPE);
+        });
+      });
     };
   },
 };

@@ -20,7 +20,7 @@ import { ApiError } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { AbiCache } from "../../move/abiCache.js";
 import { EncodedBody, sendBody } from "../compression.js";
-import type { NodeContext } from "../context.js";
+import { andThen, type NodeContext } from "../context.js";
 import { acceptType, BCS_TYPE, JSON_TYPE, type WireFormat } from "../negotiate.js";
 import type { Page } from "../pageCache.js";
 import { addressPath, addressPathSchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
@@ -82,7 +82,7 @@ export const getAccountModules: RouteDef = {
     },
   },
   handler: (ctx) =>
-    async function getAccountModulesHandler(req: FastifyRequest, reply: FastifyReply) {
+    function getAccountModulesHandler(req: FastifyRequest, reply: FastifyReply) {
       // 1. validate
       const params = req.params as GetAccountModulesParams;
       const query = req.query as GetAccountModulesQuery;
@@ -92,23 +92,26 @@ export const getAccountModules: RouteDef = {
       const format = acceptType(req.headers.accept);
       // 2. resolve the ledger version, with the version of the account's newest module change
       // read in the same snapshot
-      const { info, version, value: changed } = await ctx.snapshot("Failed to get modules from storage", requested, () =>
-        ctx.store.readModulesVersion(address, requested),
-      );
-      if (query.limit === 0) throw ApiError.invalidInput("Given limit value (0) must not be zero", info);
-      const limit = Math.min(query.limit ?? ctx.config.modulesPageSize, ctx.config.modulesMaxPageSize);
-      // 3. read: the page is the same at every version with the same newest change, so a page
-      // built once serves them all from the cache
-      const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
-      let page = ctx.pages.get<ModulesMeta>(key);
-      if (!page) {
-        page = await readPage(ctx, info, address, version, start, limit, format);
-        ctx.pages.set(key, page);
-      }
-      // 4. encode
-      reply.headers(ctx.headers.ledger(info));
-      if (page.meta.cursor) reply.headers(ctx.headers.cursor(page.meta.cursor));
-      return sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
+      const resolved = ctx.snapshot("Failed to get modules from storage", requested, () => ctx.store.readModulesVersion(address, requested));
+      return andThen(resolved, ({ info, version, value: changed }) => {
+        if (query.limit === 0) throw ApiError.invalidInput("Given limit value (0) must not be zero", info);
+        const limit = Math.min(query.limit ?? ctx.config.modulesPageSize, ctx.config.modulesMaxPageSize);
+        // 3. read: the page is the same at every version with the same newest change, so a page
+        // built once serves them all from the cache
+        const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
+        const page =
+          ctx.pages.get<ModulesMeta>(key) ??
+          readPage(ctx, info, address, version, start, limit, format).then((built) => {
+            ctx.pages.set(key, built);
+            return built;
+          });
+        return andThen(page, (page) => {
+          // 4. encode
+          reply.headers(ctx.headers.ledger(info));
+          if (page.meta.cursor) reply.headers(ctx.headers.cursor(page.meta.cursor));
+          return sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
+        });
+      });
     },
 };
 

@@ -11,11 +11,14 @@
 import { bcs } from "@mysten/bcs";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { formatAddress, toHex } from "../../ledger/address.js";
-import type { TransactionSummary } from "../../ledger/types.js";
+import type { LedgerInfo, TransactionSummary } from "../../ledger/types.js";
+import type { SummaryQuery } from "../../storage/LedgerStore.js";
 import { ApiError } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { EncodedBody, sendBody } from "../compression.js";
-import { acceptType, BCS_TYPE, JSON_TYPE } from "../negotiate.js";
+import { andThen, type NodeContext } from "../context.js";
+import { acceptType, BCS_TYPE, JSON_TYPE, type WireFormat } from "../negotiate.js";
+import type { Page } from "../pageCache.js";
 import { addressPath, addressPathSchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
 import { errorResponses, type RouteDef } from "../route.js";
 
@@ -71,7 +74,7 @@ export const getAccountTransactionSummaries: RouteDef = {
     },
   },
   handler: (ctx) =>
-    async function getAccountTransactionSummariesHandler(req: FastifyRequest, reply: FastifyReply) {
+    function getAccountTransactionSummariesHandler(req: FastifyRequest, reply: FastifyReply) {
       // 1. validate
       const sender = addressPath("address", (req.params as { address: string }).address);
       const query = req.query as GetAccountTransactionSummariesQuery;
@@ -80,32 +83,42 @@ export const getAccountTransactionSummaries: RouteDef = {
       const format = acceptType(req.headers.accept);
       // 2. resolve: always the latest ledger, with the account's newest transaction in the window
       // read in the same snapshot; a bound below the oldest kept version is pruned
-      const { info, value: newest } = await ctx.snapshot("Failed to retrieve account transaction summaries", undefined, () =>
+      const resolved = ctx.snapshot("Failed to retrieve account transaction summaries", undefined, () =>
         ctx.store.readSummariesVersion(sender, start === undefined ? end : undefined),
       );
-      for (const bound of [start, end]) {
-        if (bound !== undefined && bound < info.oldestVersion) throw ApiError.versionPruned(bound, info);
-      }
-      const limit = Math.min(query.limit ?? ctx.config.summariesPageSize, ctx.config.summariesMaxPageSize);
-      // 3. read: the page stays the same until the account sends again, so a page built once
-      // serves every request until then from the cache (unless pruning has since cut into it)
-      const window = start === undefined ? `-|${end ?? "-"}` : `${start}|-`;
-      const key = `summaries|${format}|${toHex(sender)}|${window}|${limit}|${newest ?? "-"}`;
-      let page = ctx.pages.get<SummariesMeta>(key);
-      if (!page || (page.meta.first !== null && page.meta.first < info.oldestVersion)) {
-        const rows = await ctx.read("Failed to retrieve account transaction summaries", info, () =>
-          ctx.store.getTransactionSummaries({ sender, start, end, ledgerVersion: info.ledgerVersion, limit }),
-        );
-        const first = rows[0];
-        if (first) await ctx.ensureKept(first.version);
-        page = { body: new EncodedBody(format === "bcs" ? encodeBcs(rows) : Buffer.from(toJson(rows))), meta: { first: first?.version ?? null } };
-        ctx.pages.set(key, page);
-      }
-      // 4. encode
-      reply.headers(ctx.headers.ledger(info));
-      return sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
+      return andThen(resolved, ({ info, value: newest }) => {
+        for (const bound of [start, end]) {
+          if (bound !== undefined && bound < info.oldestVersion) throw ApiError.versionPruned(bound, info);
+        }
+        const limit = Math.min(query.limit ?? ctx.config.summariesPageSize, ctx.config.summariesMaxPageSize);
+        // 3. read: the page stays the same until the account sends again, so a page built once
+        // serves every request until then from the cache (unless pruning has since cut into it)
+        const window = start === undefined ? `-|${end ?? "-"}` : `${start}|-`;
+        const key = `summaries|${format}|${toHex(sender)}|${window}|${limit}|${newest ?? "-"}`;
+        const cached = ctx.pages.get<SummariesMeta>(key);
+        const page =
+          cached && (cached.meta.first === null || cached.meta.first >= info.oldestVersion)
+            ? cached
+            : readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format).then((built) => {
+                ctx.pages.set(key, built);
+                return built;
+              });
+        return andThen(page, (page) => {
+          // 4. encode
+          reply.headers(ctx.headers.ledger(info));
+          return sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
+        });
+      });
     },
 };
+
+/** Reads and encodes one page. */
+async function readPage(ctx: NodeContext, info: LedgerInfo, q: SummaryQuery, format: WireFormat): Promise<Page<SummariesMeta>> {
+  const rows = await ctx.read("Failed to retrieve account transaction summaries", info, () => ctx.store.getTransactionSummaries(q));
+  const first = rows[0];
+  if (first) await ctx.ensureKept(first.version);
+  return { body: new EncodedBody(format === "bcs" ? encodeBcs(rows) : Buffer.from(toJson(rows))), meta: { first: first?.version ?? null } };
+}
 
 interface SummariesMeta {
   /** Version of the page's first summary: once pruned past it, the page is read again. */

@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { sendBody } from "../compression.js";
+import { andThen, orNull } from "../context.js";
 import { JSON_TYPE } from "../negotiate.js";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { RouteDef } from "../route.js";
@@ -29,10 +30,18 @@ export const getInfo: RouteDef = {
   handler: (ctx) => {
     // The body changes only when the ledger moves; the store hands out the same LedgerInfo until then.
     let last: { info: LedgerInfo; body: string } | null = null;
-    return async function getInfoHandler(req: FastifyRequest, reply: FastifyReply) {
-      const info = await ctx.store.getLedgerInfo().catch(() => null);
-      if (info && last?.info === info) return sendBody(ctx.config, req, reply, last.body, JSON_TYPE);
-      const chainId = info?.chainId ?? (await ctx.store.getChainId().catch(() => null));
+    return function getInfoHandler(req: FastifyRequest, reply: FastifyReply) {
+      return andThen(orNull(() => ctx.store.getLedgerInfo()), (info) => {
+        if (info && last?.info === info) return sendBody(ctx.config, req, reply, last.body, JSON_TYPE);
+        return andThen(info ? info.chainId : orNull(() => ctx.store.getChainId()), (chainId) => {
+          const text = infoJson(info, chainId);
+          if (info) last = { info, body: text };
+          return sendBody(ctx.config, req, reply, text, JSON_TYPE);
+        });
+      });
+    };
+
+    function infoJson(info: LedgerInfo | null, chainId: number | null): string {
       const body: Record<string, unknown> = {
         chain_id: chainId,
         node_type: "ledger-node",
@@ -46,9 +55,7 @@ export const getInfo: RouteDef = {
         epoch: info ? info.epoch.toString() : null,
       };
       if (ctx.config.gitHash) body.git_hash = ctx.config.gitHash;
-      const text = JSON.stringify(body);
-      if (info) last = { info, body: text };
-      return sendBody(ctx.config, req, reply, text, JSON_TYPE);
-    };
+      return JSON.stringify(body);
+    }
   },
 };

@@ -10,6 +10,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { formatAddress, parseHexBytes, toHex } from "../../ledger/address.js";
 import { sendBody } from "../compression.js";
+import { andThen } from "../context.js";
 import { ApiError } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { BCS_TYPE, namedType } from "../negotiate.js";
@@ -57,7 +58,7 @@ export const getRawTableItem: RouteDef = {
     },
   },
   handler: (ctx) =>
-    async function getRawTableItemHandler(req: FastifyRequest, reply: FastifyReply) {
+    function getRawTableItemHandler(req: FastifyRequest, reply: FastifyReply) {
       // 1. validate
       const handle = addressPath("table_handle", (req.params as { table_handle: string }).table_handle);
       const requested = u64Query("ledger_version", (req.query as { ledger_version?: string }).ledger_version);
@@ -76,21 +77,23 @@ export const getRawTableItem: RouteDef = {
         );
       }
       // 2-3. resolve the ledger version and read the raw bytes, in one snapshot of the store
-      const { info, version, value } = await ctx.snapshot(
+      const read = ctx.snapshot(
         () => `Failed when trying to retrieve table item from the DB with key: ${toHex(key)}`,
         requested,
         () => ctx.store.readTableItem(handle, key, requested),
       );
-      if (value === null) {
-        throw new ApiError(
-          404,
-          "table_item_not_found",
-          `Table Item not found by Table handle(${formatAddress(handle)}), Table key(${toHex(key)}) and Ledger version(${version})`,
-          info,
-        );
-      }
-      // 4. encode: the stored bytes, verbatim
-      reply.headers(ctx.headers.ledger(info));
-      return sendBody(ctx.config, req, reply, Buffer.from(value.buffer, value.byteOffset, value.byteLength), BCS_TYPE);
+      return andThen(read, ({ info, version, value }) => {
+        if (value === null) {
+          throw new ApiError(
+            404,
+            "table_item_not_found",
+            `Table Item not found by Table handle(${formatAddress(handle)}), Table key(${toHex(key)}) and Ledger version(${version})`,
+            info,
+          );
+        }
+        // 4. encode: the stored bytes, verbatim
+        reply.headers(ctx.headers.ledger(info));
+        return sendBody(ctx.config, req, reply, Buffer.from(value.buffer, value.byteOffset, value.byteLength), BCS_TYPE);
+      });
     },
 };

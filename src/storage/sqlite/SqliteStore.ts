@@ -228,7 +228,7 @@ export class SqliteStore implements LedgerStore {
     }
   }
 
-  async getLedgerInfo(fresh = false): Promise<LedgerInfo | null> {
+  getLedgerInfo(fresh = false): LedgerInfo | null {
     return this.memoized("ledger", () => this.readLedgerInfo(), undefined, fresh);
   }
 
@@ -283,7 +283,7 @@ export class SqliteStore implements LedgerStore {
     return r?.bytecode ?? null;
   }
 
-  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
+  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Snapshot<Uint8Array | null> | null {
     const read = (): Snapshot<Uint8Array | null> | null => {
       const r = this.s.tableItemAt!.get(handle, key, version === undefined ? null : ver(version)) as unknown[] | undefined;
       return r ? this.snapshotOf(r) : null;
@@ -293,14 +293,14 @@ export class SqliteStore implements LedgerStore {
     return this.memoized(`t${version ?? ""}|${bin(handle)}|${bin(key)}`, read, (snap) => snap?.value?.length ?? 0);
   }
 
-  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+  readModulesVersion(address: Uint8Array, version: bigint | undefined): Snapshot<bigint | null> | null {
     return this.memoized(`m${version ?? ""}|${bin(address)}`, () => {
       const r = this.s.modulesVersionAt!.get(address, version === undefined ? null : ver(version)) as unknown[] | undefined;
       return r ? this.snapshotOf(r) : null;
     });
   }
 
-  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Snapshot<bigint | null> | null {
     return this.memoized(`s${end ?? ""}|${bin(sender)}`, () => {
       const r = this.s.summariesVersionAt!.get(sender, end === undefined ? null : ver(end)) as unknown[] | undefined;
       return r ? this.snapshotOf(r) : null;
