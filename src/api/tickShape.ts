@@ -3,7 +3,7 @@
  * object literal, `{ [async_id_symbol]: id, [trigger_async_id_symbol]: id, callback, args }`.
  * In most starts of the node, V8's inline caches for its `callback` and `args` stores ended up
  * megamorphic, and every record was then made by a runtime call: about 2.5 µs more per request,
- * 63–65k instead of 72–77k req/s on GET /v1/info (bench/RESULTS.md, "The nextTick record"). Which
+ * 63–65k instead of 70–76k req/s on GET /v1/info (bench/RESULTS.md, "API throughput"). Which
  * starts did was decided by timing: the same binary and data gave either state. Measured with
  * `%DebugPrint(process.nextTick)`: the two slots MEGAMORPHIC in every slow process, MONOMORPHIC in
  * every fast one; and by perf, `Runtime_DefineKeyedOwnPropertyInLiteral` under nextTick.
