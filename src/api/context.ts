@@ -77,30 +77,29 @@ export class NodeContext {
    * (a function when it costs something to say). Synchronous when the read is.
    */
   read<T>(what: string | (() => string), info: LedgerInfo | null, f: () => Awaitable<T>, unavailable = false): Awaitable<T> {
-    const fail = (e: unknown): never => {
+    return onFailure(f, (e): never => {
       if (e instanceof ApiError) throw e;
       const w = typeof what === "string" ? what : what();
       if (unavailable || e instanceof StorageUnavailableError) throw ApiError.unavailable(`${w}: ${(e as Error).message}`, e);
       throw ApiError.internal(`${w}: ${(e as Error).message}`, info, e);
-    };
-    let r: Awaitable<T>;
-    try {
-      r = f();
-    } catch (e) {
-      return fail(e);
-    }
-    return r instanceof Promise ? r.catch(fail) : r;
+    });
   }
+}
+
+/** `f()`, with `handle` for a failure, thrown or rejected; synchronous when `f` is. */
+function onFailure<T>(f: () => Awaitable<T>, handle: (e: unknown) => T): Awaitable<T> {
+  let r: Awaitable<T>;
+  try {
+    r = f();
+  } catch (e) {
+    return handle(e);
+  }
+  return r instanceof Promise ? r.catch(handle) : r;
 }
 
 /** The store's answer, or null when it fails (for answers that can do without it). */
 export function orNull<T>(f: () => Awaitable<T | null>): Awaitable<T | null> {
-  try {
-    const r = f();
-    return r instanceof Promise ? r.catch(() => null) : r;
-  } catch {
-    return null;
-  }
+  return onFailure(f, () => null);
 }
 
 /**

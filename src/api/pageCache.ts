@@ -29,9 +29,9 @@ export class PageCache {
     return this.lru?.get(key) as Page<M> | undefined;
   }
 
-  /** Stores a page; when it later grows a new encoding, its size is counted anew. */
-  set<M>(key: string, page: Page<M>): void {
-    if (!this.lru) return;
+  /** Stores a page and returns it; when it later grows a new encoding, its size is counted anew. */
+  set<M>(key: string, page: Page<M>): Page<M> {
+    if (!this.lru) return page;
     const lru = this.lru;
     page.body.onGrow = () => {
       if (lru.peek(key) !== page) return;
@@ -40,5 +40,6 @@ export class PageCache {
       lru.set(key, page as Page<unknown>);
     };
     lru.set(key, page as Page<unknown>);
+    return page;
   }
 }

@@ -101,10 +101,7 @@ export const getAccountModules: RouteDef = {
         const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
         const page =
           ctx.pages.get<ModulesMeta>(key) ??
-          readPage(ctx, info, address, version, start, limit, format).then((built) => {
-            ctx.pages.set(key, built);
-            return built;
-          });
+          readPage(ctx, info, address, version, start, limit, format).then((built) => ctx.pages.set(key, built));
         return andThen(page, (page) => {
           // 4. encode
           reply.headers(ctx.headers.ledger(info));

@@ -99,10 +99,9 @@ export const getAccountTransactionSummaries: RouteDef = {
         const page =
           cached && (cached.meta.first === null || cached.meta.first >= info.oldestVersion)
             ? cached
-            : readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format).then((built) => {
-                ctx.pages.set(key, built);
-                return built;
-              });
+            : readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format).then((built) =>
+                ctx.pages.set(key, built),
+              );
         return andThen(page, (page) => {
           // 4. encode
           reply.headers(ctx.headers.ledger(info));
