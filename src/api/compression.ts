@@ -20,12 +20,22 @@ const SUPPORTED = ["br", "gzip", "deflate", "identity"];
 /** Brotli's default quality (11) costs far more CPU than it saves bytes; 4 is the common choice. */
 const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } };
 
+/** Answers per Accept-Encoding value: clients send a handful of distinct ones, each many times. */
+const picked = new Map<string, Encoding | null>();
+const PICKED_MAX = 256;
+
 /** The encoding to send for this Accept-Encoding, or null for identity. */
 export function pickEncoding(acceptEncoding: string | string[] | undefined): Encoding | null {
   if (typeof acceptEncoding !== "string" || acceptEncoding === "") return null;
-  // `*` and the `x-gzip` alias mean gzip (RFC 9110 §12.5.3 and §8.4.1.3).
-  const e = negotiate(acceptEncoding.toLowerCase().replace(/\*|x-gzip/gu, "gzip"), SUPPORTED);
-  return e === "br" || e === "gzip" || e === "deflate" ? e : null;
+  let e = picked.get(acceptEncoding);
+  if (e === undefined) {
+    // `*` and the `x-gzip` alias mean gzip (RFC 9110 §12.5.3 and §8.4.1.3).
+    const n = negotiate(acceptEncoding.toLowerCase().replace(/\*|x-gzip/gu, "gzip"), SUPPORTED);
+    e = n === "br" || n === "gzip" || n === "deflate" ? n : null;
+    if (picked.size >= PICKED_MAX) picked.clear();
+    picked.set(acceptEncoding, e);
+  }
+  return e;
 }
 
 function encode(e: Encoding, bytes: Buffer): Buffer {
