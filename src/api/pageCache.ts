@@ -29,11 +29,11 @@ export class PageCache {
     return this.lru?.get(key) as Page<M> | undefined;
   }
 
-  /** Stores a page and returns it; when it later grows a new encoding, its size is counted anew. */
+  /** Stores a page and returns it; when its encodings later change size, it is counted anew. */
   set<M>(key: string, page: Page<M>): Page<M> {
     if (!this.lru) return page;
     const lru = this.lru;
-    page.body.onGrow = () => {
+    page.body.onResize = () => {
       if (lru.peek(key) !== page) return;
       // set() with the value already stored keeps the old size: store it anew to count it again
       lru.delete(key);
