@@ -5,17 +5,20 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 // autocannon keeps each response body as a string (`PipelinedRequestsQueue.addBody`: `body += chunk`,
-// decoding the bytes as UTF-8) for options that read it (`expectBody`, `verifyBody`, a request's
-// `onResponse`); the benchmarks use none of them (`load` refuses them). That decoding set the pace of
-// the page rows, not the server: UTF-8 cost autocannon 400 µs per 32 KB brotli page (the node was 14%
-// busy); latin1 (one char per byte), used until 2026-11-23, still cost 28 µs of CPU per response
-// there, and 63 µs for the plain 150 KB page. Not keeping the bodies: 16.5 and 55 µs (bench/ probe,
-// one node, 3 × 3 s each, autocannon CPU from process.cpuUsage). Bytes, latencies and status codes
-// are counted apart from the bodies, as before. BENCH_KEEP_BODIES=1 restores autocannon's own code.
-const KEEP_BODIES = process.env.BENCH_KEEP_BODIES === "1";
-if (!KEEP_BODIES) {
-  const Q = createRequire(import.meta.url)("autocannon/lib/pipelinedRequestsQueue.js") as { prototype: { addBody(data: Buffer): void } };
-  Q.prototype.addBody = function () {};
+// which decodes the bytes as UTF-8). A compressed body is not UTF-8, and decoding it that way cost
+// autocannon 400 µs per 32 KB brotli page (about 80 MB/s), so autocannon, not the server, set the
+// pace of every compressed row (the node was 14% busy). Decoded as latin1 (one char per byte) the
+// same page costs it 27 µs, and text bodies cost what they did: 58–80 against 60–84 µs for the
+// 150 KB modules page, 2.4k → 28–31k req/s on the brotli one (same node, `bench/` probe, one run).
+// Nothing here reads the bodies; bytes, latencies and status codes are counted elsewhere.
+// BENCH_UTF8_BODIES=1 restores autocannon's own decoding.
+if (process.env.BENCH_UTF8_BODIES !== "1") {
+  type Queue = { peek(): { body: string } | undefined };
+  const Q = createRequire(import.meta.url)("autocannon/lib/pipelinedRequestsQueue.js") as { prototype: { addBody(this: Queue, data: Buffer): void } };
+  Q.prototype.addBody = function (data) {
+    const req = this.peek();
+    if (req) req.body += data.toString("latin1");
+  };
 }
 
 export const ROOT = new URL("../", import.meta.url).pathname;
@@ -66,10 +69,6 @@ function cpuMicros(pid: number): number | null {
 
 /** One autocannon run; with `pid`, also the server's CPU per request over the run. */
 export async function load(opts: autocannon.Options, pid?: number): Promise<Load> {
-  const readsBodies = (o: object) => "expectBody" in o || "verifyBody" in o || "onResponse" in o;
-  if (!KEEP_BODIES && (readsBodies(opts) || (opts.requests ?? []).some(readsBodies))) {
-    throw new Error("this run drops response bodies (bench/common.ts): set BENCH_KEEP_BODIES=1 to check them");
-  }
   const before = pid ? cpuMicros(pid) : null;
   const self = process.cpuUsage();
   const r = await autocannon({ connections: 10, duration: 5, ...opts });
