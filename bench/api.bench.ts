@@ -9,7 +9,8 @@
  * followed by devnet blocks. Loopback only; every run is bounded in time.
  */
 import { spawnSync } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { get } from "node:http";
 import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnetChain.js";
 import { OUT, ROOT, load, median, startServer, writeSection, type Load } from "./common.js";
 
@@ -57,6 +58,33 @@ function importLedger(): string {
   return `${r.stdout.trim()} (wall clock ${secs.toFixed(1)} s including process start)`;
 }
 
+/** A GET's body as sent (fetch would decode it). */
+function rawGet(url: string, headers: Record<string, string> = {}): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${url}: ${res.statusCode}`))));
+    }).on("error", reject);
+  });
+}
+
+/**
+ * Saves a page as the node sends it, plain and brotli, for the constant server's /bytes route. A
+ * page sent often is re-encoded at brotli's best quality in the background (src/api/compression.ts):
+ * ask until it comes smaller (at most 5 s), so the bytes are the ones the measured runs receive.
+ */
+async function saveBodies(dir: string, name: string, url: string): Promise<void> {
+  writeFileSync(`${dir}/${name}.json`, await rawGet(url));
+  const first = await rawGet(url, { "accept-encoding": "br" });
+  let br = first;
+  for (const end = Date.now() + 5_000; br.length >= first.length && Date.now() < end; ) {
+    await new Promise((r) => setTimeout(r, 10));
+    br = await rawGet(url, { "accept-encoding": "br" });
+  }
+  writeFileSync(`${dir}/${name}.br`, br);
+}
+
 const u64le = (v: number) => {
   const b = Buffer.alloc(8);
   b.writeBigUInt64LE(BigInt(v));
@@ -71,6 +99,9 @@ async function main(): Promise<void> {
   console.error(imported);
 
   const serveArgs = ["dist/cli.js", "serve", "--db", db, "--port", "0", "--quiet", "--prune-window", "1000000000"];
+  const bodies = `${OUT}bodies`;
+  const modules = `/accounts/0x1/modules?limit=25`;
+  const summaries = `/accounts/${devnetAccount(1)}/transaction_summaries?limit=100`;
   // Every round runs on newly started processes, so a run is a median over starts. Before the node
   // and the constant server settled the nextTick record's hidden classes (src/api/tickShape.ts),
   // a start served the same route at 10.0–10.8 or at 12.8–13.9 µs per request by chance; new
@@ -79,7 +110,7 @@ async function main(): Promise<void> {
     const api = await startServer(serveArgs);
     // The same node with its page cache off: what a page costs when it is not served again.
     const cold = await startServer([...serveArgs, "--page-cache-mb", "0"]);
-    const base = await startServer(["--import", "tsx", "bench/constServer.ts", "0"]);
+    const base = await startServer(["--import", "tsx", "bench/constServer.ts", "0", bodies]);
     return { api, cold, base, kill: () => [api, cold, base].forEach((s) => s.child.kill()) };
   };
   // The devnet writes and deletes keys 0..63: read the ones that exist at the latest version.
@@ -95,14 +126,15 @@ async function main(): Promise<void> {
       await res.arrayBuffer();
       if (res.status === 200) liveKeys.push(k);
     }
+    mkdirSync(bodies, { recursive: true });
+    await saveBodies(bodies, "modules", `${first.url}/v1${modules}`);
+    await saveBodies(bodies, "summaries", `${first.url}/v1${summaries}`);
     first.child.kill();
   }
   const rawBody = (k: number) => JSON.stringify({ key: u64le(k) });
   const json = { "content-type": "application/json" };
   // What the official SDK sends (docs: ../shared/reference/real-clients.md).
   const sdkEncoding = { "accept-encoding": "gzip, deflate, br" };
-  const modules = `/accounts/0x1/modules?limit=25`;
-  const summaries = `/accounts/${devnetAccount(1)}/transaction_summaries?limit=100`;
   type Opts = Parameters<typeof load>[0];
   type Servers = Awaited<ReturnType<typeof startAll>>;
   type Op = {
@@ -121,16 +153,18 @@ async function main(): Promise<void> {
       name: "POST constant",
       opts: { url: `${base.url}/const`, requests: liveKeys.map((k) => ({ method: "POST" as const, headers: json, body: rawBody(k) })) },
     };
+    /** The constant server sending the page's own bytes: what the bytes cost with no work behind them. */
+    const sameBytes = (file: string, headers = {}) => ({ name: "same bytes, constant", opts: { url: `${base.url}/bytes/${file}`, headers } });
     /** A page operation, then the same page from the node with its page cache off, then with the SDK's encoding. */
-    const pageRows = (name: string, target: string, path: string): Op[] => [
-      { name, target, opts: { url: B + path }, pid: api.child.pid!, baselines: [GET] },
+    const pageRows = (name: string, target: string, path: string, body: string): Op[] => [
+      { name, target, opts: { url: B + path }, pid: api.child.pid!, baselines: [GET, sameBytes(`${body}.json`)] },
       { name: "… same, page cache off", target: "", opts: { url: `${cold.url}/v1${path}` }, pid: cold.child.pid!, baselines: [GET] },
       {
         name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
         target: "",
         opts: { url: B + path, headers: sdkEncoding },
         pid: api.child.pid!,
-        baselines: [GET],
+        baselines: [GET, sameBytes(`${body}.br`, sdkEncoding)],
       },
     ];
     return [
@@ -146,8 +180,8 @@ async function main(): Promise<void> {
         pid: api.child.pid!,
         baselines: [POST, GET],
       },
-      ...pageRows("GET /v1/accounts/0x1/modules?limit=25 (ABIs)", "40%", modules),
-      ...pageRows("GET /v1/accounts/{a}/transaction_summaries?limit=100", "50%", summaries),
+      ...pageRows("GET /v1/accounts/0x1/modules?limit=25 (ABIs)", "40%", modules, "modules"),
+      ...pageRows("GET /v1/accounts/{a}/transaction_summaries?limit=100", "50%", summaries, "summaries"),
     ];
   };
 
@@ -161,7 +195,11 @@ async function main(): Promise<void> {
     for (const op of ops) await load({ ...op.opts, duration: 1 });
     for (const [i, op] of ops.entries()) {
       const row = (runs[i] ??= { op, o: [], c: op.baselines.map(() => []) });
-      for (const [j, b] of op.baselines.entries()) row.c[j]!.push(await load({ ...b.opts, duration: DURATION }, servers.base.child.pid));
+      for (const [j, b] of op.baselines.entries()) {
+        const l = await load({ ...b.opts, duration: DURATION }, servers.base.child.pid);
+        if (l.non2xx > 0) throw new Error(`baseline ${b.name} (${b.opts.url}) answered ${l.non2xx} non-2xx`);
+        row.c[j]!.push(l);
+      }
       row.o.push(await load({ ...op.opts, duration: DURATION }, op.pid));
     }
     servers.kill();
@@ -194,8 +232,9 @@ async function main(): Promise<void> {
 Command: \`npm run build && node --import tsx bench/api.bench.ts ${process.argv.slice(2).join(" ")}\`
 (${new Date().toISOString().slice(0, 10)}, 2-core shared VM; autocannon 10 connections in the bench process; the node, the node with
 \`--page-cache-mb 0\` and the constant routes each in their own process, started anew for every round; within a round each
-row runs its constant route, then the operation; medians of ${ROUNDS} rounds of ${DURATION} s; autocannon decodes response
-bodies as latin1, not UTF-8, see bench/common.ts).
+row runs its constant routes, then the operation; medians of ${ROUNDS} rounds of ${DURATION} s; autocannon decodes response
+bodies as latin1, not UTF-8, see bench/common.ts). "same bytes, constant": the constant server sending the page's bytes as the node
+sent them (plain, or brotli with the SDK's Accept-Encoding), with no work behind them.
 
 Ledger: the real genesis (57 modules at 0x1) + devnet blocks, ${TXNS.toLocaleString("en")}+ transactions, SQLite.
 Import: ${imported}

@@ -11,6 +11,9 @@ import { createRequire } from "node:module";
 // same page costs it 27 µs, and text bodies cost what they did: 58–80 against 60–84 µs for the
 // 150 KB modules page, 2.4k → 28–31k req/s on the brotli one (same node, `bench/` probe, one run).
 // Nothing here reads the bodies; bytes, latencies and status codes are counted elsewhere.
+// Dropping the bodies altogether looks cheaper under plain node (41 against 50 µs per 150 KB page)
+// but costs more under tsx, where the benchmarks run (88 against 51 µs; its CPU profile shows 17% in
+// garbage collection against 5% under plain node), so latin1 it is (side by side, 2026-11-23).
 // BENCH_UTF8_BODIES=1 restores autocannon's own decoding.
 if (process.env.BENCH_UTF8_BODIES !== "1") {
   type Queue = { peek(): { body: string } | undefined };
