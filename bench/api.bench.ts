@@ -230,10 +230,10 @@ async function main(): Promise<void> {
 
   const body = `
 Command: \`npm run build && node --import tsx bench/api.bench.ts ${process.argv.slice(2).join(" ")}\`
-(${new Date().toISOString().slice(0, 10)}, 2-core shared VM; autocannon 10 connections in the bench process; the node, the node with
+(${new Date().toISOString().slice(0, 10)}, 2-core shared VM; autocannon 10 connections, each run in a process of its own under plain node
+(bench/loadgen.mjs), not keeping response bodies; the node, the node with
 \`--page-cache-mb 0\` and the constant routes each in their own process, started anew for every round; within a round each
-row runs its constant routes, then the operation; medians of ${ROUNDS} rounds of ${DURATION} s; autocannon decodes response
-bodies as latin1, not UTF-8, see bench/common.ts). "same bytes, constant": the constant server sending the page's bytes as the node
+row runs its constant routes, then the operation; medians of ${ROUNDS} rounds of ${DURATION} s). "same bytes, constant": the constant server sending the page's bytes as the node
 sent them (plain, or brotli with the SDK's Accept-Encoding), with no work behind them.
 
 Ledger: the real genesis (57 modules at 0x1) + devnet blocks, ${TXNS.toLocaleString("en")}+ transactions, SQLite.

@@ -1,0 +1,51 @@
+/**
+ * One autocannon run in a process of its own: `node bench/loadgen.mjs '{"opts":{...},"pid":123}'`
+ * prints one JSON line: the run's figures, the CPU this process spent, and (with `pid`) the CPU the
+ * serving process spent over exactly the run.
+ *
+ * Plain JavaScript under plain node on purpose, not TypeScript through tsx like the rest of bench/:
+ * autocannon shares the two cores with the server, so what it spends per response is taken from the
+ * server. Side by side (2026-11-23, a constant route sending a 26 KB brotli body), it spent 28 µs per
+ * response inside the bench process under tsx and 14 µs here; under tsx it also spends more the less
+ * it allocates (its CPU profile shows 17% in garbage collection against 5% under plain node).
+ *
+ * Response bodies are not kept: autocannon would build a string of each for options that read it
+ * (`expectBody`, `verifyBody`, a request's `onResponse`), which nothing here uses; the run refuses
+ * them. BENCH_KEEP_BODIES=1 keeps autocannon's own code (UTF-8 strings: 400 µs per 32 KB brotli page).
+ */
+import autocannon from "autocannon";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+const { opts, pid } = JSON.parse(process.argv[2]);
+const keepBodies = process.env.BENCH_KEEP_BODIES === "1";
+if (!keepBodies) {
+  const readsBodies = (o) => "expectBody" in o || "verifyBody" in o || "onResponse" in o;
+  if (readsBodies(opts) || (opts.requests ?? []).some(readsBodies)) {
+    throw new Error("this run drops response bodies: set BENCH_KEEP_BODIES=1 to check them");
+  }
+  createRequire(import.meta.url)("autocannon/lib/pipelinedRequestsQueue.js").prototype.addBody = function () {};
+}
+
+/** user + system CPU time of a process so far, in microseconds (Linux /proc, 100 Hz ticks). */
+const cpuMicros = (p) => {
+  const fields = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+};
+
+const before = pid ? cpuMicros(pid) : null;
+const self = process.cpuUsage();
+const r = await autocannon({ connections: 10, duration: 5, ...opts });
+const own = process.cpuUsage(self);
+const after = pid ? cpuMicros(pid) : null;
+console.log(
+  JSON.stringify({
+    rps: r.requests.average,
+    total: r.requests.total,
+    p99: r.latency.p99,
+    non2xx: r.non2xx + r.errors + r.timeouts,
+    bytesPerSec: r.throughput.average,
+    serverCpu: before !== null && after !== null ? after - before : null,
+    ownCpu: own.user + own.system,
+  }),
+);
