@@ -5,9 +5,11 @@
  *
  * Plain JavaScript under plain node on purpose, not TypeScript through tsx like the rest of bench/:
  * autocannon shares the two cores with the server, so what it spends per response is taken from the
- * server. Side by side (2026-11-23, a constant route sending a 26 KB brotli body), it spent 28 µs per
- * response inside the bench process under tsx and 14 µs here; under tsx it also spends more the less
- * it allocates (its CPU profile shows 17% in garbage collection against 5% under plain node).
+ * server. In two runs of api.bench.ts on 2026-11-23, the constant server sending the modules page's
+ * bytes cost autocannon 28 µs per response (26 KB brotli) and 64 µs (150 KB plain) inside the bench
+ * process under tsx, with latin1 bodies; 16 and 42 µs here. Under tsx, dropping the bodies made it
+ * worse, not better (88 against 51 µs per 150 KB response, side by side; its CPU profile shows 17% in
+ * garbage collection against 5% under plain node).
  *
  * Response bodies are not kept: autocannon would build a string of each for options that read it
  * (`expectBody`, `verifyBody`, a request's `onResponse`), which nothing here uses; the run refuses
