@@ -40,6 +40,14 @@ export interface ServeOptions {
  */
 const MEMO_LAG_MS = 1;
 
+/**
+ * How long `close()` lets requests in flight finish before it closes every connection. Fastify
+ * closes idle keep-alive connections at once, but Node does not count as idle a connection that
+ * was opened and has not sent a request yet (browsers open such connections ahead of need): one of
+ * them held close(), and so a SIGTERM, open for as long as test/shutdown.test.ts waited (30 s).
+ */
+const CLOSE_GRACE_MS = 2_000;
+
 export interface RunningNode {
   app: FastifyInstance;
   store: LedgerStore;
@@ -101,7 +109,12 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     async close() {
       clearInterval(pruner);
       await devnet?.stop();
-      await app.close();
+      const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(force);
+      }
       await store.close();
     },
   };
