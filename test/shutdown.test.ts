@@ -1,6 +1,6 @@
 /**
- * Stopping a node over real sockets: close() (what SIGINT/SIGTERM run) must end even when a client
- * holds a connection open, and must not cut short an answer already being served.
+ * Connections over real sockets: close() (what SIGINT/SIGTERM run) ends even when a client holds a
+ * connection open, and a connection that goes silent is closed after the connection timeout.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
@@ -51,5 +51,32 @@ describe("close()", () => {
     await closing;
     expect(performance.now() - t0).toBeLessThan(1_500);
     expect([200, 503, "refused"]).toContain(await late);
+  }, 30_000);
+});
+
+describe("connection timeout", () => {
+  it("closes a connection that never sends a request once the timeout passes, and never one in use", async () => {
+    const node = await startTestNode(join(dir, "c.db"), { devnet: true, api: { connectionTimeoutMs: 400 } });
+    try {
+      const silent = await open(node.url);
+      const t0 = performance.now();
+      const silentClosed = closed(silent).then(() => performance.now() - t0);
+      // a keep-alive connection with a request every 100 ms, for three timeouts' worth
+      const busy = await open(node.url);
+      let answers = 0;
+      busy.on("data", (d: Buffer) => (answers += d.toString("latin1").split("HTTP/1.1 200 OK").length - 1));
+      for (let i = 0; i < 12; i++) {
+        busy.write("GET /v1/info HTTP/1.1\r\nHost: test\r\n\r\n");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const after = await silentClosed;
+      expect(after).toBeGreaterThanOrEqual(350);
+      expect(after).toBeLessThan(1_200); // closed by the timeout, not by anything at the end
+      expect(busy.destroyed).toBe(false);
+      expect(answers).toBe(12);
+      busy.destroy();
+    } finally {
+      await node.close();
+    }
   }, 30_000);
 });

@@ -56,6 +56,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
     // probe). Without it, errors and the node's own events go to the same pino logger directly.
     ...(opts.logRequests ? { loggerInstance: log } : { logger: false }),
     bodyLimit: config.bodyLimit,
+    connectionTimeout: config.connectionTimeoutMs,
     return503OnClosing: true,
     serializerOpts: { ajv: { formats: Object.fromEntries(DOC_FORMATS.map((f) => [f, true])) } },
     ajv: {

@@ -20,6 +20,13 @@ export interface ApiConfig {
   pageCacheBytes: number;
   /** Largest accepted request body. */
   bodyLimit: number;
+  /**
+   * A connection with no traffic for this long is closed (Node's socket timeout; 0: never).
+   * Node's own request timeouts start with a request, so without this a connection that never
+   * sends one stays open for good, holding a descriptor; idle keep-alive connections close sooner,
+   * after Fastify's 72 s keep-alive timeout.
+   */
+  connectionTimeoutMs: number;
   /** The pruning window as configured (shown by /v1/info). */
   pruneWindow: string;
   gas: GasEstimationConfig;
@@ -42,6 +49,7 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     compressionThreshold: 1024,
     pageCacheBytes: 64 * 1024 * 1024,
     bodyLimit: 8 * 1024 * 1024,
+    connectionTimeoutMs: 120_000,
     pruneWindow: DEFAULT_PRUNE_WINDOW,
     gas: defaultGasConfig,
     nodeVersion: "0.0.0",
