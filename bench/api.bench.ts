@@ -10,8 +10,8 @@
  */
 import { spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { get } from "node:http";
 import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnetChain.js";
+import { rawRequest } from "../test/helpers/rawHttp.js";
 import { OUT, ROOT, load, median, startServer, writeSection, type Load } from "./common.js";
 
 const arg = (name: string, def: number) => {
@@ -58,15 +58,11 @@ function importLedger(): string {
   return `${r.stdout.trim()} (wall clock ${secs.toFixed(1)} s including process start)`;
 }
 
-/** A GET's body as sent (fetch would decode it). */
-function rawGet(url: string, headers: Record<string, string> = {}): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    get(url, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${url}: ${res.statusCode}`))));
-    }).on("error", reject);
-  });
+/** A GET's body as sent (fetch would decode it); anything but 200 is an error. */
+async function rawGet(url: string, headers: Record<string, string> = {}): Promise<Buffer> {
+  const r = await rawRequest(url, headers);
+  if (r.status !== 200) throw new Error(`${url}: ${r.status}`);
+  return r.body;
 }
 
 /**

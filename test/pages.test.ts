@@ -6,7 +6,6 @@
  * module upgrades, new transactions, a prune) and compare every answer with a node over the same
  * database that has the cache turned off. Compression is checked byte for byte after decoding.
  */
-import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePruneWindow, pruneNow } from "../src/ledger/pruning.js";
@@ -15,29 +14,9 @@ import { openStore } from "../src/storage/open.js";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeModule, writeTable } from "./helpers/chain.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
+import { rawRequest as get, type RawResponse } from "./helpers/rawHttp.js";
 
-interface Raw {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-/** A GET (or a POST with `body`) that returns the bytes as sent (fetch would decode them). */
-function get(url: string, headers: Record<string, string> = {}, body?: string): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const method = body === undefined ? "GET" : "POST";
-    const req = request(url, { method, headers: body === undefined ? headers : { ...headers, "content-type": "application/json" } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-function decode(r: Raw): Buffer {
+function decode(r: RawResponse): Buffer {
   switch (r.headers["content-encoding"]) {
     case undefined:
       return r.body;
