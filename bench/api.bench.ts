@@ -11,7 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnetChain.js";
-import { rawRequest } from "../test/helpers/rawHttp.js";
+import { rawRequest, type RawResponse } from "../test/helpers/rawHttp.js";
 import { OUT, ROOT, load, median, startServer, writeSection, type Load } from "./common.js";
 
 const arg = (name: string, def: number) => {
@@ -58,27 +58,37 @@ function importLedger(): string {
   return `${r.stdout.trim()} (wall clock ${secs.toFixed(1)} s including process start)`;
 }
 
-/** A GET's body as sent (fetch would decode it); anything but 200 is an error. */
-async function rawGet(url: string, headers: Record<string, string> = {}): Promise<Buffer> {
-  const r = await rawRequest(url, headers);
+/** Headers Node or Fastify write on every response by themselves: the replaying server writes its own. */
+const OWN_HEADERS = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
+
+/** A response as the node sent it (fetch would decode a compressed body); anything but 200 is an error. */
+async function rawResponse(url: string, headers: Record<string, string> = {}, body?: string): Promise<RawResponse> {
+  const r = await rawRequest(url, headers, body);
   if (r.status !== 200) throw new Error(`${url}: ${r.status}`);
-  return r.body;
+  return r;
+}
+
+/** Saves a response for the constant server's /replay route: DIR/NAME (body) and DIR/NAME.headers. */
+function saveResponse(dir: string, name: string, r: RawResponse): void {
+  const headers = Object.fromEntries(Object.entries(r.headers).filter(([k]) => !OWN_HEADERS.has(k)));
+  writeFileSync(`${dir}/${name}`, r.body);
+  writeFileSync(`${dir}/${name}.headers`, JSON.stringify(headers));
 }
 
 /**
- * Saves a page as the node sends it, plain and brotli, for the constant server's /bytes route. A
- * page sent often is re-encoded at brotli's best quality in the background (src/api/compression.ts):
- * ask until it comes smaller (at most 5 s), so the bytes are the ones the measured runs receive.
+ * Saves a page as the node sends it, plain and brotli. A page sent often is re-encoded at brotli's
+ * best quality in the background (src/api/compression.ts): ask until it comes smaller (at most
+ * 5 s), so the bytes are the ones the measured runs receive.
  */
-async function saveBodies(dir: string, name: string, url: string): Promise<void> {
-  writeFileSync(`${dir}/${name}.json`, await rawGet(url));
-  const first = await rawGet(url, { "accept-encoding": "br" });
+async function savePage(dir: string, name: string, url: string): Promise<void> {
+  saveResponse(dir, `${name}.json`, await rawResponse(url));
+  const first = await rawResponse(url, { "accept-encoding": "br" });
   let br = first;
-  for (const end = Date.now() + 5_000; br.length >= first.length && Date.now() < end; ) {
+  for (const end = Date.now() + 5_000; br.body.length >= first.body.length && Date.now() < end; ) {
     await new Promise((r) => setTimeout(r, 10));
-    br = await rawGet(url, { "accept-encoding": "br" });
+    br = await rawResponse(url, { "accept-encoding": "br" });
   }
-  writeFileSync(`${dir}/${name}.br`, br);
+  saveResponse(dir, `${name}.br`, br);
 }
 
 const u64le = (v: number) => {
@@ -95,7 +105,7 @@ async function main(): Promise<void> {
   console.error(imported);
 
   const serveArgs = ["dist/cli.js", "serve", "--db", db, "--port", "0", "--quiet", "--prune-window", "1000000000"];
-  const bodies = `${OUT}bodies`;
+  const saved = `${OUT}responses`;
   const modules = `/accounts/0x1/modules?limit=25`;
   const summaries = `/accounts/${devnetAccount(1)}/transaction_summaries?limit=100`;
   // Every round runs on newly started processes, so a run is a median over starts. Before the node
@@ -106,7 +116,7 @@ async function main(): Promise<void> {
     const api = await startServer(serveArgs);
     // The same node with its page cache off: what a page costs when it is not served again.
     const cold = await startServer([...serveArgs, "--page-cache-mb", "0"]);
-    const base = await startServer(["--import", "tsx", "bench/constServer.ts", "0", bodies]);
+    const base = await startServer(["--import", "tsx", "bench/constServer.ts", "0", saved]);
     return { api, cold, base, kill: () => [api, cold, base].forEach((s) => s.child.kill()) };
   };
   // The devnet writes and deletes keys 0..63: read the ones that exist at the latest version.
@@ -122,9 +132,14 @@ async function main(): Promise<void> {
       await res.arrayBuffer();
       if (res.status === 200) liveKeys.push(k);
     }
-    mkdirSync(bodies, { recursive: true });
-    await saveBodies(bodies, "modules", `${first.url}/v1${modules}`);
-    await saveBodies(bodies, "summaries", `${first.url}/v1${summaries}`);
+    rmSync(saved, { recursive: true, force: true });
+    mkdirSync(saved, { recursive: true });
+    saveResponse(saved, "info", await rawResponse(`${first.url}/v1/info`));
+    saveResponse(saved, "gas", await rawResponse(`${first.url}/v1/estimate_gas_price`));
+    const item = `${first.url}/v1/tables/${DEVNET_TABLE_HANDLE}/raw_item`;
+    saveResponse(saved, "raw_item", await rawResponse(item, { accept: "application/x-bcs" }, JSON.stringify({ key: u64le(liveKeys[0]!) })));
+    await savePage(saved, "modules", `${first.url}/v1${modules}`);
+    await savePage(saved, "summaries", `${first.url}/v1${summaries}`);
     first.child.kill();
   }
   const rawBody = (k: number) => JSON.stringify({ key: u64le(k) });
@@ -149,23 +164,29 @@ async function main(): Promise<void> {
       name: "POST constant",
       opts: { url: `${base.url}/const`, requests: liveKeys.map((k) => ({ method: "POST" as const, headers: json, body: rawBody(k) })) },
     };
-    /** The constant server sending the page's own bytes: what the bytes cost with no work behind them. */
-    const sameBytes = (file: string, headers = {}) => ({ name: "same bytes, constant", opts: { url: `${base.url}/bytes/${file}`, headers } });
+    /**
+     * The constant server replaying the node's own response (its headers, its bytes): what sending
+     * it costs with no work behind it. `post`: with the bodies raw_item parses.
+     */
+    const same = (file: string, headers = {}, post = false) => ({
+      name: "same response, constant",
+      opts: post ? { ...POST.opts, url: `${base.url}/replay/${file}` } : { url: `${base.url}/replay/${file}`, headers },
+    });
     /** A page operation, then the same page from the node with its page cache off, then with the SDK's encoding. */
     const pageRows = (name: string, target: string, path: string, body: string): Op[] => [
-      { name, target, opts: { url: B + path }, pid: api.child.pid!, baselines: [GET, sameBytes(`${body}.json`)] },
+      { name, target, opts: { url: B + path }, pid: api.child.pid!, baselines: [GET, same(`${body}.json`)] },
       { name: "… same, page cache off", target: "", opts: { url: `${cold.url}/v1${path}` }, pid: cold.child.pid!, baselines: [GET] },
       {
         name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
         target: "",
         opts: { url: B + path, headers: sdkEncoding },
         pid: api.child.pid!,
-        baselines: [GET, sameBytes(`${body}.br`, sdkEncoding)],
+        baselines: [GET, same(`${body}.br`, sdkEncoding)],
       },
     ];
     return [
-      { name: "GET /v1/info", target: "70%", opts: { url: `${B}/info` }, pid: api.child.pid!, baselines: [GET] },
-      { name: "GET /v1/estimate_gas_price", target: "70%", opts: { url: `${B}/estimate_gas_price` }, pid: api.child.pid!, baselines: [GET] },
+      { name: "GET /v1/info", target: "70%", opts: { url: `${B}/info` }, pid: api.child.pid!, baselines: [GET, same("info")] },
+      { name: "GET /v1/estimate_gas_price", target: "70%", opts: { url: `${B}/estimate_gas_price` }, pid: api.child.pid!, baselines: [GET, same("gas")] },
       {
         name: "POST /v1/tables/{h}/raw_item (BCS)",
         target: "70%",
@@ -174,7 +195,7 @@ async function main(): Promise<void> {
           requests: liveKeys.map((k) => ({ method: "POST" as const, headers: { ...json, accept: "application/x-bcs" }, body: rawBody(k) })),
         },
         pid: api.child.pid!,
-        baselines: [POST, GET],
+        baselines: [POST, GET, same("raw_item", {}, true)],
       },
       ...pageRows("GET /v1/accounts/0x1/modules?limit=25 (ABIs)", "40%", modules, "modules"),
       ...pageRows("GET /v1/accounts/{a}/transaction_summaries?limit=100", "50%", summaries, "summaries"),
@@ -229,8 +250,8 @@ Command: \`npm run build && node --import tsx bench/api.bench.ts ${process.argv.
 (${new Date().toISOString().slice(0, 10)}, 2-core shared VM; autocannon 10 connections, each run in a process of its own under plain node
 (bench/loadgen.mjs), not keeping response bodies; the node, the node with
 \`--page-cache-mb 0\` and the constant routes each in their own process, started anew for every round; within a round each
-row runs its constant routes, then the operation; medians of ${ROUNDS} rounds of ${DURATION} s). "same bytes, constant": the constant server sending the page's bytes as the node
-sent them (plain, or brotli with the SDK's Accept-Encoding), with no work behind them.
+row runs its constant routes, then the operation; medians of ${ROUNDS} rounds of ${DURATION} s). "same response, constant": the constant server replaying a response the node sent
+(its ledger headers and its bytes: plain, or brotli with the SDK's Accept-Encoding), with no work behind it.
 
 Ledger: the real genesis (57 modules at 0x1) + devnet blocks, ${TXNS.toLocaleString("en")}+ transactions, SQLite.
 Import: ${imported}

@@ -1,14 +1,15 @@
 /**
  * The baseline: bare Fastify routes that return a constant (`node --import tsx bench/constServer.ts PORT [DIR]`).
  * GET /const for the GET operations; POST /const, which also parses a JSON body, for raw_item.
- * GET /bytes/NAME sends the file DIR/NAME as it is (a page body the node sent, saved by the bench):
- * what sending those bytes costs with no work behind them (`.br`: with `content-encoding: br`).
+ * GET and POST /replay/NAME send a response the node sent, saved by the bench: the body DIR/NAME
+ * with the headers of DIR/NAME.headers (JSON). That is what sending the same response (the ledger
+ * headers, the page's bytes, its encoding) costs with no work behind it.
  * Like the node, it settles the nextTick record's hidden classes first (src/api/tickShape.ts):
  * without that, a start of either is fast or about 2.5 µs per request slower by chance, and the
  * ratios would measure that chance, not the node's work.
  */
-import Fastify from "fastify";
-import { readdirSync, readFileSync } from "node:fs";
+import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { settleNextTickShape } from "../src/api/tickShape.js";
 
 settleNextTickShape();
@@ -16,14 +17,22 @@ settleNextTickShape();
 const app = Fastify({ logger: false });
 app.get("/const", async () => ({ ok: true }));
 app.post("/const", async () => ({ ok: true }));
+
 const dir = process.argv[3];
-const bodies = new Map(dir ? readdirSync(dir).map((n) => [n, readFileSync(`${dir}/${n}`)] as const) : []);
-app.get<{ Params: { name: string } }>("/bytes/:name", (req, reply) => {
-  const body = bodies.get(req.params.name);
-  if (!body) return reply.code(404).send({ message: `no body ${req.params.name}` });
-  if (req.params.name.endsWith(".br")) reply.header("content-encoding", "br");
-  return reply.type("application/json").send(body);
-});
+const saved = new Map<string, { headers: Record<string, string>; body: Buffer }>();
+for (const name of dir ? readdirSync(dir) : []) {
+  if (name.endsWith(".headers")) continue;
+  const h = `${dir}/${name}.headers`;
+  saved.set(name, { headers: existsSync(h) ? JSON.parse(readFileSync(h, "utf8")) : {}, body: readFileSync(`${dir}/${name}`) });
+}
+const replay = (req: FastifyRequest<{ Params: { name: string } }>, reply: FastifyReply) => {
+  const r = saved.get(req.params.name);
+  if (!r) return reply.code(404).send({ message: `no saved response ${req.params.name}` });
+  return reply.headers(r.headers).send(r.body);
+};
+app.get("/replay/:name", replay);
+app.post("/replay/:name", replay);
+
 const port = Number(process.argv[2] ?? 0);
 const url = await app.listen({ host: "127.0.0.1", port });
 console.log(url);
