@@ -166,11 +166,11 @@ async function main(): Promise<void> {
     };
     /**
      * The constant server replaying the node's own response (its headers, its bytes): what sending
-     * it costs with no work behind it. `post`: with the bodies raw_item parses.
+     * it costs with no work behind it. `like`: the operation's request options (headers, bodies).
      */
-    const same = (file: string, headers = {}, post = false) => ({
+    const same = (file: string, like: Partial<Opts> = {}) => ({
       name: "same response, constant",
-      opts: post ? { ...POST.opts, url: `${base.url}/replay/${file}` } : { url: `${base.url}/replay/${file}`, headers },
+      opts: { ...like, url: `${base.url}/replay/${file}` },
     });
     /** A page operation, then the same page from the node with its page cache off, then with the SDK's encoding. */
     const pageRows = (name: string, target: string, path: string, body: string): Op[] => [
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
         target: "",
         opts: { url: B + path, headers: sdkEncoding },
         pid: api.child.pid!,
-        baselines: [GET, same(`${body}.br`, sdkEncoding)],
+        baselines: [GET, same(`${body}.br`, { headers: sdkEncoding })],
       },
     ];
     return [
@@ -195,7 +195,7 @@ async function main(): Promise<void> {
           requests: liveKeys.map((k) => ({ method: "POST" as const, headers: { ...json, accept: "application/x-bcs" }, body: rawBody(k) })),
         },
         pid: api.child.pid!,
-        baselines: [POST, GET, same("raw_item", {}, true)],
+        baselines: [POST, GET, same("raw_item", POST.opts)],
       },
       ...pageRows("GET /v1/accounts/0x1/modules?limit=25 (ABIs)", "40%", modules, "modules"),
       ...pageRows("GET /v1/accounts/{a}/transaction_summaries?limit=100", "50%", summaries, "summaries"),

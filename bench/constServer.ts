@@ -9,7 +9,7 @@
  * ratios would measure that chance, not the node's work.
  */
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { settleNextTickShape } from "../src/api/tickShape.js";
 
 settleNextTickShape();
@@ -22,8 +22,7 @@ const dir = process.argv[3];
 const saved = new Map<string, { headers: Record<string, string>; body: Buffer }>();
 for (const name of dir ? readdirSync(dir) : []) {
   if (name.endsWith(".headers")) continue;
-  const h = `${dir}/${name}.headers`;
-  saved.set(name, { headers: existsSync(h) ? JSON.parse(readFileSync(h, "utf8")) : {}, body: readFileSync(`${dir}/${name}`) });
+  saved.set(name, { headers: JSON.parse(readFileSync(`${dir}/${name}.headers`, "utf8")), body: readFileSync(`${dir}/${name}`) });
 }
 const replay = (req: FastifyRequest<{ Params: { name: string } }>, reply: FastifyReply) => {
   const r = saved.get(req.params.name);
