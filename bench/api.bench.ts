@@ -11,7 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnetChain.js";
-import { rawRequest, type RawResponse } from "../test/helpers/rawHttp.js";
+import { rawRequest, untilBrotliShrinks, type RawResponse } from "../test/helpers/rawHttp.js";
 import { OUT, ROOT, load, median, startServer, writeSection, type Load } from "./common.js";
 
 const arg = (name: string, def: number) => {
@@ -82,12 +82,7 @@ function saveResponse(dir: string, name: string, r: RawResponse): void {
  */
 async function savePage(dir: string, name: string, url: string): Promise<void> {
   saveResponse(dir, `${name}.json`, await rawResponse(url));
-  const first = await rawResponse(url, { "accept-encoding": "br" });
-  let br = first;
-  for (const end = Date.now() + 5_000; br.body.length >= first.body.length && Date.now() < end; ) {
-    await new Promise((r) => setTimeout(r, 10));
-    br = await rawResponse(url, { "accept-encoding": "br" });
-  }
+  const { last: br } = await untilBrotliShrinks(url, 5_000);
   saveResponse(dir, `${name}.br`, br);
 }
 

@@ -21,3 +21,23 @@ export function rawRequest(url: string, headers: Record<string, string> = {}, bo
     req.end(body);
   });
 }
+
+/**
+ * Asks for `url` with `Accept-Encoding: br` until the body comes smaller than the first answer (a
+ * body the node sends often is re-encoded at brotli's best quality in the background), or until
+ * `withinMs` has passed. Anything but 200 is an error.
+ */
+export async function untilBrotliShrinks(url: string, withinMs: number): Promise<{ first: RawResponse; last: RawResponse }> {
+  const ask = async () => {
+    const r = await rawRequest(url, { "accept-encoding": "br" });
+    if (r.status !== 200) throw new Error(`${url}: ${r.status}`);
+    return r;
+  };
+  const first = await ask();
+  let last = first;
+  for (const end = Date.now() + withinMs; last.body.length >= first.body.length && Date.now() < end; ) {
+    await new Promise((r) => setTimeout(r, 10));
+    last = await ask();
+  }
+  return { first, last };
+}
