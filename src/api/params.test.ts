@@ -7,7 +7,7 @@ one[31] = 1;
 
 describe("addressPath", () => {
   it("parses every spelling of an address to the same 32 bytes, again when asked again", () => {
-    for (const text of ["0x1", "1", "0x0001", "0x" + "0".repeat(63) + "1", "0x1", "1"]) {
+    for (const text of ["0x1", "0".repeat(63) + "1", "0x0001", "0x" + "0".repeat(63) + "1", "0x1"]) {
       expect(Buffer.from(addressPath("address", text)).equals(one)).toBe(true);
     }
     const upper = addressPath("address", "0xABCDEF");
@@ -17,7 +17,7 @@ describe("addressPath", () => {
   it("still answers right after more distinct addresses than it keeps", () => {
     const first = addressPath("address", "0x2");
     for (let i = 0; i < 10_000; i++) {
-      const a = addressPath("address", (i + 16).toString(16));
+      const a = addressPath("address", "0x" + (i + 16).toString(16));
       expect(a[31]).toBe((i + 16) & 0xff);
     }
     expect(Buffer.from(addressPath("address", "0x2")).equals(Buffer.from(first))).toBe(true);
@@ -35,8 +35,9 @@ describe("addressPath", () => {
       })();
       expect(e).toBeInstanceOf(ApiError);
       expect((e as ApiError).status).toBe(400);
-      expect((e as ApiError).message).toContain('"0xZZ"');
-      expect((e as ApiError).message).toContain("table_handle");
+      expect((e as ApiError).message).toBe(
+        "failed to parse path `table_handle`: failed to parse \"string(Address)\": Invalid account address: Hex characters are invalid: Invalid character 'Z' at position 62",
+      );
     }
   });
 });

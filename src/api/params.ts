@@ -2,7 +2,7 @@
  * Parsing of path and query values. Failures are 400 `web_framework_error` naming the parameter
  * and the bad value (DECISIONS §5), in the reference node's wording where it has one.
  */
-import { parseAddress } from "../ledger/address.js";
+import { addressError, parseAddress } from "../ledger/address.js";
 import { ApiError } from "./errors.js";
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -16,25 +16,31 @@ export const QUERY_KINDS: Record<string, "u64" | "u16" | "cursor"> = {
   start: "cursor",
 };
 
-/** The message for a query value that is not what its parameter holds. */
+/**
+ * The message for a query value that is not what its parameter holds, framed as the reference's
+ * (poem-openapi) parse errors: `failed to parse "string(U64)": … (occurred while parsing …)`.
+ */
 export function queryParamMessage(name: string, value: unknown): string {
-  const shown = JSON.stringify(typeof value === "string" ? value : String(value));
+  const text = typeof value === "string" ? value : String(value);
+  const frame = (type: string, reason: string) =>
+    `failed to parse parameter \`${name}\`: failed to parse "${type}": ${reason} (occurred while parsing "optional<${type}>")`;
   switch (QUERY_KINDS[name]) {
     case "u64":
-      return `failed to parse parameter \`${name}\`: Parsing u64 string ${shown} failed, caused by error: ${u64Reason(String(value))}`;
+      return frame("string(U64)", `Parsing u64 string ${JSON.stringify(text)} failed, caused by error: ${integerReason(text, U64_MAX)}`);
     case "u16":
-      return `failed to parse parameter \`${name}\`: ${shown} is not an integer from 0 to 65535`;
+      return frame("integer(uint16)", integerReason(text, 65535n));
     case "cursor":
-      return `failed to parse parameter \`${name}\`: ${shown} is not a state key cursor (hex of a state key, as sent in X-NODE-CURSOR)`;
+      return frame("string(StateKeyWrapper)", `${JSON.stringify(text)} is not a state key cursor (hex of a state key, as sent in X-NODE-CURSOR)`);
     default:
-      return `failed to parse parameter \`${name}\`: invalid value ${shown}`;
+      return `failed to parse parameter \`${name}\`: invalid value ${JSON.stringify(text)}`;
   }
 }
 
-function u64Reason(v: string): string {
+/** Rust's `ParseIntError` text for an unsigned integer that does not parse. */
+function integerReason(v: string, max: bigint): string {
   if (v === "") return "cannot parse integer from empty string";
   if (!/^[0-9]+$/.test(v)) return "invalid digit found in string";
-  return "number too large to fit in target type";
+  return BigInt(v) > max ? "number too large to fit in target type" : "invalid digit found in string";
 }
 
 /** An optional u64 query value (schema already checked the digits). */
@@ -54,7 +60,7 @@ const addresses = new Map<string, Uint8Array>();
 const ADDRESSES_MAX = 4096;
 
 /**
- * An address in a path: optional `0x`, 1 to 64 hex digits (DECISIONS §4). The bytes are shared
+ * An address in a path: `0x` and 1 to 64 hex digits, or 64 without `0x` (DECISIONS §4). The bytes are shared
  * with every request that spelled the address the same way: read them, never write them.
  */
 export function addressPath(name: string, raw: string): Uint8Array {
@@ -62,9 +68,7 @@ export function addressPath(name: string, raw: string): Uint8Array {
   if (known) return known;
   const a = parseAddress(raw);
   if (!a) {
-    throw ApiError.badParam(
-      `failed to parse path \`${name}\`: invalid account address ${JSON.stringify(raw)}: expected an optional 0x and 1 to 64 hex digits`,
-    );
+    throw ApiError.badParam(`failed to parse path \`${name}\`: failed to parse "string(Address)": Invalid account address: ${addressError(raw)}`);
   }
   if (addresses.size >= ADDRESSES_MAX) addresses.clear();
   addresses.set(raw, a);
