@@ -1,26 +1,58 @@
 /**
- * Content negotiation (DECISIONS §12): `Accept` is read in order; the first entry that is exactly
- * `application/json` or `application/x-bcs` (parameters and q-values ignored) wins; otherwise JSON.
- * Never 406.
+ * Content negotiation (DECISIONS §6a, §12), as the reference node: the `Accept` entries are ranked
+ * by q-value (highest first, header order among equals; RFC 9110 §12.5.1), entries with `q=0`
+ * are excluded, and the first that is exactly `application/json` or `application/x-bcs`
+ * (other parameters ignored) wins; otherwise JSON. Never 406.
  */
 export type WireFormat = "json" | "bcs";
 
 export const JSON_TYPE = "application/json";
 export const BCS_TYPE = "application/x-bcs";
 
-/** The format the first exact `application/json` or `application/x-bcs` entry names, or null. */
+/** RFC 9110 `qvalue`: 0 to 1 with at most three decimals. */
+const QVALUE = /^(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)$/u;
+
+/** Answers by header text: clients send a handful of distinct values, again and again. */
+const named = new Map<string, WireFormat | null>();
+const NAMED_MAX = 256;
+
+/** The format the best-ranked `application/json` or `application/x-bcs` entry names, or null. */
 export function namedType(accept: string | undefined): WireFormat | null {
   if (!accept) return null;
-  // What clients send most, without splitting (a split costs a runtime call per request).
+  // What clients send most.
   if (accept === BCS_TYPE) return "bcs";
   if (accept === JSON_TYPE) return "json";
-  for (const part of accept.split(",")) {
-    const semi = part.indexOf(";");
-    const t = (semi === -1 ? part : part.slice(0, semi)).trim().toLowerCase();
-    if (t === JSON_TYPE) return "json";
-    if (t === BCS_TYPE) return "bcs";
+  let f = named.get(accept);
+  if (f === undefined) {
+    f = rank(accept);
+    if (named.size >= NAMED_MAX) named.clear();
+    named.set(accept, f);
   }
-  return null;
+  return f;
+}
+
+function rank(accept: string): WireFormat | null {
+  let best: WireFormat | null = null;
+  let bestQ = 0;
+  for (const entry of accept.split(",")) {
+    const [type = "", ...params] = entry.split(";");
+    const t = type.trim().toLowerCase();
+    if (t !== JSON_TYPE && t !== BCS_TYPE) continue;
+    let q = 1;
+    for (const p of params) {
+      const eq = p.indexOf("=");
+      if (p.slice(0, eq).trim().toLowerCase() !== "q") continue;
+      const v = p.slice(eq + 1).trim();
+      // A malformed weight makes the entry unusable rather than guessed at.
+      q = QVALUE.test(v) ? Number(v) : 0;
+    }
+    // Strictly greater: among equal weights the earlier entry stays first.
+    if (q > bestQ) {
+      best = t === JSON_TYPE ? "json" : "bcs";
+      bestQ = q;
+    }
+  }
+  return best;
 }
 
 /** The response format: the one the Accept header names, else JSON. */
