@@ -189,7 +189,7 @@ for (const factory of backendFactories) {
         ["buy", false],
         ["price", true],
       ]);
-      expect(second[0]!.abi.address).toBe(app);
+      expect(second[0]!.abi.address).toBe("0xcafe");
     });
 
     it("gives abi null for bytecode that does not decode, and forgets a deleted module", async () => {

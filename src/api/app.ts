@@ -68,7 +68,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   // JSON is the only request body type (raw_item); anything else is 415.
   app.removeContentTypeParser("text/plain");
   for (const s of sharedSchemas) app.addSchema(s);
-  await registerOpenApi(app, config.nodeVersion);
+  await registerOpenApi(app, config.nodeVersion, routes);
   installCors(app, ctx);
   installErrors(app, ctx);
 
@@ -168,7 +168,10 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
   return ApiError.internal("internal error", null, err);
 }
 
-/** 404 for unknown paths, 405 when the path exists under another method. */
+/**
+ * 404 for unknown paths, 405 when the path exists under another method (with `Allow` naming the
+ * methods), in the reference's words.
+ */
 function installNotFound(app: FastifyInstance, table: RouteDef[], config: ApiConfig): void {
   const patterns = table.map((r) => ({
     method: r.method,
@@ -179,8 +182,8 @@ function installNotFound(app: FastifyInstance, table: RouteDef[], config: ApiCon
     const allowed = patterns.filter((p) => p.re.test(path)).map((p) => p.method);
     const e =
       allowed.length > 0
-        ? new ApiError(405, "web_framework_error", `method ${req.method} is not allowed on ${path}; use ${allowed.join(", ")}`)
-        : new ApiError(404, "web_framework_error", `no route ${req.method} ${path}`);
+        ? new ApiError(405, "web_framework_error", "method not allowed")
+        : new ApiError(404, "web_framework_error", "not found");
     if (allowed.length > 0) reply.header("allow", allowed.join(", "));
     return sendBody(config, req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
   });

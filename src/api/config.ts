@@ -10,7 +10,10 @@ export interface ApiConfig {
   summariesMaxPageSize: number;
   modulesPageSize: number;
   modulesMaxPageSize: number;
-  /** A modules page is cut early when its JSON body would pass this many bytes. */
+  /**
+   * A modules page is cut early when its JSON body would pass this many bytes: a guard against an
+   * account whose pages would not fit in memory, which no real account meets at 64 MiB.
+   */
   modulesPageBytes: number;
   /** Compress responses for clients that accept it (the reference node's `compression_enabled`). */
   compression: boolean;
@@ -40,9 +43,10 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     aptosHeaders: false,
     summariesPageSize: 100,
     summariesMaxPageSize: 100,
-    modulesPageSize: 1000,
+    // The reference's default and maximum page size (max_account_modules_page_size).
+    modulesPageSize: 9999,
     modulesMaxPageSize: 9999,
-    modulesPageBytes: 8 * 1024 * 1024,
+    modulesPageBytes: 64 * 1024 * 1024,
     compression: true,
     // The reference node compresses from 32 bytes; below about 1 KiB gzip and brotli save a few
     // hundred bytes at most and cost more CPU than the point read itself.

@@ -75,13 +75,11 @@ export function addressPath(name: string, raw: string): Uint8Array {
   return a;
 }
 
-/** Schema pieces shared by the routes (so the OpenAPI document says the same everywhere). */
-export const u64QuerySchema = (description: string) => ({
-  type: "string",
-  format: "uint64",
-  pattern: "^[0-9]{1,20}$",
-  description,
-});
+/**
+ * Parameter schemas, as the reference spec writes them: path and query values reference the shared
+ * `Address`, `U64` and `StateKeyWrapper` component schemas (see `schemas.ts`).
+ */
+export const u64QuerySchema = (description: string) => ({ $ref: "U64#", description });
 export const limitQuerySchema = (description: string) => ({
   type: "integer",
   format: "uint16",
@@ -89,9 +87,5 @@ export const limitQuerySchema = (description: string) => ({
   maximum: 65535,
   description,
 });
-export const addressPathSchema = {
-  type: "string",
-  format: "hex",
-  description:
-    "A hex encoded 32 byte Aptos account address, with or without the 0x prefix; leading zeros may be left out",
-};
+export const addressPathSchema = (description: string) => ({ $ref: "Address#", description });
+export const cursorQuerySchema = (description: string) => ({ $ref: "StateKeyWrapper#", description });

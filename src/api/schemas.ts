@@ -19,6 +19,28 @@ const field = {
 export const sharedSchemas = [
   errorSchema,
   {
+    $id: "Address",
+    type: "string",
+    format: "hex",
+    description:
+      "A hex encoded 32 byte account address: 0x and 1 to 64 hex digits (leading zeros may be left out), or 64 hex digits without 0x. " +
+      "Printed with leading zeros stripped, e.g. 0x1.",
+  },
+  {
+    $id: "U64",
+    type: "string",
+    format: "uint64",
+    // Validation happens here, so a bad value is refused before the handler with the parse error.
+    pattern: "^[0-9]{1,20}$",
+    description: "A 64-bit unsigned integer as a decimal string",
+  },
+  {
+    $id: "StateKeyWrapper",
+    type: "string",
+    pattern: "^(0x)?[0-9a-fA-F]{2,1024}$",
+    description: "A state key as hex, used only as a pagination cursor",
+  },
+  {
     $id: "MoveFunction",
     type: "object",
     description: "Move function",

@@ -6,8 +6,9 @@ import type { ModuleDesc } from "./builder.js";
 import { decodeModule } from "./decoder.js";
 import { parseType } from "./typeParser.js";
 
-const CAFE = "0x" + "cafe".padStart(64, "0");
-const BEEF = "0x" + "beef".padStart(64, "0");
+// As the ABI prints them: leading zeros stripped (DECISIONS §3).
+const CAFE = "0xcafe";
+const BEEF = "0xbeef";
 
 /** The ABI a description should produce (type strings in descs are already in printed form). */
 function expectedAbi(d: ModuleDesc, address: string): MoveModuleAbi {

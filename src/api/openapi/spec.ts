@@ -5,10 +5,12 @@
  */
 import swagger from "@fastify/swagger";
 import type { FastifyInstance } from "fastify";
+import type { RouteDef } from "../route.js";
 
 export const API_PREFIX = "/v1";
 
-export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, version: string, table: readonly RouteDef[]): Promise<void> {
+  const describedParams = parameterDescriptions(table);
   await app.register(swagger, {
     openapi: {
       openapi: "3.0.0",
@@ -32,6 +34,17 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
     refResolver: {
       buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`),
     },
+    transformObject: (doc) => {
+      const openapi = (doc as { openapiObject: OpenApiDoc }).openapiObject;
+      for (const item of Object.values(openapi.paths ?? {})) {
+        for (const op of Object.values(item)) {
+          for (const p of op.parameters ?? []) p.description ??= describedParams.get(`${op.operationId} ${p.name}`);
+          // Path parameters first, as the reference lists them.
+          op.parameters?.sort((a, b) => Number(b.in === "path") - Number(a.in === "path"));
+        }
+      }
+      return openapi;
+    },
     transform: ({ schema, url }) => ({
       schema,
       url: url.startsWith(API_PREFIX + "/") ? url.slice(API_PREFIX.length) : url,
@@ -41,9 +54,29 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
 
 /** The generated document as JSON and YAML text (call after `app.ready()`). */
 export function specTexts(app: FastifyInstance): { json: string; yaml: string } {
-  const strip = (s: string) => s.replaceAll("; charset=utf-8", "");
   return {
-    json: strip(JSON.stringify(app.swagger(), null, 2)),
-    yaml: strip(app.swagger({ yaml: true }) as unknown as string),
+    json: JSON.stringify(app.swagger(), null, 2),
+    yaml: app.swagger({ yaml: true }) as unknown as string,
   };
+}
+
+interface OpenApiDoc {
+  paths?: Record<string, Record<string, { operationId?: string; parameters?: Array<{ name: string; in: string; description?: string }> }>>;
+}
+
+/**
+ * Parameter descriptions by operation and name. A parameter whose schema references a shared
+ * component (`{ $ref: "U64#", description }`) loses its description on the way through
+ * @fastify/swagger, which keeps only the `$ref`; the document gets it back from the route table.
+ */
+function parameterDescriptions(table: readonly RouteDef[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of table) {
+    for (const part of [r.schema.params, r.schema.querystring] as Array<{ properties?: Record<string, { description?: string }> } | undefined>) {
+      for (const [name, p] of Object.entries(part?.properties ?? {})) {
+        if (p.description) out.set(`${r.schema.operationId} ${name}`, p.description);
+      }
+    }
+  }
+  return out;
 }

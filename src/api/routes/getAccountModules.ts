@@ -23,7 +23,7 @@ import { EncodedBody, sendBody } from "../compression.js";
 import { andThen, type NodeContext } from "../context.js";
 import { acceptType, BCS_TYPE, JSON_TYPE, type WireFormat } from "../negotiate.js";
 import type { Page } from "../pageCache.js";
-import { addressPath, addressPathSchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
+import { addressPath, addressPathSchema, cursorQuerySchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
 import { errorResponses, type RouteDef } from "../route.js";
 
 export interface GetAccountModulesParams {
@@ -55,17 +55,14 @@ export const getAccountModules: RouteDef = {
       "Paged with the `start` cursor from the X-NODE-CURSOR header. " +
       "If the requested ledger version has been pruned, the server responds with a 410.",
     tags: ["Accounts"],
-    params: { type: "object", required: ["address"], properties: { address: addressPathSchema } },
+    params: { type: "object", required: ["address"], properties: { address: addressPathSchema("Address of account with or without a 0x prefix") } },
     querystring: {
       type: "object",
       properties: {
         ledger_version: u64QuerySchema("Ledger version to get state of account. If not provided, it will be the latest version"),
-        start: {
-          type: "string",
-          pattern: "^(0x)?[0-9a-fA-F]{2,1024}$",
-          description:
-            "Cursor specifying where to start for pagination. Use the cursor provided by the X-NODE-CURSOR header in the response from the previous page.",
-        },
+        start: cursorQuerySchema(
+          "Cursor specifying where to start for pagination. Use the cursor provided by the X-NODE-CURSOR header in the response from the previous page.",
+        ),
         limit: limitQuerySchema("Max number of modules to retrieve. If not provided, defaults to the default page size."),
       },
     },

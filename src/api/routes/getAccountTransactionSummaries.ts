@@ -51,8 +51,8 @@ export const getAccountTransactionSummaries: RouteDef = {
       "With start_version, the summaries start at that version; with only end_version, they end there; with neither, " +
       "the latest are returned. Always ascending by version. Pending transactions are not returned. " +
       "If start_version or end_version has been pruned, the server responds with a 410.",
-    tags: ["Accounts"],
-    params: { type: "object", required: ["address"], properties: { address: addressPathSchema } },
+    tags: ["Transactions"],
+    params: { type: "object", required: ["address"], properties: { address: addressPathSchema("Address of account with or without a 0x prefix") } },
     querystring: {
       type: "object",
       properties: {

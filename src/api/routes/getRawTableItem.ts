@@ -14,7 +14,7 @@ import { andThen } from "../context.js";
 import { ApiError } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { BCS_TYPE, namedType } from "../negotiate.js";
-import { addressPath, u64Query, u64QuerySchema } from "../params.js";
+import { addressPath, addressPathSchema, u64Query, u64QuerySchema } from "../params.js";
 import { errorResponses, type RouteDef } from "../route.js";
 
 export interface RawTableItemRequest {
@@ -39,7 +39,7 @@ export const getRawTableItem: RouteDef = {
     params: {
       type: "object",
       required: ["table_handle"],
-      properties: { table_handle: { type: "string", format: "hex", description: "Table handle hex encoded 32-byte string" } },
+      properties: { table_handle: addressPathSchema("Table handle hex encoded 32-byte string") },
     },
     querystring: {
       type: "object",
