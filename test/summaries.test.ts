@@ -94,6 +94,15 @@ for (const factory of backendFactories) {
         const rp = json[i]!.replay_protector;
         expect(v1.replay_protector).toEqual(rp.type === "nonce" ? { Nonce: rp.nonce, $kind: "Nonce" } : { SequenceNumber: rp.sequence_number, $kind: "SequenceNumber" });
       });
+      for (const [accept, type] of [
+        ["application/json;q=0.1, application/x-bcs", "application/x-bcs"],
+        ["application/x-bcs;q=0, application/json;q=0.2", "application/json"],
+        ["application/x-bcs;q=0", "application/json"],
+      ]) {
+        const r = await fetch(`${node.base}/accounts/${ALICE}/transaction_summaries?limit=2`, { headers: { accept: accept! } });
+        expect(r.headers.get("content-type"), accept).toBe(type);
+        await r.arrayBuffer();
+      }
       const empty = await fetch(`${node.base}/accounts/${addr("dead")}/transaction_summaries`, { headers: { accept: "application/x-bcs" } });
       expect(Buffer.from(await empty.arrayBuffer())).toEqual(Buffer.from([0]));
     });

@@ -66,6 +66,10 @@ for (const factory of backendFactories) {
       expect((await post({ key: KEY }, "", {})).status).toBe(200);
       expect((await post({ key: KEY }, "", { accept: "*/*" })).status).toBe(200);
       expect((await post({ key: KEY }, "", { accept: "application/json, application/x-bcs" })).status).toBe(403);
+      // Ranked by q-value (DECISIONS §6a): a lower-weighted JSON loses to BCS; q=0 excludes.
+      expect((await post({ key: KEY }, "", { accept: "application/json;q=0.1, application/x-bcs" })).status).toBe(200);
+      expect((await post({ key: KEY }, "", { accept: "application/json, application/x-bcs;q=0" })).status).toBe(403);
+      expect((await post({ key: KEY }, "", { accept: "application/json;q=0, application/x-bcs;q=0.5" })).status).toBe(200);
       const res = await post({ key: KEY }, "", { accept: "application/json" });
       expect(res.status).toBe(403);
       const body = (await res.json()) as { error_code: string; message: string };

@@ -20,7 +20,7 @@ import { call, GENESIS_TABLE_ITEM, startGenesisNode } from "./helpers.js";
 const OPERATIONS = [
   "operations-General-spec",
   "operations-General-info",
-  "operations-Accounts-get_account_transaction_summaries",
+  "operations-Transactions-get_account_transaction_summaries",
   "operations-Accounts-get_account_modules",
   "operations-Tables-get_raw_table_item",
   "operations-Transactions-estimate_gas_price",

@@ -281,6 +281,31 @@ for (const factory of backendFactories) {
       expect(failures).toEqual([]);
     });
 
+    it("our document names the reference's tags, parameters and parameter schemas for the four data operations", () => {
+      const ops = (doc: Json) => {
+        const out = new Map<string, Json>();
+        for (const item of Object.values<Json>(doc.paths)) for (const op of Object.values<Json>(item)) out.set(op.operationId, op);
+        return out;
+      };
+      const theirs = ops(reference.doc);
+      const mine = ops(ours.doc);
+      const shape = (op: Json) => ({
+        tags: op.tags,
+        // The reference's limit schema is {type, format}; ours adds the bounds it validates.
+        parameters: (op.parameters ?? []).map((p: Json) => ({ in: p.in, name: p.name, required: p.required, ref: p.schema.$ref ?? `${p.schema.type}(${p.schema.format})` })),
+        contentTypes: Object.fromEntries(Object.entries<Json>(op.responses).map(([st, r]) => [st, Object.keys(r.content ?? {}).sort()])),
+      });
+      for (const id of ["get_account_transaction_summaries", "get_account_modules", "get_raw_table_item", "estimate_gas_price"]) {
+        const want = shape(theirs.get(id)!);
+        // raw_item's 200 is BCS only (DECISIONS §11; the reference answers JSON with 403 too).
+        if (id === "get_raw_table_item") want.contentTypes["200"] = ["application/x-bcs"];
+        expect(shape(mine.get(id)!), id).toEqual(want);
+      }
+      for (const name of ["Address", "U64", "StateKeyWrapper"]) {
+        expect(ours.doc.components.schemas[name].type, name).toBe(reference.doc.components.schemas[name].type);
+      }
+    });
+
     it("each waiver of the reference document is forced by the reference node itself", () => {
       const strict = new SpecValidator("aptos-spec-unpatched.json", loadReferenceUnpatched());
       // The real node's ABIs (genesis fixture): 78 distinct parameter types break MoveType's pattern.
