@@ -511,6 +511,29 @@ describe("disabled and static override", () => {
 // ---------------------------------------------------------------------------------------------
 
 describe("caches", () => {
+  it("the gas schedule and the execution config are read once per epoch; an undecodable config is Missing, reported once", async () => {
+    const chain = new FakeChain();
+    chain.execution = JSON.stringify({ config: "0x08" }); // no variant 8
+    chain.addMany(2, { users: 300, price: 100n, contract: "0x" + "ab".repeat(32) });
+    const warnings: string[] = [];
+    const gas = new GasEstimator(makeGasConfig({ cacheExpirationMs: 0 }), clock().now, (m) => warnings.push(m));
+    // Missing: NoShuffling, so the contract majority does not matter and 300 txns are full.
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(150, 150, 300));
+    expect(chain.resourceReads).toBe(2); // GasScheduleV2, ExecutionConfig
+    expect(warnings).toEqual([
+      "epoch 1: 0x1::execution_config::ExecutionConfig is not used (execution config BCS does not decode: Unknown value 8 for enum OnChainExecutionConfig); estimating as if it were missing",
+    ]);
+    // Same epoch: nothing re-read even though the ledger's config changed.
+    chain.execution = configJson(v4(useCaseAware(4n), { NoLimit: true }));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(150, 150, 300));
+    expect(chain.resourceReads).toBe(2);
+    // Next epoch: read again; the use-case-aware shuffler now makes the blocks not full.
+    chain.addMany(2, { users: 300, price: 100n, contract: "0x" + "ab".repeat(32), epoch: 2n });
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
+    expect(chain.resourceReads).toBe(4);
+    expect(warnings).toHaveLength(1);
+  });
+
   it("result cache: no reads within cacheExpirationMs, recomputed after", async () => {
     const c = clock();
     const gas = estimator({}, c.now);

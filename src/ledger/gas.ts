@@ -8,7 +8,8 @@
  * - after that, with no new block: no store reads either (the newest block is remembered and the
  *   per-block prices are cached);
  * - each new block: one block read and one transaction read;
- * - cold start or new epoch: up to `aggressiveBlockHistory` of each, once.
+ * - cold start or new epoch: up to `aggressiveBlockHistory` of each, once, and the on-chain
+ *   gas schedule and execution config (three resource reads at most).
  * Concurrent callers share one computation.
  */
 import { parseAddress } from "./address.js";
@@ -214,7 +215,7 @@ export class GasEstimator {
    *
    * @throws {GasScheduleError} when the gas schedule exists but has no valid minimum price.
    */
-  async onChainInputs(ledger: LedgerInfo, source: GasHistorySource): Promise<OnChainGasInputs> {
+  private async onChainInputs(ledger: LedgerInfo, source: GasHistorySource): Promise<OnChainGasInputs> {
     if (this.onChain !== null && this.onChain.epoch === ledger.epoch) return this.onChain;
     if (this.onChainRead !== null && this.onChainRead.epoch === ledger.epoch) return this.onChainRead.promise;
     const promise = this.readOnChain(ledger, source);
