@@ -6,6 +6,7 @@
 import { bcs } from "@mysten/bcs";
 import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
+import { EXECUTION_CONFIG_TYPE, OnChainExecutionConfigBcs } from "../src/ledger/executionConfig.js";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
 import { FIXTURES, startTestNode, type TestNode } from "./helpers/node.js";
@@ -14,14 +15,23 @@ const golden = (name: string) =>
   JSON.parse(readFileSync(`${FIXTURES}goldens/aptos_api__tests__transactions_test__test_gas_estimation_${name}.json`, "utf8"));
 
 /** The reference test chain's genesis: a gas schedule with min price 0. */
-function referenceGenesis(): ChainBuilder {
+function referenceGenesis(extra: Record<string, unknown>[] = []): ChainBuilder {
   return new ChainBuilder().genesis([
     {
       type: "write_resource",
       address: "0x1",
       data: { type: "0x1::gas_schedule::GasScheduleV2", data: { feature_version: "12", entries: [{ key: "txn.min_price_per_gas_unit", val: "0" }] } },
     },
+    ...extra,
   ]);
+}
+
+/** A write of `0x1::execution_config::ExecutionConfig` with a V4 config: NoShuffling, `Limit(limit)`. */
+function executionConfigLimit(limit: bigint): Record<string, unknown> {
+  const config = OnChainExecutionConfigBcs.serialize({
+    V4: { transaction_shuffler_type: { NoShuffling: true }, block_gas_limit_type: { Limit: limit }, transaction_deduper_type: { NoDedup: true } },
+  }).toBytes();
+  return { type: "write_resource", address: "0x1", data: { type: EXECUTION_CONFIG_TYPE, data: { config: "0x" + Buffer.from(config).toString("hex") } } };
 }
 
 const transfers = (n: number, price: number) =>
@@ -78,9 +88,11 @@ for (const factory of backendFactories) {
       expect(await estimate(node)).toEqual(golden("static_override"));
     });
 
-    it("follows congestion: full blocks by the epilogue flag, then idle again; BCS is the regular estimate", async () => {
-      const chain = referenceGenesis();
-      for (let b = 0; b < 5; b++) chain.block(transfers(10, 300), { endInfo: { gas: true, output: false } });
+    it("follows congestion: full blocks by the on-chain block gas limit, then idle again; BCS is the regular estimate", async () => {
+      // A block gas limit of 100 in the ledger's execution config: 10 transfers × 10 gas fill a block.
+      const chain = referenceGenesis([executionConfigLimit(100n)]);
+      // The epilogue's flags do not count (it is the block's last version, which is not read).
+      for (let b = 0; b < 5; b++) chain.block(transfers(10, 300), { endInfo: { gas: false, output: false } });
       chain.block([]);
       const node = await serve(chain);
       const e = await estimate(node);

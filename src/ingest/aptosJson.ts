@@ -66,12 +66,7 @@ export function parseAptosTransaction(value: unknown, index: number): ParsedTxn 
       nonce !== undefined && nonce !== null
         ? { type: "nonce" as const, value: u64Field(t, "replay_protection_nonce", where) }
         : { type: "sequence_number" as const, value: u64Field(t, "sequence_number", where) };
-    const payload = t.payload as Json | undefined;
-    let contractAddress: string | null = null;
-    if (payload && payload.type === "entry_function_payload" && typeof payload.function === "string") {
-      const addr = parseAddress(payload.function.split("::")[0] ?? "");
-      if (addr) contractAddress = Buffer.from(addr).toString("hex");
-    }
+    const contractAddress = useCaseAddress(t.payload, replayProtector.type === "nonce", where);
     user = {
       sender,
       replayProtector,
@@ -168,6 +163,31 @@ export function parseAptosTransaction(value: unknown, index: number): ParsedTxn 
     tableItems,
     resources,
   };
+}
+
+/**
+ * The module address of the entry function a user transaction runs, as aptos-core's
+ * `parse_use_case` (`types/src/transaction/use_case.rs`) finds it, or null for its `Others`
+ * (scripts, module bundles, legacy multisig). The REST JSON shows two payloads the same way:
+ * - `entry_function_payload` is a legacy EntryFunction or a V2 payload without a multisig
+ *   address; both count by the module address.
+ * - `multisig_payload` is a legacy Multisig (Others) or a V2 payload with a multisig address,
+ *   which counts by its entry function. Only V2 payloads carry a replay nonce, so a nonce tells
+ *   them apart; a sequence-number multisig is taken as the legacy form.
+ */
+function useCaseAddress(payload: unknown, hasNonce: boolean, where: string): string | null {
+  const p = payload as Json | null | undefined;
+  if (typeof p !== "object" || p === null) return null;
+  let entry: Json | null = null;
+  if (p.type === "entry_function_payload") entry = p;
+  else if (p.type === "multisig_payload" && hasNonce) entry = (p.transaction_payload as Json | null | undefined) ?? null;
+  if (entry === null || typeof entry !== "object") return null;
+  const fn = entry.function;
+  const addr = typeof fn === "string" ? parseAddress(fn.split("::")[0] ?? "") : null;
+  if (!addr || typeof fn !== "string" || fn.split("::").length !== 3) {
+    throw new IngestError(`${where}: payload function is not an entry function id (address::module::name): ${JSON.stringify(fn)}`);
+  }
+  return Buffer.from(addr).toString("hex");
 }
 
 function nameFromAbi(abi: unknown): string | null {

@@ -104,6 +104,13 @@ export class Importer {
       const after = this.stored === null ? "an empty ledger" : `the stored ledger (version ${this.stored})`;
       throw new IngestError(`version ${v} continues a block, but ${after} ends at a block boundary`);
     }
+    const prev = this.block[this.block.length - 1];
+    if (!p.blockStart && prev?.txn.kind === "block_epilogue_transaction") {
+      // The epilogue ends its block (AIP-88); the gas estimator relies on that (DECISIONS §13).
+      throw new IngestError(
+        `version ${v}: ${p.txn.kind} follows the block epilogue at version ${prev.txn.version}; a block epilogue must be the last transaction of its block`,
+      );
+    }
     if (this.stored !== null && this.block.length === 0 && v !== this.stored + 1n) {
       throw new IngestError(`gap before version ${v}: the ledger holds versions up to ${this.stored}`);
     }

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   GAS_SCHEDULE_LEGACY_TYPE,
+  GAS_SCHEDULE_V2_TYPE,
   GasConfigError,
   GasEstimator,
   GasScheduleError,
@@ -15,6 +16,7 @@ import {
   type GasEstimationConfigInput,
   type GasHistorySource,
 } from "./gas.js";
+import { EXECUTION_CONFIG_TYPE, OnChainExecutionConfigBcs, type OnChainExecutionConfigInput } from "./executionConfig.js";
 import type { BlockEndInfo, BlockInfo, LedgerInfo, UserTxnGas } from "./types.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -48,6 +50,11 @@ class FakeChain implements GasHistorySource {
   /** When set, every read waits for it. */
   gate: Promise<void> | null = null;
   failNext = false;
+  /** The gas schedule's minimum price (the reference tests' chains have 0); null: no schedule. */
+  minPrice: bigint | null = 0n;
+  /** The execution config resource's JSON (`{"config": "0x…"}`); null: absent. */
+  execution: string | null = null;
+  resourceReads = 0;
 
   /** Starts with a genesis block at version 0 (in epoch `genesisEpoch`). */
   constructor(
@@ -130,6 +137,22 @@ class FakeChain implements GasHistorySource {
     return b !== null && b.firstVersion < this.prunedBelow ? null : b;
   }
 
+  /** Sets the gas schedule's minimum price; returns the chain (for `estimate(ledger, chain.withMin(n))`). */
+  withMin(price: bigint): this {
+    this.minPrice = price;
+    return this;
+  }
+
+  async getResource(address: Uint8Array, type: string, _version: bigint): Promise<string | null> {
+    this.resourceReads++;
+    if (address.length !== 32 || address[31] !== 1 || address.slice(0, 31).some((b) => b !== 0)) return null;
+    if (type === GAS_SCHEDULE_V2_TYPE && this.minPrice !== null) {
+      return JSON.stringify({ feature_version: "12", entries: [{ key: "txn.min_price_per_gas_unit", val: String(this.minPrice) }] });
+    }
+    if (type === EXECUTION_CONFIG_TYPE) return this.execution;
+    return null;
+  }
+
   async getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
     this.txnReads++;
     if (this.gate) await this.gate;
@@ -163,6 +186,20 @@ function chainWithPrices(prices: readonly bigint[], min: bigint): FakeChain {
   return chain;
 }
 
+/** The execution config resource's JSON, as import stores it: `{"config": "0x<BCS>"}`. */
+function configJson(c: OnChainExecutionConfigInput): string {
+  return JSON.stringify({ config: "0x" + Buffer.from(OnChainExecutionConfigBcs.serialize(c).toBytes()).toString("hex") });
+}
+const NO_SHUFFLING = { NoShuffling: true } as const;
+const useCaseAware = (user: bigint) => ({
+  UseCaseAware: { sender_spread_factor: 32n, platform_use_case_spread_factor: 0n, user_use_case_spread_factor: user },
+});
+type ShufflerInput = Extract<OnChainExecutionConfigInput, { V4: unknown }>["V4"]["transaction_shuffler_type"];
+type LimitInput = Extract<OnChainExecutionConfigInput, { V4: unknown }>["V4"]["block_gas_limit_type"];
+const v4 = (shuffler: ShufflerInput, limit: LimitInput): OnChainExecutionConfigInput => ({
+  V4: { transaction_shuffler_type: shuffler, block_gas_limit_type: limit, transaction_deduper_type: { NoDedup: true } },
+});
+
 function golden(test: string): GasEstimate {
   const file = path.join(FIXTURES, "goldens", `aptos_api__tests__transactions_test__test_gas_estimation_${test}.json`);
   return JSON.parse(readFileSync(file, "utf8")) as GasEstimate;
@@ -176,7 +213,7 @@ describe("reference goldens", () => {
   it("test_gas_estimation_empty: a fresh chain gives the default", async () => {
     for (const genesisEpoch of [0n, 1n]) {
       const chain = new FakeChain(1n, genesisEpoch);
-      const got = await estimator().estimate(chain.ledger(1n), 0n, chain);
+      const got = await estimator().estimate(chain.ledger(1n), chain);
       expect(got).toEqual(golden("empty"));
       expect(got).toEqual(est(0, 0, 150));
     }
@@ -186,11 +223,11 @@ describe("reference goldens", () => {
     const chain = new FakeChain();
     chain.addMany(11, { users: 500, price: 100n });
     const gas = estimator();
-    const first = await gas.estimate(chain.ledger(), 0n, chain);
+    const first = await gas.estimate(chain.ledger(), chain);
     expect(first).toEqual(golden("ten_blocks"));
     expect(first).toEqual(est(150, 150, 300));
     // Repeat calls (the cache) answer the same.
-    for (let i = 0; i < 2; i++) expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(first);
+    for (let i = 0; i < 2; i++) expect(await gas.estimate(chain.ledger(), chain)).toEqual(first);
     expect(gas.blockPriceCacheSize).toBe(10);
   });
 
@@ -198,16 +235,16 @@ describe("reference goldens", () => {
     const chain = new FakeChain();
     chain.addMany(11);
     const gas = estimator();
-    const first = await gas.estimate(chain.ledger(), 0n, chain);
+    const first = await gas.estimate(chain.ledger(), chain);
     expect(first).toEqual(golden("ten_empty_blocks"));
-    for (let i = 0; i < 2; i++) expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(first);
+    for (let i = 0; i < 2; i++) expect(await gas.estimate(chain.ledger(), chain)).toEqual(first);
   });
 
   it("test_gas_estimation_disabled: the default whatever the load", async () => {
     const chain = new FakeChain();
     chain.addMany(11, { users: 500, price: 100n });
     const gas = estimator({ enabled: false });
-    for (let i = 0; i < 3; i++) expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(golden("disabled"));
+    for (let i = 0; i < 3; i++) expect(await gas.estimate(chain.ledger(), chain)).toEqual(golden("disabled"));
     expect(chain.blockReads + chain.txnReads).toBe(0);
   });
 
@@ -216,7 +253,7 @@ describe("reference goldens", () => {
     chain.addMany(11, { users: 500, price: 100n });
     const gas = estimator({ staticOverride: { low: 100n, market: 200n, aggressive: 300n } });
     for (let i = 0; i < 3; i++) {
-      expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(golden("static_override"));
+      expect(await gas.estimate(chain.ledger(), chain)).toEqual(golden("static_override"));
     }
     expect(chain.blockReads + chain.txnReads).toBe(0);
   });
@@ -226,12 +263,12 @@ describe("reference goldens", () => {
     const gas = estimator({ lowBlockHistory: 10, marketBlockHistory: 10, aggressiveBlockHistory: 10 }, c.now);
     const chain = new FakeChain();
     chain.addMany(5);
-    await gas.estimate(chain.ledger(), 0n, chain);
+    await gas.estimate(chain.ledger(), chain);
     expect(gas.blockPriceCacheSize).toBe(4); // newest skipped, genesis never walked
     for (const step of [8, 0, 8, 0]) {
       c.advance(1_000);
       chain.addMany(step);
-      await gas.estimate(chain.ledger(), 0n, chain);
+      await gas.estimate(chain.ledger(), chain);
       expect(gas.blockPriceCacheSize).toBe(10);
     }
   });
@@ -244,21 +281,21 @@ describe("reference goldens", () => {
 describe("block walk", () => {
   it("an idle chain (genesis only) gives (min, min, next_bucket(min))", async () => {
     const chain = new FakeChain();
-    expect(await estimator().estimate(chain.ledger(), 100n, chain)).toEqual(est(100, 100, 150));
+    expect(await estimator().estimate(chain.ledger(), chain.withMin(100n))).toEqual(est(100, 100, 150));
   });
 
   it("one full block: its price is next_bucket(min gas price of its user txns)", async () => {
     const chain = new FakeChain();
     chain.add({ users: 250, price: [...Array<bigint>(249).fill(700n), 120n] });
     chain.add(); // newest, skipped
-    expect(await estimator().estimate(chain.ledger(), 100n, chain)).toEqual(est(150, 150, 300));
+    expect(await estimator().estimate(chain.ledger(), chain.withMin(100n))).toEqual(est(150, 150, 300));
   });
 
   it("a not-full block falls back to the minimum gas unit price", async () => {
     const chain = new FakeChain();
     chain.add({ users: 249, price: 5000n });
     chain.add();
-    expect(await estimator().estimate(chain.ledger(), 100n, chain)).toEqual(est(100, 100, 150));
+    expect(await estimator().estimate(chain.ledger(), chain.withMin(100n))).toEqual(est(100, 100, 150));
   });
 
   it("full by count: 250 user txns is full, 249 is not", async () => {
@@ -269,7 +306,7 @@ describe("block walk", () => {
       const chain = new FakeChain();
       chain.add({ users, price: 600n });
       chain.add();
-      expect(await estimator().estimate(chain.ledger(), 7n, chain)).toEqual(expected);
+      expect(await estimator().estimate(chain.ledger(), chain.withMin(7n))).toEqual(expected);
     }
   });
 
@@ -277,38 +314,45 @@ describe("block walk", () => {
     const chain = new FakeChain();
     chain.add({ users: 250, price: 600n, trailer: false }); // last version is a user txn
     chain.add();
-    expect(await estimator().estimate(chain.ledger(), 7n, chain)).toEqual(est(7, 7, 150));
+    expect(await estimator().estimate(chain.ledger(), chain.withMin(7n))).toEqual(est(7, 7, 150));
     chain.add({ users: 251, price: 600n, trailer: false }); // 250 counted: full at next_bucket(600)
     chain.add();
     // Newest first [1000, 7, 7]: low 7, market sorted[1] = 7, p90 sorted[2] = 1000 → 3000.
-    expect(await estimator().estimate(chain.ledger(), 7n, chain)).toEqual(est(7, 7, 3000));
+    expect(await estimator().estimate(chain.ledger(), chain.withMin(7n))).toEqual(est(7, 7, 3000));
   });
 
-  it("full by the epilogue's limit flags (either flag); flags down means not full even past a gas limit", async () => {
-    const cases: [BlockEndInfo, GasEstimate][] = [
-      [{ blockGasLimitReached: true, blockOutputLimitReached: false }, est(300, 300, 500)],
-      [{ blockGasLimitReached: false, blockOutputLimitReached: true }, est(300, 300, 500)],
-      [{ blockGasLimitReached: false, blockOutputLimitReached: false }, est(0, 0, 150)],
+  it("the epilogue's limit flags never count: the epilogue is the block's last version, which is not read", async () => {
+    const flags: BlockEndInfo[] = [
+      { blockGasLimitReached: true, blockOutputLimitReached: false },
+      { blockGasLimitReached: false, blockOutputLimitReached: true },
+      { blockGasLimitReached: false, blockOutputLimitReached: false },
     ];
-    for (const [endInfo, expected] of cases) {
+    for (const endInfo of flags) {
+      // No gas limit: not full whatever the flags say.
       const chain = new FakeChain();
       chain.add({ users: 3, price: [400n, 150n, 900n], gasUsed: 1_000n, endInfo });
       chain.add();
-      const gas = estimator({ blockGasLimit: 10n });
-      expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(expected);
+      expect(await estimator().estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
+      // A gas limit the block passes: full whatever the flags say (next_bucket(150) = 300).
+      const limited = new FakeChain();
+      limited.execution = configJson(v4(NO_SHUFFLING, { Limit: 10n }));
+      limited.add({ users: 3, price: [400n, 150n, 900n], gasUsed: 1_000n, endInfo });
+      limited.add();
+      expect(await estimator().estimate(limited.ledger(), limited)).toEqual(est(300, 300, 500));
     }
   });
 
-  it("full by the on-chain block gas limit over the sum of gas used (no epilogue)", async () => {
+  it("full by the on-chain block gas limit over the sum of gas used", async () => {
     for (const [limit, expected] of [
-      [3_000n, est(150, 150, 300)], // 3 × 1000 >= 3000
-      [3_001n, est(0, 0, 150)],
-      [null, est(0, 0, 150)],
+      [{ Limit: 3_000n }, est(150, 150, 300)], // 3 × 1000 >= 3000
+      [{ Limit: 3_001n }, est(0, 0, 150)],
+      [{ NoLimit: true }, est(0, 0, 150)],
     ] as const) {
       const chain = new FakeChain();
+      chain.execution = configJson(v4(NO_SHUFFLING, limit));
       chain.add({ users: 3, price: 100n, gasUsed: 1_000n });
       chain.add();
-      expect(await estimator({ blockGasLimit: limit }).estimate(chain.ledger(), 0n, chain)).toEqual(expected);
+      expect(await estimator().estimate(chain.ledger(), chain)).toEqual(expected);
     }
   });
 
@@ -316,13 +360,13 @@ describe("block walk", () => {
     const chain = new FakeChain();
     chain.add({ endInfo: { blockGasLimitReached: true, blockOutputLimitReached: false } });
     chain.add();
-    expect(await estimator().estimate(chain.ledger(), 42n, chain)).toEqual(est(42, 42, 150));
+    expect(await estimator().estimate(chain.ledger(), chain.withMin(42n))).toEqual(est(42, 42, 150));
   });
 
   it("the newest block of the current epoch is skipped", async () => {
     const chain = new FakeChain();
     chain.add({ users: 300, price: 4000n }); // newest, would give 5000
-    expect(await estimator().estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 0, 150));
+    expect(await estimator().estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
   });
 
   it("a newest block of another epoch is not skipped, and stops the walk", async () => {
@@ -330,7 +374,7 @@ describe("block walk", () => {
     chain.add({ users: 300, price: 4000n });
     chain.add({ users: 300, price: 4000n });
     // The ledger is already in epoch 2 (e.g. the newest block closed epoch 1).
-    expect(await estimator().estimate(chain.ledger(2n), 0n, chain)).toEqual(est(0, 0, 150));
+    expect(await estimator().estimate(chain.ledger(2n), chain)).toEqual(est(0, 0, 150));
     expect(chain.blockReads).toBe(1); // the skip check's read; the walk reuses it, then stops
     expect(chain.txnReads).toBe(0);
   });
@@ -340,7 +384,7 @@ describe("block walk", () => {
     chain.addMany(5, { users: 300, price: 4000n, epoch: 1n }); // would give 5000
     chain.addMany(3, { epoch: 2n }); // two walked, one skipped
     const gas = estimator();
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 0, 150));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
     expect(gas.blockPriceCacheSize).toBe(2);
   });
 
@@ -351,7 +395,7 @@ describe("block walk", () => {
     chain.addMany(3);
     chain.prunedBelow = keptFrom;
     const gas = estimator();
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 0, 150));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
     expect(gas.blockPriceCacheSize).toBe(2);
   });
 
@@ -359,7 +403,7 @@ describe("block walk", () => {
     const chain = new FakeChain(1n, 1n); // genesis in the same epoch
     chain.addMany(3);
     const gas = estimator();
-    await gas.estimate(chain.ledger(), 0n, chain);
+    await gas.estimate(chain.ledger(), chain);
     expect(gas.blockPriceCacheSize).toBe(2);
     expect(chain.blockReads).toBe(3); // skip check + 2 walked; genesis never read
   });
@@ -369,7 +413,7 @@ describe("block walk", () => {
     chain.addMany(10, { users: 300, price: 4000n }); // oldest: 5000 each
     chain.addMany(6); // 5 walked + the newest
     const gas = estimator({ lowBlockHistory: 5, marketBlockHistory: 5, aggressiveBlockHistory: 5 });
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 0, 150));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
     expect(chain.blockReads).toBe(6);
     expect(chain.txnReads).toBe(5);
   });
@@ -386,23 +430,23 @@ describe("outputs", () => {
     const chain = chainWithPrices(prices, 10n);
     const gas = estimator({ lowBlockHistory: 2, marketBlockHistory: 4, aggressiveBlockHistory: 10 });
     // low: min(300, 150); market: sorted [10,150,300,1000][2]; p90: sorted all [9] = 5000 → 10000.
-    expect(await gas.estimate(chain.ledger(), 10n, chain)).toEqual(est(150, 300, 10000));
+    expect(await gas.estimate(chain.ledger(), chain.withMin(10n))).toEqual(est(150, 300, 10000));
   });
 
   it("fewer blocks than each history", async () => {
     const three = chainWithPrices([150n, 10n, 3000n], 10n);
     // low: 10; market: sorted [10,150,3000][1] = 150; p90: [floor(27/10)=2] = 3000 → 5000.
-    expect(await estimator().estimate(three.ledger(), 10n, three)).toEqual(est(10, 150, 5000));
+    expect(await estimator().estimate(three.ledger(), three.withMin(10n))).toEqual(est(10, 150, 5000));
     const two = chainWithPrices([10n, 150n], 10n);
     // market: the upper median, index 1 of [10, 150]; p90: index 1 → 150 → 300.
-    expect(await estimator().estimate(two.ledger(), 10n, two)).toEqual(est(10, 150, 300));
+    expect(await estimator().estimate(two.ledger(), two.withMin(10n))).toEqual(est(10, 150, 300));
   });
 
   it("market is at least low, aggressive at least market", async () => {
     // low history 1 (newest = 3000) exceeds the median of the other prices.
     const chain = chainWithPrices([3000n, 10n, 10n, 10n, 10n], 10n);
     const gas = estimator({ lowBlockHistory: 1 });
-    expect(await gas.estimate(chain.ledger(), 10n, chain)).toEqual(est(3000, 3000, 5000));
+    expect(await gas.estimate(chain.ledger(), chain.withMin(10n))).toEqual(est(3000, 3000, 5000));
   });
 
   it("next_bucket: at, between and above the top bucket", () => {
@@ -424,15 +468,15 @@ describe("outputs", () => {
       [1_000_000n, 1_000_000],
       [2_000_000n, 2_000_000],
     ] as const) {
-      expect(await estimator().estimate(chain.ledger(), min, chain)).toEqual(est(Number(min), Number(min), p));
+      expect(await estimator().estimate(chain.ledger(), chain.withMin(min))).toEqual(est(Number(min), Number(min), p));
     }
     const custom = estimator({ buckets: [10n, 20n] });
-    expect(await custom.estimate(chain.ledger(), 5n, chain)).toEqual(est(5, 5, 10));
+    expect(await custom.estimate(chain.ledger(), chain.withMin(5n))).toEqual(est(5, 5, 10));
   });
 
   it("values beyond 2^53 - 1 throw instead of losing precision", async () => {
     const chain = new FakeChain();
-    await expect(estimator().estimate(chain.ledger(), 1n << 60n, chain)).rejects.toThrow(
+    await expect(estimator().estimate(chain.ledger(), chain.withMin(1n << 60n))).rejects.toThrow(
       /gas_estimate 1152921504606846976 is too large for a JSON number, it must be <= 9007199254740991/,
     );
   });
@@ -447,18 +491,18 @@ describe("disabled and static override", () => {
     const chain = new FakeChain();
     chain.addMany(5, { users: 300, price: 4000n });
     const gas = estimator({ enabled: false });
-    expect(await gas.estimate(chain.ledger(), 100n, chain)).toEqual(est(100, 100, 150));
+    expect(await gas.estimate(chain.ledger(), chain.withMin(100n))).toEqual(est(100, 100, 150));
     expect(chain.blockReads + chain.txnReads).toBe(0);
   });
 
   it("static override is returned as given, without reads; enabled=false is checked first", async () => {
     const chain = new FakeChain();
     const gas = estimator({ staticOverride: { low: 1, market: "2", aggressive: 3n } });
-    expect(await gas.estimate(chain.ledger(), 100n, chain)).toEqual(est(1, 2, 3));
+    expect(await gas.estimate(chain.ledger(), chain.withMin(100n))).toEqual(est(1, 2, 3));
     expect(chain.blockReads).toBe(0);
     // `enabled` is checked first.
     const off = estimator({ enabled: false, staticOverride: { low: 1, market: 2, aggressive: 3 } });
-    expect(await off.estimate(chain.ledger(), 100n, chain)).toEqual(est(100, 100, 150));
+    expect(await off.estimate(chain.ledger(), chain.withMin(100n))).toEqual(est(100, 100, 150));
   });
 });
 
@@ -467,19 +511,42 @@ describe("disabled and static override", () => {
 // ---------------------------------------------------------------------------------------------
 
 describe("caches", () => {
+  it("the gas schedule and the execution config are read once per epoch; an undecodable config is Missing, reported once", async () => {
+    const chain = new FakeChain();
+    chain.execution = JSON.stringify({ config: "0x08" }); // no variant 8
+    chain.addMany(2, { users: 300, price: 100n, contract: "0x" + "ab".repeat(32) });
+    const warnings: string[] = [];
+    const gas = new GasEstimator(makeGasConfig({ cacheExpirationMs: 0 }), clock().now, (m) => warnings.push(m));
+    // Missing: NoShuffling, so the contract majority does not matter and 300 txns are full.
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(150, 150, 300));
+    expect(chain.resourceReads).toBe(2); // GasScheduleV2, ExecutionConfig
+    expect(warnings).toEqual([
+      "epoch 1: 0x1::execution_config::ExecutionConfig is not used (execution config BCS does not decode: Unknown value 8 for enum OnChainExecutionConfig); estimating as if it were missing",
+    ]);
+    // Same epoch: nothing re-read even though the ledger's config changed.
+    chain.execution = configJson(v4(useCaseAware(4n), { NoLimit: true }));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(150, 150, 300));
+    expect(chain.resourceReads).toBe(2);
+    // Next epoch: read again; the use-case-aware shuffler now makes the blocks not full.
+    chain.addMany(2, { users: 300, price: 100n, contract: "0x" + "ab".repeat(32), epoch: 2n });
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
+    expect(chain.resourceReads).toBe(4);
+    expect(warnings).toHaveLength(1);
+  });
+
   it("result cache: no reads within cacheExpirationMs, recomputed after", async () => {
     const c = clock();
     const gas = estimator({}, c.now);
     const chain = new FakeChain();
     chain.addMany(3);
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 0, 150));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
     chain.resetCounts();
     chain.addMany(5, { users: 300, price: 4000n });
     c.advance(499);
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 0, 150)); // cached
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150)); // cached
     expect(chain.blockReads + chain.txnReads).toBe(0);
     c.advance(1);
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 5000, 10000));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 5000, 10000));
     expect(chain.blockReads).toBeGreaterThan(0);
   });
 
@@ -488,12 +555,12 @@ describe("caches", () => {
     const gas = estimator({}, c.now);
     const chain = new FakeChain();
     chain.addMany(5, { users: 300, price: 4000n });
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(5000, 5000, 10000));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(5000, 5000, 10000));
     expect(gas.blockPriceCacheSize).toBe(4);
     chain.add({ epoch: 2n });
     chain.add({ epoch: 2n });
     c.advance(1); // well within the 500 ms
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 0, 150));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
     expect(gas.blockPriceCacheSize).toBe(1); // the epoch-1 prices were dropped
   });
 
@@ -503,11 +570,11 @@ describe("caches", () => {
     const chain = new FakeChain();
     chain.addMany(5, { users: 300, price: 4000n });
     expect(gas.peek(chain.ledger())).toBeNull(); // nothing computed yet
-    const first = await gas.estimate(chain.ledger(), 0n, chain);
+    const first = await gas.estimate(chain.ledger(), chain);
     expect(gas.peek(chain.ledger())).toEqual(first);
     chain.resetCounts();
     c.advance(499);
-    expect(gas.peek(chain.ledger())).toEqual(await gas.estimate(chain.ledger(), 0n, chain));
+    expect(gas.peek(chain.ledger())).toEqual(await gas.estimate(chain.ledger(), chain));
     expect(gas.peek(chain.ledger(2n))).toBeNull(); // another epoch
     c.advance(1);
     expect(gas.peek(chain.ledger())).toBeNull(); // expired: estimate would read again
@@ -520,10 +587,10 @@ describe("caches", () => {
     const gas = estimator({ cacheExpirationMs: 0 });
     const chain = new FakeChain();
     chain.addMany(3);
-    await gas.estimate(chain.ledger(), 0n, chain);
+    await gas.estimate(chain.ledger(), chain);
     chain.resetCounts();
     chain.add();
-    await gas.estimate(chain.ledger(), 0n, chain);
+    await gas.estimate(chain.ledger(), chain);
     expect(chain.blockReads).toBe(1);
   });
 
@@ -532,33 +599,33 @@ describe("caches", () => {
     const gas = estimator({}, c.now);
     const chain = new FakeChain();
     chain.addMany(150, { users: 300, price: 100n });
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(150, 150, 300));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(150, 150, 300));
     expect(chain.blockReads).toBe(121); // the skip check + 120 walked
     expect(chain.txnReads).toBe(120);
     expect(gas.blockPriceCacheSize).toBe(120);
 
     chain.resetCounts();
     c.advance(600);
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(150, 150, 300));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(150, 150, 300));
     expect([chain.blockReads, chain.txnReads]).toEqual([0, 0]);
 
     chain.add({ users: 300, price: 4000n });
     c.advance(600);
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(150, 150, 300));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(150, 150, 300));
     expect([chain.blockReads, chain.txnReads]).toEqual([1, 1]);
 
     chain.resetCounts();
     chain.add();
     c.advance(600);
     // The 5000 block is walked now, newest first.
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(150, 150, 300));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(150, 150, 300));
     expect([chain.blockReads, chain.txnReads]).toEqual([1, 1]);
     expect(gas.blockPriceCacheSize).toBe(120);
 
     chain.resetCounts();
     chain.addMany(2);
     c.advance(600);
-    await gas.estimate(chain.ledger(), 0n, chain);
+    await gas.estimate(chain.ledger(), chain);
     expect([chain.blockReads, chain.txnReads]).toEqual([2, 2]);
   });
 
@@ -571,7 +638,7 @@ describe("caches", () => {
       chain.add(i % 3 === 0 ? { users: 2 } : { users: 260, price: prices[(i * 7) % prices.length]! });
       c.advance(600);
       const cold = estimator({ lowBlockHistory: 3, marketBlockHistory: 7, aggressiveBlockHistory: 12 });
-      expect(await warm.estimate(chain.ledger(), 50n, chain)).toEqual(await cold.estimate(chain.ledger(), 50n, chain));
+      expect(await warm.estimate(chain.ledger(), chain.withMin(50n))).toEqual(await cold.estimate(chain.ledger(), chain.withMin(50n)));
       expect(warm.blockPriceCacheSize).toBeLessThanOrEqual(12);
     }
   });
@@ -582,7 +649,7 @@ describe("caches", () => {
     chain.addMany(11, { users: 500, price: 100n });
     let open!: () => void;
     chain.gate = new Promise<void>((r) => (open = r));
-    const calls = Array.from({ length: 50 }, () => gas.estimate(chain.ledger(), 0n, chain));
+    const calls = Array.from({ length: 50 }, () => gas.estimate(chain.ledger(), chain));
     open();
     const results = await Promise.all(calls);
     for (const r of results) expect(r).toEqual(est(150, 150, 300));
@@ -595,16 +662,16 @@ describe("caches", () => {
     const chain = new FakeChain();
     chain.addMany(3);
     chain.failNext = true;
-    await expect(gas.estimate(chain.ledger(), 0n, chain)).rejects.toThrow("store down");
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 0, 150));
+    await expect(gas.estimate(chain.ledger(), chain)).rejects.toThrow("store down");
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
   });
 
   it("answers are copies: mutating one does not change the cache", async () => {
     const gas = estimator();
     const chain = new FakeChain();
-    const a = await gas.estimate(chain.ledger(), 0n, chain);
+    const a = await gas.estimate(chain.ledger(), chain);
     a.gas_estimate = 999;
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(est(0, 0, 150));
+    expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(0, 0, 150));
   });
 });
 
@@ -616,49 +683,56 @@ describe("majority use case", () => {
   const CONTRACT = "0x" + "ab".repeat(32);
   const OTHER = "0xcafe";
 
-  async function run(cfg: GasEstimationConfigInput, contract: BlockSpec["contract"], users = 300): Promise<GasEstimate> {
+  /** A block of `users` txns at 100 under a UseCaseAware shuffler with this user spread factor (null: SenderAwareV2). */
+  async function run(
+    spread: bigint | null,
+    contract: BlockSpec["contract"],
+    cfg: GasEstimationConfigInput = {},
+    users = 300,
+  ): Promise<GasEstimate> {
     const chain = new FakeChain();
+    chain.execution = configJson(v4(spread === null ? { SenderAwareV2: 32 } : useCaseAware(spread), { NoLimit: true }));
     chain.add({ users, price: 100n, contract });
     chain.add();
-    return estimator(cfg).estimate(chain.ledger(), 0n, chain);
+    return estimator(cfg).estimate(chain.ledger(), chain);
   }
   const FULL = est(150, 150, 300);
   const NOT_FULL = est(0, 0, 150);
 
   it("a contract with more than half the txns makes the block not full when the shuffler is use-case aware", async () => {
-    expect(await run({ useCaseSpreadFactor: 4 }, CONTRACT)).toEqual(NOT_FULL);
-    expect(await run({ useCaseSpreadFactor: 4 }, (i) => (i < 151 ? CONTRACT : OTHER))).toEqual(NOT_FULL);
+    expect(await run(4n, CONTRACT)).toEqual(NOT_FULL);
+    expect(await run(4n, (i) => (i < 151 ? CONTRACT : OTHER))).toEqual(NOT_FULL);
     // The same address written short or long is one use case.
-    expect(await run({ useCaseSpreadFactor: 0 }, (i) => (i % 2 ? "0xCAFE" : "0x" + "0".repeat(60) + "cafe"))).toEqual(
+    expect(await run(0n, (i) => (i % 2 ? "0xCAFE" : "0x" + "0".repeat(60) + "cafe"))).toEqual(
       NOT_FULL,
     );
   });
 
   it("off without a spread factor (NoShuffling) or without incorporateReorderingEffects", async () => {
-    expect(await run({}, CONTRACT)).toEqual(FULL);
-    expect(await run({ useCaseSpreadFactor: 4, incorporateReorderingEffects: false }, CONTRACT)).toEqual(FULL);
+    expect(await run(null, CONTRACT)).toEqual(FULL);
+    expect(await run(4n, CONTRACT, { incorporateReorderingEffects: false })).toEqual(FULL);
+    // No execution config at all: Missing, so NoShuffling.
+    const chain = new FakeChain();
+    chain.add({ users: 300, price: 100n, contract: CONTRACT });
+    chain.add();
+    expect(await estimator().estimate(chain.ledger(), chain)).toEqual(FULL);
   });
 
   it("exactly half is not a majority; platform (0x1..0xf) and non-entry-function majorities do not count", async () => {
-    expect(await run({ useCaseSpreadFactor: 4 }, (i) => (i < 150 ? CONTRACT : OTHER))).toEqual(FULL);
-    expect(await run({ useCaseSpreadFactor: 4 }, "0x1")).toEqual(FULL);
-    expect(await run({ useCaseSpreadFactor: 4 }, "0x" + "0".repeat(63) + "f")).toEqual(FULL);
-    expect(await run({ useCaseSpreadFactor: 4 }, null)).toEqual(FULL);
+    expect(await run(4n, (i) => (i < 150 ? CONTRACT : OTHER))).toEqual(FULL);
+    expect(await run(4n, "0x1")).toEqual(FULL);
+    expect(await run(4n, "0x" + "0".repeat(63) + "f")).toEqual(FULL);
+    expect(await run(4n, null)).toEqual(FULL);
     // 0x10 is not special.
-    expect(await run({ useCaseSpreadFactor: 4 }, "0x10")).toEqual(NOT_FULL);
+    expect(await run(4n, "0x10")).toEqual(NOT_FULL);
   });
 
-  it("the majority rule comes before the epilogue and gas-limit rules", async () => {
+  it("the majority rule comes before the count and gas-limit rules", async () => {
     const chain = new FakeChain();
-    chain.add({
-      users: 3,
-      price: 100n,
-      contract: CONTRACT,
-      endInfo: { blockGasLimitReached: true, blockOutputLimitReached: true },
-    });
+    chain.execution = configJson(v4(useCaseAware(4n), { Limit: 1n }));
+    chain.add({ users: 300, price: 100n, gasUsed: 10n, contract: CONTRACT });
     chain.add();
-    const gas = estimator({ useCaseSpreadFactor: 4 });
-    expect(await gas.estimate(chain.ledger(), 0n, chain)).toEqual(NOT_FULL);
+    expect(await estimator().estimate(chain.ledger(), chain)).toEqual(NOT_FULL);
   });
 });
 
@@ -679,18 +753,17 @@ describe("config", () => {
       cacheExpirationMs: 500,
       incorporateReorderingEffects: true,
       defaultMinGasUnitPrice: 100n,
-      useCaseSpreadFactor: null,
-      blockGasLimit: null,
     });
     expect(defaultGasConfig.buckets).toEqual([0n, 150n, 300n, 500n, 1000n, 3000n, 5000n, 10000n, 100000n, 1000000n]);
     expect(Object.isFrozen(makeGasConfig())).toBe(true);
   });
 
   it("accepts numbers and decimal strings for u64 settings", () => {
-    const c = makeGasConfig({ buckets: [1, "2", 3n], defaultMinGasUnitPrice: "7", blockGasLimit: 9 });
+    const c = makeGasConfig({ buckets: [1, "2", 3n], defaultMinGasUnitPrice: "7" });
     expect(c.buckets).toEqual([1n, 2n, 3n]);
     expect(c.defaultMinGasUnitPrice).toBe(7n);
-    expect(c.blockGasLimit).toBe(9n);
+    // The block gas limit and the shuffler are on-chain (executionConfig.ts), not settings.
+    expect(() => makeGasConfig({ blockGasLimit: 9 } as GasEstimationConfigInput)).toThrow('unknown setting "blockGasLimit"');
   });
 
   it("sanitizer: histories > 0, low and market <= aggressive; messages name the value and the bound", () => {

@@ -8,10 +8,12 @@
  * - after that, with no new block: no store reads either (the newest block is remembered and the
  *   per-block prices are cached);
  * - each new block: one block read and one transaction read;
- * - cold start or new epoch: up to `aggressiveBlockHistory` of each, once.
+ * - cold start or new epoch: up to `aggressiveBlockHistory` of each, once, and the on-chain
+ *   gas schedule and execution config (three resource reads at most).
  * Concurrent callers share one computation.
  */
 import { parseAddress } from "./address.js";
+import { EXECUTION_CONFIG_TYPE, executionConfigFromResource, type ExecutionConfigInfo } from "./executionConfig.js";
 import type { GasEstimationConfig } from "./gasConfig.js";
 import type { BlockInfo, LedgerInfo, UserTxnGas } from "./types.js";
 
@@ -35,14 +37,28 @@ export interface GasEstimate {
 
 /**
  * What the estimator reads from storage (implemented by the storage layer; `LedgerStore` has
- * both methods with these meanings).
+ * these methods with these meanings).
  */
 export interface GasHistorySource {
   /** The block holding `version`, or null when it is pruned or not committed. */
   getBlockByVersion(version: bigint): Promise<BlockInfo | null>;
   /** User transactions with first <= version <= last (both inclusive), ascending. */
   getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]>;
+  /** A resource's JSON text at `version`, or null (the gas schedule and the execution config). */
+  getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
 }
+
+/** What the estimator reads from the chain's state once per epoch. */
+export interface OnChainGasInputs {
+  epoch: bigint;
+  /** The gas schedule's `txn.min_price_per_gas_unit` (the setting when there is no schedule). */
+  minGasUnitPrice: bigint;
+  /** The execution config in force (`Missing` when absent or undecodable, as the reference). */
+  execution: ExecutionConfigInfo;
+}
+
+/** On-chain configs live at 0x1. */
+const FRAMEWORK_ADDRESS: Uint8Array = parseAddress("0x1")!;
 
 /** Move type of the current on-chain gas schedule resource at 0x1. */
 export const GAS_SCHEDULE_V2_TYPE = "0x1::gas_schedule::GasScheduleV2";
@@ -156,8 +172,7 @@ function sat1(v: bigint): bigint {
  *
  * @example
  * const gas = new GasEstimator(makeGasConfig(config.gasEstimation));
- * const min = minGasPriceFromSchedule(scheduleJson, gas.config.defaultMinGasUnitPrice);
- * reply.send(await gas.estimate(ledgerInfo, min, store));
+ * reply.send(await gas.estimate(ledgerInfo, store)); // reads the gas schedule and execution config per epoch
  */
 export class GasEstimator {
   /** The result cache: the last answer, its epoch and when it was computed. */
@@ -172,14 +187,20 @@ export class GasEstimator {
   private recent: BlockInfo[] = [];
   /** The computation in progress, which other callers wait for (the reference's write lock). */
   private inflight: Promise<void> | null = null;
+  /** The gas schedule's minimum and the execution config, read once per epoch. */
+  private onChain: OnChainGasInputs | null = null;
+  private onChainRead: { epoch: bigint; promise: Promise<OnChainGasInputs> } | null = null;
 
   /**
    * @param config Validated settings (see `makeGasConfig`).
    * @param now Monotonic clock in milliseconds (tests inject a fake one).
+   * @param warn Told, once per epoch, when the execution config resource exists but does not
+   *   decode (the estimate then uses `Missing`, as the reference does, silently there).
    */
   constructor(
     readonly config: GasEstimationConfig,
     private readonly now: () => number = () => performance.now(),
+    private readonly warn: (message: string) => void = () => {},
   ) {}
 
   /** Number of per-block prices cached (the reference test's `gas_estimation_cache` size). */
@@ -188,16 +209,54 @@ export class GasEstimator {
   }
 
   /**
+   * The gas schedule's minimum price and the execution config at the ledger version, read once
+   * per epoch (the reference's `gas_schedule_cache` and `gas_limit_cache`); concurrent callers of
+   * one epoch share the read.
+   *
+   * @throws {GasScheduleError} when the gas schedule exists but has no valid minimum price.
+   */
+  private async onChainInputs(ledger: LedgerInfo, source: GasHistorySource): Promise<OnChainGasInputs> {
+    if (this.onChain !== null && this.onChain.epoch === ledger.epoch) return this.onChain;
+    if (this.onChainRead !== null && this.onChainRead.epoch === ledger.epoch) return this.onChainRead.promise;
+    const promise = this.readOnChain(ledger, source);
+    const read = { epoch: ledger.epoch, promise };
+    this.onChainRead = read;
+    try {
+      const got = await promise;
+      if (this.onChain === null || this.onChain.epoch !== ledger.epoch) this.onChain = got;
+      return got;
+    } finally {
+      if (this.onChainRead === read) this.onChainRead = null;
+    }
+  }
+
+  private async readOnChain(ledger: LedgerInfo, source: GasHistorySource): Promise<OnChainGasInputs> {
+    const at = ledger.ledgerVersion;
+    // GasScheduleV2, falling back to the legacy GasSchedule, as the reference.
+    let schedule = await source.getResource(FRAMEWORK_ADDRESS, GAS_SCHEDULE_V2_TYPE, at);
+    schedule ??= await source.getResource(FRAMEWORK_ADDRESS, GAS_SCHEDULE_LEGACY_TYPE, at);
+    const minGasUnitPrice = minGasPriceFromSchedule(schedule, this.config.defaultMinGasUnitPrice);
+    const execution = executionConfigFromResource(await source.getResource(FRAMEWORK_ADDRESS, EXECUTION_CONFIG_TYPE, at));
+    if (execution.problem !== null) {
+      this.warn(`epoch ${ledger.epoch}: ${EXECUTION_CONFIG_TYPE} is not used (${execution.problem}); estimating as if it were missing`);
+    }
+    return { epoch: ledger.epoch, minGasUnitPrice, execution };
+  }
+
+  /**
    * Estimates gas unit prices for the ledger position `ledger`.
    *
    * @param ledger The latest ledger info (its `epoch` and `ledgerVersion` drive the walk).
-   * @param minGasUnitPrice The gas schedule's minimum (see {@link minGasPriceFromSchedule}).
    * @param source Storage reads; errors it throws propagate (nothing is cached then).
    * @returns low / market / aggressive as JSON numbers.
    * @throws {RangeError} when a value exceeds 2^53 − 1.
+   * @throws {GasScheduleError} when the ledger's gas schedule is malformed.
    */
-  async estimate(ledger: LedgerInfo, minGasUnitPrice: bigint, source: GasHistorySource): Promise<GasEstimate> {
+  async estimate(ledger: LedgerInfo, source: GasHistorySource): Promise<GasEstimate> {
     const c = this.config;
+    // Read before the `enabled` check, as the reference: a broken gas schedule fails either way.
+    const onChain = await this.onChainInputs(ledger, source);
+    const minGasUnitPrice = onChain.minGasUnitPrice;
     if (!c.enabled) return toWire(this.defaultTriple(minGasUnitPrice));
     if (c.staticOverride !== null) {
       const o = c.staticOverride;
@@ -211,7 +270,7 @@ export class GasEstimator {
         await this.inflight;
         continue;
       }
-      const run = this.compute(ledger, minGasUnitPrice, source);
+      const run = this.compute(ledger, onChain, source);
       const done = run.then(
         () => undefined,
         () => undefined,
@@ -294,8 +353,9 @@ export class GasEstimator {
     else this.prices.splice(at, 0, { epoch, last, price });
   }
 
-  private async compute(ledger: LedgerInfo, min: bigint, source: GasHistorySource): Promise<GasEstimate> {
+  private async compute(ledger: LedgerInfo, onChain: OnChainGasInputs, source: GasHistorySource): Promise<GasEstimate> {
     const c = this.config;
+    const min = onChain.minGasUnitPrice;
     const epoch = ledger.epoch;
     // Clear the per-block cache when the epoch changed.
     if (this.result !== null && this.result.epoch !== epoch) this.prices = [];
@@ -325,7 +385,8 @@ export class GasEstimator {
     const remaining = max - blocks.length;
     const walked: { last: bigint; price: bigint }[] = [];
     for (const b of blocks) {
-      walked.push({ last: b.lastVersion, price: (await this.blockMinInclusionPrice(ledger, b, source)) ?? min });
+      const price = await this.blockMinInclusionPrice(ledger, b, onChain.execution, source);
+      walked.push({ last: b.lastVersion, price: price ?? min });
     }
     const prices: bigint[] = [];
     for (const w of walked) {
@@ -364,27 +425,34 @@ export class GasEstimator {
   /**
    * `block_min_inclusion_price`: `next_bucket(min price)` of a full block, else null (fallback).
    * Reads the user transactions of [first, last) — the block's last version excluded, as the
-   * reference does — capped at the ledger version.
+   * reference does (`limit = last - first`) — capped at the ledger version.
    */
-  private async blockMinInclusionPrice(ledger: LedgerInfo, b: BlockInfo, source: GasHistorySource): Promise<bigint | null> {
+  private async blockMinInclusionPrice(
+    ledger: LedgerInfo,
+    b: BlockInfo,
+    execution: ExecutionConfigInfo,
+    source: GasHistorySource,
+  ): Promise<bigint | null> {
     const c = this.config;
     const first = b.firstVersion;
     const lastExcl = b.lastVersion < ledger.ledgerVersion + 1n ? b.lastVersion : ledger.ledgerVersion + 1n;
     const txns = lastExcl > first ? await source.getUserTxnGas(first, lastExcl - 1n) : [];
 
-    const countUseCases = c.incorporateReorderingEffects && c.useCaseSpreadFactor !== null;
+    // The reference counts use cases only when the shuffler has a user use-case spread factor.
+    const countUseCases = c.incorporateReorderingEffects && execution.userUseCaseSpreadFactor !== null;
     let full: boolean;
     if (countUseCases && majorityContractFraction(txns) > 0.5) {
       // Use-case-aware reordering lets other transactions in (AIP-68): not full.
       full = false;
     } else if (txns.length >= c.fullBlockTxns) {
       full = true;
-    } else if (b.endInfo !== null) {
-      full = b.endInfo.blockGasLimitReached || b.endInfo.blockOutputLimitReached;
-    } else if (c.blockGasLimit !== null) {
+    } else if (execution.blockGasLimit !== null) {
+      // The reference's next rule reads the block-end info of an epilogue among the read
+      // versions. The epilogue is always its block's last transaction (AIP-88; the importer
+      // refuses anything else), and the last version is never read: `b.endInfo` never applies.
       let used = 0n;
       for (const t of txns) used += t.gasUsed;
-      full = used >= c.blockGasLimit;
+      full = used >= execution.blockGasLimit;
     } else {
       full = false;
     }

@@ -1,8 +1,9 @@
 /**
  * Settings of the gas price estimator: the reference node's `GasEstimationConfig`
  * (`config/src/config/gas_estimation_config.rs`) with its defaults and sanitizer rules, plus the
- * few inputs the reference reads from elsewhere (mempool buckets, on-chain execution config,
- * the minimum gas unit price fallback). See `aptos-api-facts.md` §7 and DECISIONS §13.
+ * few inputs the reference reads from elsewhere (mempool buckets, the minimum gas unit price
+ * fallback). The block gas limit and the shuffler come from the ledger's on-chain execution
+ * config (`executionConfig.ts`), not from settings. See `aptos-api-facts.md` §7 and DECISIONS §13.
  */
 
 /** Fixed answer that replaces the estimation (`static_override` in the reference). */
@@ -34,14 +35,6 @@ export interface GasEstimationConfig {
   readonly buckets: readonly bigint[];
   /** Minimum gas unit price used when the ledger has no gas schedule. Default 100. */
   readonly defaultMinGasUnitPrice: bigint;
-  /**
-   * The on-chain execution config's `user_use_case_spread_factor` (UseCaseAware shuffler), which
-   * our ledger does not store. null = the reference's default config for a missing resource
-   * (NoShuffling), so the majority rule is off. Default null.
-   */
-  readonly useCaseSpreadFactor: number | null;
-  /** The on-chain execution config's block gas limit, which our ledger does not store. Default null. */
-  readonly blockGasLimit: bigint | null;
 }
 
 /** A u64 as it may come from code (bigint) or from a config file (number or decimal string). */
@@ -59,8 +52,6 @@ export interface GasEstimationConfigInput {
   incorporateReorderingEffects?: boolean;
   buckets?: readonly U64Input[];
   defaultMinGasUnitPrice?: U64Input;
-  useCaseSpreadFactor?: number | null;
-  blockGasLimit?: U64Input | null;
 }
 
 /** A setting is invalid; the message names the setting, the value and the bound. */
@@ -90,8 +81,6 @@ export const defaultGasConfig: GasEstimationConfig = Object.freeze({
   incorporateReorderingEffects: true,
   buckets: DEFAULT_GAS_BUCKETS,
   defaultMinGasUnitPrice: 100n,
-  useCaseSpreadFactor: null,
-  blockGasLimit: null,
 });
 
 const KEYS = new Set<string>(Object.keys(defaultGasConfig));
@@ -172,9 +161,6 @@ export function makeGasConfig(partial: GasEstimationConfigInput = {}): GasEstima
     incorporateReorderingEffects: bool("incorporateReorderingEffects", p.incorporateReorderingEffects),
     buckets: Object.freeze(buckets),
     defaultMinGasUnitPrice: u64("defaultMinGasUnitPrice", p.defaultMinGasUnitPrice),
-    useCaseSpreadFactor:
-      p.useCaseSpreadFactor === null ? null : int("useCaseSpreadFactor", p.useCaseSpreadFactor, 0),
-    blockGasLimit: p.blockGasLimit === null ? null : u64("blockGasLimit", p.blockGasLimit),
   };
 
   // The reference sanitizer (GasEstimationConfig::sanitize).

@@ -10,36 +10,12 @@
  */
 import { bcs } from "@mysten/bcs";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { GasEstimator, minGasPriceFromSchedule, type GasEstimate } from "../../ledger/gas.js";
-import type { LedgerInfo } from "../../ledger/types.js";
+import { GasEstimator, type GasEstimate } from "../../ledger/gas.js";
 import { andThen, type NodeContext } from "../context.js";
 import { sendBody } from "../compression.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { acceptType, BCS_TYPE, JSON_TYPE } from "../negotiate.js";
 import { errorResponses, type RouteDef } from "../route.js";
-
-const GAS_SCHEDULE_ADDRESS = Buffer.from("01".padStart(64, "0"), "hex");
-const GAS_SCHEDULE_TYPES = ["0x1::gas_schedule::GasScheduleV2", "0x1::gas_schedule::GasSchedule"];
-
-/** The minimum gas unit price from the ledger's gas schedule, read once per epoch. */
-class MinGasPrice {
-  private epoch = -1n;
-  private price = 0n;
-  constructor(private readonly ctx: NodeContext) {}
-
-  async at(info: LedgerInfo): Promise<bigint> {
-    if (info.epoch !== this.epoch) {
-      let json: string | null = null;
-      for (const type of GAS_SCHEDULE_TYPES) {
-        json = await this.ctx.store.getResource(GAS_SCHEDULE_ADDRESS, type, info.ledgerVersion);
-        if (json !== null) break;
-      }
-      this.price = minGasPriceFromSchedule(json, this.ctx.config.gas.defaultMinGasUnitPrice);
-      this.epoch = info.epoch;
-    }
-    return this.price;
-  }
-}
 
 export const estimateGasPrice: RouteDef = {
   method: "GET",
@@ -69,8 +45,7 @@ export const estimateGasPrice: RouteDef = {
     },
   },
   handler: (ctx) => {
-    const estimator = new GasEstimator(ctx.config.gas);
-    const minPrice = new MinGasPrice(ctx);
+    const estimator = new GasEstimator(ctx.config.gas, undefined, (message) => ctx.log.warn(message));
     // The JSON of the last answer: between blocks the estimate is the same object.
     let last: { estimate: Readonly<GasEstimate>; json: string } | null = null;
     return function estimateGasPriceHandler(req: FastifyRequest, reply: FastifyReply) {
@@ -78,10 +53,9 @@ export const estimateGasPrice: RouteDef = {
       const format = acceptType(req.headers.accept);
       // 2. resolve: the latest ledger
       return andThen(ctx.ledger(), (info) => {
-        // 3. read: recent blocks (cached between blocks; while cached, no promise at all)
-        const estimate =
-          estimator.peek(info) ??
-          ctx.read("Failed to estimate the gas price", info, async () => estimator.estimate(info, await minPrice.at(info), ctx.store));
+        // 3. read: the on-chain configs (once per epoch) and recent blocks (cached between blocks;
+        //    while cached, no promise at all)
+        const estimate = estimator.peek(info) ?? ctx.read("Failed to estimate the gas price", info, () => estimator.estimate(info, ctx.store));
         return andThen(estimate, (estimate) => {
           // 4. encode
           reply.headers(ctx.headers.ledger(info));
