@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // One throwaway PostgreSQL for the run (test/helpers/postgres.ts).
+    globalSetup: ["test/helpers/postgresGlobalSetup.ts"],
     reporters: ["default"],
   },
 });

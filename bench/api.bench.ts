@@ -5,12 +5,13 @@
  *
  *   npm run build && node --import tsx bench/api.bench.ts [--txns 1000000] [--duration 5] [--rounds 3]
  *
- * The ledger is the real genesis (../shared/fixtures, read in place: 57 framework modules at 0x1)
+ * The ledger is the real genesis (test/fixtures: 57 framework modules at 0x1)
  * followed by devnet blocks. Loopback only; every run is bounded in time.
  */
 import { spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnetChain.js";
+import { FIXTURES } from "../test/helpers/fixtures.js";
 import { rawRequest, untilBrotliShrinks, type RawResponse } from "../test/helpers/rawHttp.js";
 import { OUT, ROOT, load, median, startServer, writeSection, type Load } from "./common.js";
 
@@ -30,7 +31,7 @@ async function generate(): Promise<void> {
   if (existsSync(file)) return;
   const out = createWriteStream(file + ".tmp");
   const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once("drain", () => r())));
-  const genesis = JSON.parse(readFileSync(`${ROOT}../shared/fixtures/genesis_transaction.json`, "utf8"))[0];
+  const genesis = JSON.parse(readFileSync(`${FIXTURES}genesis_transaction.json`, "utf8"))[0];
   await write(JSON.stringify(genesis) + "\n");
   const chain = new DevnetChain(
     { version: 1n, height: 1n, epoch: 1n, sequence: Array.from({ length: DEVNET_ACCOUNTS }, () => 0n), upgrades: 0 },
@@ -139,7 +140,7 @@ async function main(): Promise<void> {
   }
   const rawBody = (k: number) => JSON.stringify({ key: u64le(k) });
   const json = { "content-type": "application/json" };
-  // What the official SDK sends (docs: ../shared/reference/real-clients.md).
+  // What the official SDK sends (ts-sdk 7.3.0 through aptos-client 4.1.0 / got: seen in a probe).
   const sdkEncoding = { "accept-encoding": "gzip, deflate, br" };
   type Opts = Parameters<typeof load>[0];
   type Servers = Awaited<ReturnType<typeof startAll>>;

@@ -6,7 +6,7 @@
  */
 import { moduleAbi } from "../src/move/abi.js";
 import { AbiCache, codeHash } from "../src/move/abiCache.js";
-import { genesisModules } from "../src/move/testFixtures.js";
+import { genesisModules } from "../test/helpers/moveFixtures.js";
 
 const RUNS = 7;
 const modules = genesisModules().map((m) => m.bytecode);

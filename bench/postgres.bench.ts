@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/postgres.bench.ts [--txns 100000] [--duration 4] [--rounds 3]
  *
- * - Ledger: the real genesis (../shared/fixtures: 57 framework modules at 0x1) followed by devnet
+ * - Ledger: the real genesis (test/fixtures: 57 framework modules at 0x1) followed by devnet
  *   blocks, imported in-process through the Importer into a SQLite file and into a throwaway
  *   PostgreSQL (test/helpers/postgres.ts; the import rate of each is reported too).
  * - Servers: three `ledger-node serve` processes (SQLite; PostgreSQL; PostgreSQL --workers 2),
@@ -25,6 +25,7 @@ import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOp
 import { Importer } from "../src/ingest/importer.js";
 import { parseAddress } from "../src/ledger/address.js";
 import { openStore } from "../src/storage/open.js";
+import { FIXTURES } from "../test/helpers/fixtures.js";
 import { PgCluster } from "../test/helpers/postgres.js";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -41,7 +42,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 /** The transactions of the ledger, generated on the fly. */
 function* ledger(): Generator<unknown> {
-  yield JSON.parse(readFileSync(`${ROOT}../shared/fixtures/genesis_transaction.json`, "utf8"))[0];
+  yield JSON.parse(readFileSync(`${FIXTURES}genesis_transaction.json`, "utf8"))[0];
   const chain = new DevnetChain(
     { version: 1n, height: 1n, epoch: 1n, sequence: Array.from({ length: DEVNET_ACCOUNTS }, () => 0n), upgrades: 0 },
     defaultDevnetChainOptions,

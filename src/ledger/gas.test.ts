@@ -23,7 +23,7 @@ import type { BlockEndInfo, BlockInfo, LedgerInfo, UserTxnGas } from "./types.js
 // Synthetic chains
 // ---------------------------------------------------------------------------------------------
 
-const FIXTURES = path.resolve(fileURLToPath(new URL("../../", import.meta.url)), "../shared/fixtures");
+const FIXTURES = path.resolve(fileURLToPath(new URL("../../", import.meta.url)), "test/fixtures");
 
 interface BlockSpec {
   /** Number of user transactions (default 0). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { abiJson, moduleAbi } from "./abi.js";
 import { decodeModule } from "./decoder.js";
-import { genesisModules, goldenNullAbiBytecodes, guidV9 } from "./testFixtures.js";
+import { genesisModules, goldenNullAbiBytecodes, guidV9 } from "../../test/helpers/moveFixtures.js";
 
 /** Keeps only the keys (recursively) that the expected value has: the 2022 ABI shape is a subset. */
 function project(expected: unknown, actual: unknown): unknown {

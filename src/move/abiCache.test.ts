@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { abiJson } from "./abi.js";
 import { AbiCache, codeHash } from "./abiCache.js";
-import { guidV9 } from "./testFixtures.js";
+import { guidV9 } from "../../test/helpers/moveFixtures.js";
 
 describe("AbiCache", () => {
   const guid = guidV9();

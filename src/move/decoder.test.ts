@@ -3,7 +3,7 @@ import { moduleAbi } from "./abi.js";
 import { buildModule } from "./builder.js";
 import { decodeModule } from "./decoder.js";
 import { Table } from "./format.js";
-import { guidV9 } from "./testFixtures.js";
+import { guidV9 } from "../../test/helpers/moveFixtures.js";
 import { Writer } from "./writer.js";
 
 type Tables = Partial<Record<Table, Uint8Array | number[]>>;

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { abiJson, moduleAbi } from "./abi.js";
 import { buildModule } from "./builder.js";
-import { genesisModules, guidV9 } from "./testFixtures.js";
+import { genesisModules, guidV9 } from "../../test/helpers/moveFixtures.js";
 
 /** Runs the decoder and checks the outcome shape and the time taken. */
 function check(input: Uint8Array): boolean {

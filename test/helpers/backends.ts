@@ -30,7 +30,7 @@ export function sqliteBackend(): Backend {
 }
 
 /**
- * Factories of every backend the suites run on. PostgreSQL starts a throwaway server per test file
- * (see `postgres.ts`) and fails, never skips, when PostgreSQL is not installed.
+ * Factories of every backend the suites run on. PostgreSQL databases live on the test run's
+ * throwaway server (see `postgres.ts`), which fails, never skips, when it cannot start.
  */
 export const backendFactories: Array<() => Backend> = [sqliteBackend, postgresBackend];

@@ -13,7 +13,7 @@ export async function startTestNode(db: string, o: Partial<ServeOptions> = {}): 
   return Object.assign(node, { base: `${node.url}/v1` });
 }
 
-export const FIXTURES = new URL("../../../shared/fixtures/", import.meta.url).pathname;
+export { FIXTURES } from "./fixtures.js";
 
 /** Imports `chain` into a fresh database of `backend` and serves it. */
 export async function serveChain(backend: Backend, chain: ChainBuilder, o: Partial<ServeOptions> = {}): Promise<TestNode> {

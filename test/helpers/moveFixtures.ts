@@ -1,14 +1,8 @@
-/**
- * Test-only access to the shared fixtures, read in place (never copied into the repo):
- * `../shared/fixtures` relative to the repository root.
- */
+/** The Move modules of the reference fixtures (`test/fixtures/`), for decoder tests and benches. */
 
 import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const FIXTURES = resolve(REPO_ROOT, "../shared/fixtures");
+import { resolve } from "node:path";
+import { FIXTURES } from "./fixtures.js";
 
 /** A module as the node returned it: bytecode plus the ABI the node printed. */
 export interface FixtureModule {
