@@ -19,7 +19,7 @@ import { requestId } from "./requestId.js";
 import type { RouteDef } from "./route.js";
 import { routes } from "./routes/index.js";
 import { sharedSchemas } from "./schemas.js";
-import { capConnections, clientErrorHandler } from "./transport.js";
+import { answerRawEvents, capConnections, clientErrorHandler } from "./transport.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -77,6 +77,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       // Node checks the two timeouts on this interval (30 s by default, which would let a slow
       // body outlive a short timeout many times over); the check walks the open requests only.
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor((config.requestTimeoutMs || 4_000) / 4))),
+      // Node answers an HTTP/1.1 request without Host with an empty 400 of its own; the routes do not
+      // read Host, and the reference node (hyper) serves such requests, so they are served.
+      requireHostHeader: false,
     },
     clientErrorHandler: clientErrorHandler(metrics, log, config.requestTimeoutMs, headersTimeout),
     // Route parameters are addresses (66 characters at most): longer ones reach the handler, which
@@ -103,6 +106,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
     },
   });
   openConnections = capConnections(app.server, config.maxConnections, metrics, log);
+  answerRawEvents(app.server);
 
   // JSON is the only request body type (raw_item); anything else is 415.
   app.removeContentTypeParser("text/plain");

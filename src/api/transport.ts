@@ -105,3 +105,19 @@ export function capConnections(server: Server, max: number, metrics: NodeMetrics
   server.once("listening", () => server.on("error", (e) => log.error({ err: e }, "HTTP server error")));
   return () => open;
 }
+
+/**
+ * Requests Node answers itself, without a route, in its own shape: CONNECT (closed without a
+ * word when no one listens) and an `Expect` other than 100-continue (an empty 417). Both are
+ * answered with the error object here.
+ */
+export function answerRawEvents(server: Server): void {
+  server.on("connect", (_req, socket: Socket) => {
+    answerAndClose(socket, rawErrorResponse(405, "method not allowed", { allow: "GET, POST, OPTIONS" }));
+  });
+  server.on("checkExpectation", (req, res) => {
+    const body = JSON.stringify(new ApiError(417, "web_framework_error", `expectation failed: only 100-continue is supported, got ${JSON.stringify(clip(String(req.headers.expect)))}`).body());
+    res.writeHead(417, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" });
+    res.end(body);
+  });
+}
