@@ -50,6 +50,11 @@ program
   .option("--no-compression", "never compress responses (default: br/gzip/deflate when the client accepts it)")
   .option("--compression-threshold <bytes>", "smallest body that is compressed", intOption("--compression-threshold", 0, 1 << 30), 1024)
   .option("--page-cache-mb <mb>", "memory for encoded module and summary pages served again (0: off)", intOption("--page-cache-mb", 0, 1 << 20), 64)
+  .option("--request-timeout <ms>", "a request's headers and body must arrive within this, else 408 and close (0: none)", intOption("--request-timeout", 0, 3_600_000), 30_000)
+  .option("--headers-timeout <ms>", "a request's headers must arrive within this, else 408 and close", intOption("--headers-timeout", 1, 3_600_000), 15_000)
+  .option("--max-connections <n>", "answer connections beyond this 503 and close them (0: no cap; default: open-file limit less 128)", intOption("--max-connections", 0, 10_000_000))
+  .option("--cors-origins <list>", "comma-separated origins allowed credentials (echoed, Access-Control-Allow-Credentials: true); default: * without credentials")
+  .option("--metrics-port <port>", "serve GET /metrics (Prometheus) on this port instead of the API port", intOption("--metrics-port", 0, 65535))
   .option("--quiet", "log only warnings and errors", false)
   .option("--log-requests", "log every request and response (costs throughput)", false)
   .action(async (o) => {
@@ -68,9 +73,18 @@ program
       chainId: o.chainId,
       logger: { level: o.quiet ? "warn" : "info" },
       logRequests: o.logRequests,
-      api: { compression: o.compression, compressionThreshold: o.compressionThreshold, pageCacheBytes: o.pageCacheMb * 1024 * 1024 },
+      metricsPort: o.metricsPort,
+      api: {
+        compression: o.compression,
+        compressionThreshold: o.compressionThreshold,
+        pageCacheBytes: o.pageCacheMb * 1024 * 1024,
+        requestTimeoutMs: o.requestTimeout,
+        headersTimeoutMs: o.headersTimeout,
+        ...(o.maxConnections !== undefined ? { maxConnections: o.maxConnections } : {}),
+        corsOrigins: o.corsOrigins ? String(o.corsOrigins).split(",").map((s: string) => s.trim()).filter(Boolean) : [],
+      },
     });
-    console.log(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec)`);
+    console.log(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec, metrics: ${node.metricsUrl ?? `${node.url}/metrics`})`);
     const shutdown = () => {
       node.close().then(
         () => process.exit(0),

@@ -7,6 +7,7 @@ import cluster, { type Worker } from "node:cluster";
 import { readFileSync } from "node:fs";
 import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
+import { serveMetrics, type NodeMetrics } from "./api/metrics.js";
 import { settleNextTickShape } from "./api/tickShape.js";
 import { Devnet, type DevnetOptions } from "./ingest/devnet.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
@@ -31,6 +32,8 @@ export interface ServeOptions {
    * `serve --workers N` run so; the first one writes. Default true.
    */
   writer?: boolean;
+  /** Serve `GET /metrics` on this port (on `host`) instead of the API port; 0: an ephemeral one. */
+  metricsPort?: number;
 }
 
 /**
@@ -53,6 +56,9 @@ export interface RunningNode {
   store: LedgerStore;
   url: string;
   devnet: Devnet | null;
+  /** The node's Prometheus metrics; `metricsUrl` when they have a port of their own. */
+  metrics: NodeMetrics;
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -83,11 +89,14 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       pruneWindow: formatPruneWindow(window),
       nodeVersion: PACKAGE_VERSION,
       gitHash: process.env.LEDGER_NODE_GIT_HASH ?? null,
+      ...(o.metricsPort !== undefined ? { metricsOnApiPort: false } : {}),
       ...o.api,
     },
   });
   const address = await app.listen({ host: o.host, port: o.port });
   const log = ctx.log;
+  const metrics = ctx.metrics!;
+  const metricsServer = o.metricsPort !== undefined ? await serveMetrics(metrics, o.host, o.metricsPort) : null;
   // Fastify says so itself when its logger is on (--log-requests).
   if (!o.logRequests) log.info(`Server listening at ${address}`);
   devnet?.start((e) => log.error({ err: e }, "devnet: writing a block failed; trying again next interval"));
@@ -95,9 +104,17 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   const pruner = setInterval(() => {
     if (pruning || !writer) return;
     pruning = true;
+    const t0 = performance.now();
     pruneNow(store, window)
+      .then((r) => {
+        metrics.pruned((performance.now() - t0) / 1000, r);
+        return r;
+      })
       .then((r) => r && log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned"))
-      .catch((e) => log.error({ err: e }, "pruning failed"))
+      .catch((e) => {
+        metrics.pruneFailed((performance.now() - t0) / 1000);
+        log.error({ err: e }, "pruning failed");
+      })
       .finally(() => (pruning = false));
   }, o.pruneIntervalMs ?? 10_000);
   pruner.unref();
@@ -106,8 +123,11 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     store,
     url: address,
     devnet,
+    metrics,
+    metricsUrl: metricsServer?.url ?? null,
     async close() {
       clearInterval(pruner);
+      await metricsServer?.close();
       await devnet?.stop();
       const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
       try {

@@ -10,18 +10,23 @@ import { StorageUnavailableError } from "../storage/LedgerStore.js";
 import { EncodedBody, sendBody } from "./compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
 import { NodeContext, orNull } from "./context.js";
-import { ApiError } from "./errors.js";
+import { ApiError, clip } from "./errors.js";
+import { NodeMetrics, type OperationMetrics } from "./metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
 import { JSON_TYPE } from "./negotiate.js";
-import { queryParamMessage } from "./params.js";
+import { QUERY_KINDS, checkDecimalQuery, queryParamMessage } from "./params.js";
+import { requestId } from "./requestId.js";
 import type { RouteDef } from "./route.js";
 import { routes } from "./routes/index.js";
 import { sharedSchemas } from "./schemas.js";
+import { answerRawEvents, capConnections, clientErrorHandler } from "./transport.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
     /** Data operations send the ledger headers on errors too. */
     ledgerHeaders?: boolean;
+    /** The request metrics of the route's operation. */
+    metrics?: OperationMetrics;
   }
 }
 
@@ -50,13 +55,49 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   const config = defaultApiConfig(opts.config);
   const log = createLogger(opts.logger ?? false);
   const ctx = new NodeContext(opts.store, config, log);
+  let openConnections = () => 0;
+  const metrics = new NodeMetrics({ store: opts.store, pages: ctx.pages, openConnections: () => openConnections() });
+  ctx.metrics = metrics;
+  ctx.onStorageError = (status) => metrics.storageErrors.inc({ status: String(status) });
+  // Node refuses a headers timeout longer than the request timeout.
+  const headersTimeout = config.requestTimeoutMs > 0 ? Math.min(config.headersTimeoutMs, config.requestTimeoutMs) : config.headersTimeoutMs;
+  const badRequest = metrics.operation("bad_request");
   const app = Fastify({
     // Fastify's logger only with --log-requests: a log line per request costs more than a point
     // read, and even silent its per-request bookkeeping cost a bare GET 1 µs of 10 (same-run
     // probe). Without it, errors and the node's own events go to the same pino logger directly.
     ...(opts.logRequests ? { loggerInstance: log } : { logger: false }),
+    genReqId: requestId,
     bodyLimit: config.bodyLimit,
     connectionTimeout: config.connectionTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout,
+      requestTimeout: config.requestTimeoutMs,
+      // Node checks the two timeouts on this interval (30 s by default, which would let a slow
+      // body outlive a short timeout many times over); the check walks the open requests only.
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor((config.requestTimeoutMs || 4_000) / 4))),
+      // Node answers an HTTP/1.1 request without Host with an empty 400 of its own; the routes do not
+      // read Host, and the reference node (hyper) serves such requests, so they are served.
+      requireHostHeader: false,
+    },
+    clientErrorHandler: clientErrorHandler(metrics, log, config.requestTimeoutMs, headersTimeout),
+    // Route parameters are addresses (66 characters at most): longer ones reach the handler, which
+    // answers 400 quoting the start of the value, instead of the router's own 414.
+    routerOptions: { maxParamLength: 1_000 },
+    frameworkErrors: (err, req, reply) => {
+      // A bad percent-encoding in the path (FST_ERR_BAD_URL), or an overlong parameter: no route
+      // ran, so the reply is written directly, in the error object.
+      const status = err.code === "FST_ERR_MAX_PARAM_LENGTH" ? 414 : 400;
+      const message =
+        err.code === "FST_ERR_BAD_URL"
+          ? `failed to parse the request path: invalid percent-encoding in ${JSON.stringify(clip(req.raw.url ?? ""))}`
+          : `failed to parse the request path: ${clip(err.message)}`;
+      const body = JSON.stringify(new ApiError(status, "web_framework_error", message).body());
+      badRequest.observe(status, 0);
+      reply.raw.writeHead(status, { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(body), "x-request-id": req.id });
+      reply.raw.end(body);
+    },
     return503OnClosing: true,
     serializerOpts: { ajv: { formats: Object.fromEntries(DOC_FORMATS.map((f) => [f, true])) } },
     ajv: {
@@ -64,6 +105,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       plugins: [openApiFormats as never],
     },
   });
+  openConnections = capConnections(app.server, config.maxConnections, metrics, log);
+  answerRawEvents(app.server);
 
   // JSON is the only request body type (raw_item); anything else is 415.
   app.removeContentTypeParser("text/plain");
@@ -73,15 +116,24 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   installErrors(app, ctx);
 
   for (const r of routes) {
+    const m = metrics.operation(r.schema.operationId);
     app.route({
       method: r.method,
       url: r.url,
       schema: r.schema,
-      config: { ledgerHeaders: r.ledgerHeaders },
+      config: { ledgerHeaders: r.ledgerHeaders, metrics: m },
+      preValidation: strictInput(r),
+      onResponse: observe(m),
       handler: r.handler(ctx),
     });
   }
-  installNotFound(app, routes, config);
+  if (config.metricsOnApiPort) {
+    const m = metrics.operation("metrics");
+    app.get("/metrics", { schema: { hide: true }, config: { metrics: m }, onResponse: observe(m) }, async (_req, reply) => {
+      return reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  }
+  installNotFound(app, routes, config, metrics);
 
   await app.ready();
   const texts = specTexts(app);
@@ -90,25 +142,80 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
 }
 
 /**
- * CORS: any origin, GET and POST, the ledger headers exposed. Preflights for other methods are
- * refused with 403 like the reference node. Computed once here; per request it only copies.
+ * A route's onResponse hook: counts the request and its time by status. Per route, not global,
+ * so the operation is known without `req.routeOptions` (a getter that builds an object per call).
+ */
+function observe(m: OperationMetrics) {
+  return (_req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    m.observe(reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  };
+}
+
+/**
+ * Strict input types before the schema's coercion: u16 query values decimal digits only, and body
+ * properties the schema types as strings must be JSON strings (ajv would take `{"key": 11}` as the
+ * text "11", and raw_item would read its digits as hex). Undefined for a route with neither.
+ */
+function strictInput(r: RouteDef) {
+  const query = (r.schema.querystring as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  const decimals = Object.keys(query).filter((n) => QUERY_KINDS[n] === "u16");
+  const bodyRef = (r.schema.body as { $ref?: string } | undefined)?.$ref?.replace(/#$/, "");
+  const bodySchema = sharedSchemas.find((s) => s.$id === bodyRef) as { properties?: Record<string, { type?: string }> } | undefined;
+  const strings = Object.entries(bodySchema?.properties ?? {})
+    .filter(([, p]) => p.type === "string")
+    .map(([n]) => n);
+  if (decimals.length === 0 && strings.length === 0) return undefined;
+  return (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    try {
+      const q = req.query as Record<string, unknown>;
+      for (const n of decimals) checkDecimalQuery(n, q[n]);
+      const b = req.body;
+      if (typeof b === "object" && b !== null && !Array.isArray(b)) {
+        for (const n of strings) {
+          const v = (b as Record<string, unknown>)[n];
+          if (v !== undefined && typeof v !== "string") {
+            throw ApiError.badParam(`parse request payload error: ${n}: expected a JSON string, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`}`);
+          }
+        }
+      }
+      done();
+    } catch (e) {
+      done(e as Error);
+    }
+  };
+}
+
+/**
+ * CORS: GET and POST, the ledger headers exposed. Without an allow-list every origin gets
+ * `Access-Control-Allow-Origin: *` and no credentials; origins on the list (`corsOrigins`) are
+ * echoed with `Access-Control-Allow-Credentials: true`, and the others still get `*` (the data is
+ * public; only credentials are withheld). Preflights for other methods are refused with 403 like
+ * the reference node. Computed once here; per request it only copies.
  */
 function installCors(app: FastifyInstance, ctx: NodeContext): void {
   const expose = ctx.headers.exposed.join(", ");
+  const trusted = new Set(ctx.config.corsOrigins);
   // A callback hook, not an async one: it runs on every request, and a promise per request costs.
   app.addHook("onRequest", (req, reply, done) => {
+    reply.header("x-request-id", req.id);
     // Vary on every response, with or without Origin: a cache must not hand a response made without
     // the CORS headers to a cross-origin caller (Fetch standard, "CORS protocol and HTTP caches").
     reply.header("vary", "Origin");
     const origin = req.headers.origin;
     if (origin !== undefined) {
-      reply.header("access-control-allow-origin", origin);
-      reply.header("access-control-allow-credentials", "true");
+      if (trusted.size > 0 && trusted.has(origin)) {
+        reply.header("access-control-allow-origin", origin);
+        reply.header("access-control-allow-credentials", "true");
+      } else {
+        reply.header("access-control-allow-origin", "*");
+      }
       reply.header("access-control-expose-headers", expose);
     }
     done();
   });
-  app.options("/*", { schema: { hide: true } }, async (req: FastifyRequest, reply: FastifyReply) => {
+  const preflight = ctx.metrics!.operation("preflight");
+  app.options("/*", { schema: { hide: true }, onResponse: observe(preflight) }, async (req: FastifyRequest, reply: FastifyReply) => {
     const method = String(req.headers["access-control-request-method"] ?? "").toUpperCase();
     if (method !== "" && method !== "GET" && method !== "POST") {
       throw new ApiError(403, "web_framework_error", "request-method not allowed");
@@ -170,13 +277,15 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
 
 /**
  * 404 for unknown paths, 405 when the path exists under another method (with `Allow` naming the
- * methods), in the reference's words.
+ * methods), in the reference's words. The match is exact, like the router's: `/v1/info/` is 404
+ * as on the reference node, not a 405 for a route it does not name.
  */
-function installNotFound(app: FastifyInstance, table: RouteDef[], config: ApiConfig): void {
+function installNotFound(app: FastifyInstance, table: RouteDef[], config: ApiConfig, metrics: NodeMetrics): void {
   const patterns = table.map((r) => ({
     method: r.method,
-    re: new RegExp("^" + r.url.replace(/:[a-z_]+/g, "[^/]+") + "/?$"),
+    re: new RegExp("^" + r.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[a-z_]+/g, "[^/]+") + "$"),
   }));
+  const notFound = metrics.operation("not_found");
   app.setNotFoundHandler(async (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split("?")[0]!;
     const allowed = patterns.filter((p) => p.re.test(path)).map((p) => p.method);
@@ -185,6 +294,8 @@ function installNotFound(app: FastifyInstance, table: RouteDef[], config: ApiCon
         ? new ApiError(405, "web_framework_error", "method not allowed")
         : new ApiError(404, "web_framework_error", "not found");
     if (allowed.length > 0) reply.header("allow", allowed.join(", "));
+    // No route, so no onResponse hook: counted here, with the time until the handler ran.
+    notFound.observe(e.status, reply.elapsedTime > 0 ? reply.elapsedTime / 1000 : 0);
     return sendBody(config, req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
   });
 }

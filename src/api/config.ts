@@ -1,4 +1,5 @@
 /** Settings of the API, with the decided defaults (DECISIONS §9, §10, §13). */
+import { readFileSync } from "node:fs";
 import type { GasEstimationConfig } from "../ledger/gas.js";
 import { defaultGasConfig } from "../ledger/gas.js";
 import { DEFAULT_PRUNE_WINDOW } from "../ledger/pruning.js";
@@ -30,6 +31,25 @@ export interface ApiConfig {
    * after Fastify's 72 s keep-alive timeout.
    */
   connectionTimeoutMs: number;
+  /**
+   * Deadline for receiving a whole request, headers and body (Node's `requestTimeout`): a body
+   * trickled in a byte at a time is answered 408 and closed when it passes. 0: none.
+   */
+  requestTimeoutMs: number;
+  /** Deadline for receiving a request's headers (Node's `headersTimeout`; at most requestTimeoutMs). */
+  headersTimeoutMs: number;
+  /**
+   * Open connections beyond this are answered 503 and closed at once, so that a flood cannot use
+   * up the process's file descriptors (0: no cap). Default: the descriptor limit less a reserve.
+   */
+  maxConnections: number;
+  /**
+   * Origins allowed to send credentials (cookies, HTTP auth): these are echoed with
+   * `Access-Control-Allow-Credentials: true`. Empty: `Access-Control-Allow-Origin: *`, no credentials.
+   */
+  corsOrigins: string[];
+  /** Serve `GET /metrics` (Prometheus text) on the API port; false when it has a port of its own. */
+  metricsOnApiPort: boolean;
   /** The pruning window as configured (shown by /v1/info). */
   pruneWindow: string;
   gas: GasEstimationConfig;
@@ -54,10 +74,33 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     pageCacheBytes: 64 * 1024 * 1024,
     bodyLimit: 8 * 1024 * 1024,
     connectionTimeoutMs: 120_000,
+    requestTimeoutMs: 30_000,
+    headersTimeoutMs: 15_000,
+    maxConnections: defaultMaxConnections(),
+    corsOrigins: [],
+    metricsOnApiPort: true,
     pruneWindow: DEFAULT_PRUNE_WINDOW,
     gas: defaultGasConfig,
     nodeVersion: "0.0.0",
     gitHash: null,
     ...overrides,
   };
+}
+
+/** Descriptors kept back from the connection cap: database files, WAL, logs, the listener. */
+const FD_RESERVE = 128;
+
+/**
+ * The soft limit on open files less a reserve (Linux: /proc/self/limits), so the cap sheds load
+ * before accept() fails with EMFILE; 10,000 where the limit cannot be read.
+ */
+export function defaultMaxConnections(): number {
+  try {
+    const line = readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"));
+    const soft = line ? Number(line.slice("Max open files".length).trim().split(/\s+/)[0]) : NaN;
+    if (Number.isFinite(soft) && soft > 0) return Math.max(16, soft - FD_RESERVE);
+  } catch {
+    // not Linux: fall through
+  }
+  return 10_000;
 }

@@ -11,6 +11,7 @@ import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
 import { PageCache } from "./pageCache.js";
 import { EncodedBody } from "./compression.js";
+import type { NodeMetrics } from "./metrics.js";
 
 export class NodeContext {
   readonly headers: HeaderWriter;
@@ -18,6 +19,10 @@ export class NodeContext {
   readonly pages: PageCache;
   /** The generated OpenAPI document, set once the app is ready (encoded once per encoding). */
   spec: { json: EncodedBody; yaml: EncodedBody } | null = null;
+  /** The node's Prometheus metrics (set by buildApp; writers and the pruner report to it too). */
+  metrics: NodeMetrics | null = null;
+  /** Told of every store failure answered 5xx (the metrics count them as database errors). */
+  onStorageError: ((status: 500 | 503) => void) | null = null;
 
   constructor(
     readonly store: LedgerStore,
@@ -80,7 +85,11 @@ export class NodeContext {
     return onFailure(f, (e): never => {
       if (e instanceof ApiError) throw e;
       const w = typeof what === "string" ? what : what();
-      if (unavailable || e instanceof StorageUnavailableError) throw ApiError.unavailable(`${w}: ${(e as Error).message}`, e);
+      if (unavailable || e instanceof StorageUnavailableError) {
+        this.onStorageError?.(503);
+        throw ApiError.unavailable(`${w}: ${(e as Error).message}`, e);
+      }
+      this.onStorageError?.(500);
       throw ApiError.internal(`${w}: ${(e as Error).message}`, info, e);
     });
   }

@@ -32,6 +32,24 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/** How much of a bad value an error message quotes. */
+export const QUOTE_MAX = 100;
+/**
+ * A message as a whole is cut here: a guard for any message that quotes a value without `clip`
+ * (a 7.9 MB table key was once echoed whole); the messages we write are a few hundred characters.
+ */
+const MESSAGE_MAX = 1024;
+
+/** At most `max` characters of `text`, with an ellipsis when cut. */
+export function clip(text: string, max = QUOTE_MAX): string {
+  return text.length > max ? text.slice(0, max) + "…" : text;
+}
+
+/** A bad value as a message quotes it: JSON string syntax, clipped. */
+export function quote(value: unknown): string {
+  return JSON.stringify(clip(typeof value === "string" ? value : String(value)));
+}
+
 export interface ApiErrorBody {
   message: string;
   error_code: ErrorCode;
@@ -47,7 +65,7 @@ export class ApiError extends Error {
     readonly ledger: LedgerInfo | null = null,
     options?: { cause?: unknown; vmErrorCode?: number },
   ) {
-    super(message, options);
+    super(clip(message, MESSAGE_MAX), options);
     this.name = "ApiError";
     this.vmErrorCode = options?.vmErrorCode;
   }

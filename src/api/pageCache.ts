@@ -16,6 +16,9 @@ export interface Page<M> {
 /** One cache per app, shared by the page operations; each prefixes its keys with its own name. */
 export class PageCache {
   private readonly lru: LRUCache<string, Page<unknown>> | null;
+  /** Lookups that found a page and that did not, for the metrics (plain numbers: free per request). */
+  hits = 0;
+  misses = 0;
 
   /** `maxBytes` 0 turns the cache off. */
   constructor(maxBytes: number) {
@@ -26,7 +29,16 @@ export class PageCache {
   }
 
   get<M>(key: string): Page<M> | undefined {
-    return this.lru?.get(key) as Page<M> | undefined;
+    if (!this.lru) return undefined;
+    const p = this.lru.get(key) as Page<M> | undefined;
+    if (p === undefined) this.misses++;
+    else this.hits++;
+    return p;
+  }
+
+  /** Bytes held (as the cache counts them: bodies and keys). */
+  get bytes(): number {
+    return this.lru?.calculatedSize ?? 0;
   }
 
   /** Stores a page and returns it; when its encodings later change size, it is counted anew. */

@@ -3,7 +3,7 @@
  * and the bad value (DECISIONS §5), in the reference node's wording where it has one.
  */
 import { addressError, parseAddress } from "../ledger/address.js";
-import { ApiError } from "./errors.js";
+import { ApiError, quote } from "./errors.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -26,13 +26,13 @@ export function queryParamMessage(name: string, value: unknown): string {
     `failed to parse parameter \`${name}\`: failed to parse "${type}": ${reason} (occurred while parsing "optional<${type}>")`;
   switch (QUERY_KINDS[name]) {
     case "u64":
-      return frame("string(U64)", `Parsing u64 string ${JSON.stringify(text)} failed, caused by error: ${integerReason(text, U64_MAX)}`);
+      return frame("string(U64)", `Parsing u64 string ${quote(text)} failed, caused by error: ${integerReason(text, U64_MAX)}`);
     case "u16":
       return frame("integer(uint16)", integerReason(text, 65535n));
     case "cursor":
-      return frame("string(StateKeyWrapper)", `${JSON.stringify(text)} is not a state key cursor (hex of a state key, as sent in X-NODE-CURSOR)`);
+      return frame("string(StateKeyWrapper)", `${quote(text)} is not a state key cursor (hex of a state key, as sent in X-NODE-CURSOR)`);
     default:
-      return `failed to parse parameter \`${name}\`: invalid value ${JSON.stringify(text)}`;
+      return `failed to parse parameter \`${name}\`: invalid value ${quote(text)}`;
   }
 }
 
@@ -41,6 +41,16 @@ function integerReason(v: string, max: bigint): string {
   if (v === "") return "cannot parse integer from empty string";
   if (!/^[0-9]+$/.test(v)) return "invalid digit found in string";
   return BigInt(v) > max ? "number too large to fit in target type" : "invalid digit found in string";
+}
+
+/**
+ * A u16 query value as sent, before the schema coerces it: decimal digits only, as Rust's `u16`
+ * parse takes them (ajv's coercion would take `0x10`, `1e1`, `+5` or ` 5` as numbers). Undefined
+ * when absent; throws the reference-framed 400 otherwise.
+ */
+export function checkDecimalQuery(name: string, raw: unknown): void {
+  if (raw === undefined) return;
+  if (typeof raw !== "string" || !/^[0-9]+$/.test(raw)) throw ApiError.badParam(queryParamMessage(name, raw));
 }
 
 /** An optional u64 query value (schema already checked the digits). */

@@ -1,7 +1,8 @@
 /**
  * CORS on every response (successes, errors and preflights), as browser clients and the explorer
  * need it: any origin, GET and POST, and the ledger headers exposed so that scripts can read them.
- * The reference node's `index_test.rs` CORS tests, over real HTTP.
+ * The reference node's `index_test.rs` CORS tests, over real HTTP. By default `*` without
+ * credentials; credentials only for the origins of an explicit allow-list (`corsOrigins`).
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,8 +34,10 @@ function exposed(h: Headers): string[] {
   return (h.get("access-control-expose-headers") ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
 }
 
+/** The default: any origin may read, none may send credentials. */
 function expectCors(h: Headers, what: string): void {
-  expect(h.get("access-control-allow-origin"), what).toBe(ORIGIN);
+  expect(h.get("access-control-allow-origin"), what).toBe("*");
+  expect(h.get("access-control-allow-credentials"), what).toBeNull();
   expect(h.get("vary") ?? "", what).toMatch(/\bOrigin\b/);
 }
 
@@ -43,14 +46,16 @@ for (const factory of backendFactories) {
   describe(`CORS (${backend.name})`, () => {
     let node: TestNode;
     let aptosNode: TestNode;
+    let listNode: TestNode;
 
     beforeAll(async () => {
       const db = await backend.newDb();
       node = await startGenesisNode(db);
       aptosNode = await startTestNode(db, { aptosHeaders: true });
+      listNode = await startTestNode(db, { api: { corsOrigins: [ORIGIN, "https://wallet.example"] } });
     });
     afterAll(async () => {
-      await Promise.all([node, aptosNode].map((n) => n?.close()));
+      await Promise.all([node, aptosNode, listNode].map((n) => n?.close()));
       await backend.cleanup();
     });
 
@@ -91,7 +96,6 @@ for (const factory of backendFactories) {
       expect(r.status).toBe(400);
       expect(r.json.error_code).toBe("web_framework_error");
       expectCors(r.headers, "400");
-      expect(r.headers.get("access-control-allow-credentials")).toBe("true");
       expect(r.headers.get("x-node-ledger-version")).toBe("0");
       expect(exposed(r.headers)).toEqual(expect.arrayContaining(NODE_HEADER_NAMES.map((n) => n.toLowerCase())));
     });
@@ -134,6 +138,35 @@ for (const factory of backendFactories) {
       const pre = await call(`${aptosNode.base}/accounts/0x1/modules`, preflight("GET", "x-custom"));
       expect(pre.status).toBe(200);
       expect(exposed(pre.headers)).toContain("x-aptos-cursor");
+    });
+
+    it("by default any Origin, however odd, gets * and never credentials", async () => {
+      for (const origin of [ORIGIN, "null", "https://evil.example", "http://127.0.0.1:1"]) {
+        const r = await call(`${node.base}/info`, { headers: { origin } });
+        expect(r.status).toBe(200);
+        expect(r.headers.get("access-control-allow-origin"), origin).toBe("*");
+        expect(r.headers.get("access-control-allow-credentials"), origin).toBeNull();
+      }
+    });
+
+    it("with an allow-list, listed origins are echoed with credentials; others get * without", async () => {
+      for (const origin of [ORIGIN, "https://wallet.example"]) {
+        const r = await call(`${listNode.base}/info`, { headers: { origin } });
+        expect(r.headers.get("access-control-allow-origin"), origin).toBe(origin);
+        expect(r.headers.get("access-control-allow-credentials"), origin).toBe("true");
+        expect(r.headers.get("vary")).toMatch(/\bOrigin\b/);
+        const pre = await call(`${listNode.base}/info`, { ...preflight("GET"), headers: { ...preflight("GET").headers, origin } });
+        expect(pre.status).toBe(200);
+        expect(pre.headers.get("access-control-allow-credentials")).toBe("true");
+      }
+      for (const origin of ["https://evil.example", "http://explorer.example.evil", "null"]) {
+        const r = await call(`${listNode.base}/info`, { headers: { origin } });
+        expect(r.headers.get("access-control-allow-origin"), origin).toBe("*");
+        expect(r.headers.get("access-control-allow-credentials"), origin).toBeNull();
+      }
+      const refused = await call(`${listNode.base}/info`, preflight("PUT"));
+      expect(refused.status).toBe(403);
+      expect(refused.json).toEqual({ message: "request-method not allowed", error_code: "web_framework_error" });
     });
 
     it("without Origin no CORS headers are sent, but Vary: Origin is, so caches keep the two apart", async () => {

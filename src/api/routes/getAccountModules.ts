@@ -16,7 +16,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { formatAddress, toHex } from "../../ledger/address.js";
 import { parseModuleStateKey } from "../../ledger/stateKey.js";
 import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
-import { ApiError } from "../errors.js";
+import { ApiError, quote } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { AbiCache } from "../../move/abiCache.js";
 import { EncodedBody, sendBody } from "../compression.js";
@@ -168,12 +168,12 @@ function parseCursor(raw: string, address: Uint8Array): Uint8Array {
   const key = /^([0-9a-fA-F]{2})+$/.test(hex) ? parseModuleStateKey(Buffer.from(hex, "hex")) : null;
   if (!key) {
     throw ApiError.badParam(
-      `failed to parse parameter \`start\`: ${JSON.stringify(raw)} is not a module state key cursor (pass the X-NODE-CURSOR value of the previous page)`,
+      `failed to parse parameter \`start\`: ${quote(raw)} is not a module state key cursor (pass the X-NODE-CURSOR value of the previous page)`,
     );
   }
   if (!Buffer.from(key.address).equals(Buffer.from(address))) {
     throw ApiError.badParam(
-      `failed to parse parameter \`start\`: cursor ${JSON.stringify(raw)} belongs to account ${formatAddress(key.address)}, not ${formatAddress(address)}`,
+      `failed to parse parameter \`start\`: cursor ${quote(raw)} belongs to account ${formatAddress(key.address)}, not ${formatAddress(address)}`,
     );
   }
   return Buffer.from(hex, "hex");

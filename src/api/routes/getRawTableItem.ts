@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { formatAddress, parseHexBytes, toHex } from "../../ledger/address.js";
 import { sendBody } from "../compression.js";
 import { andThen } from "../context.js";
-import { ApiError } from "../errors.js";
+import { ApiError, clip, quote } from "../errors.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { BCS_TYPE, namedType } from "../negotiate.js";
 import { addressPath, addressPathSchema, u64Query, u64QuerySchema } from "../params.js";
@@ -66,7 +66,7 @@ export const getRawTableItem: RouteDef = {
       const key = parseHexBytes(body.key);
       if (!key) {
         throw ApiError.badParam(
-          `parse request payload error: key: decode hex-encoded string(${JSON.stringify(body.key)}) failed: expected an optional 0x and an even number of hex digits`,
+          `parse request payload error: key: decode hex-encoded string(${quote(body.key)}) failed: expected an optional 0x and an even number of hex digits`,
         );
       }
       if (namedType(req.headers.accept) === "json") {
@@ -78,7 +78,7 @@ export const getRawTableItem: RouteDef = {
       }
       // 2-3. resolve the ledger version and read the raw bytes, in one snapshot of the store
       const read = ctx.snapshot(
-        () => `Failed when trying to retrieve table item from the DB with key: ${toHex(key)}`,
+        () => `Failed when trying to retrieve table item from the DB with key: ${clip(toHex(key))}`,
         requested,
         () => ctx.store.readTableItem(handle, key, requested),
       );
@@ -87,7 +87,7 @@ export const getRawTableItem: RouteDef = {
           throw new ApiError(
             404,
             "table_item_not_found",
-            `Table Item not found by Table handle(${formatAddress(handle)}), Table key(${toHex(key)}) and Ledger version(${version})`,
+            `Table Item not found by Table handle(${formatAddress(handle)}), Table key(${clip(toHex(key))}) and Ledger version(${version})`,
             info,
           );
         }

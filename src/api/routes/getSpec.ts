@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { EncodedBody, sendBody } from "../compression.js";
-import { ApiError } from "../errors.js";
+import { ApiError, quote } from "../errors.js";
 import { JSON_TYPE } from "../negotiate.js";
 import { explorerAssets, explorerHtml } from "../openapi/explorer.js";
 import type { RouteDef } from "../route.js";
@@ -66,7 +66,7 @@ export const specDocuments: RouteDef[] = [
       async function specAssetHandler(req: FastifyRequest, reply: FastifyReply) {
         const name = (req.params as { name: string }).name;
         const asset = Object.hasOwn(explorerAssets, name) ? explorerAssets[name] : undefined;
-        if (!asset) throw new ApiError(404, "web_framework_error", `no explorer asset named ${JSON.stringify(name)}`);
+        if (!asset) throw new ApiError(404, "web_framework_error", `no explorer asset named ${quote(name)}`);
         reply.header("cache-control", "public, max-age=86400");
         return sendBody(ctx.config, req, reply, asset[1], asset[0]);
       },

@@ -1,0 +1,218 @@
+/**
+ * The node's Prometheus metrics (prom-client), one registry per app so that several nodes in one
+ * process (tests) keep their counts apart. Per request only a cached child's `inc`/`observe` runs;
+ * everything read from the store (ledger version, cache ratios) is read when scraped.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from "prom-client";
+import type { LedgerStore } from "../storage/LedgerStore.js";
+import type { PageCache } from "./pageCache.js";
+
+/** The children of one operation's request metrics, by status code. */
+export class OperationMetrics {
+  private readonly byStatus = new Map<number, { count: Counter<"operation" | "status">; seconds: Histogram<"operation" | "status"> }>();
+  constructor(
+    private readonly m: NodeMetrics,
+    readonly operation: string,
+  ) {}
+
+  /** One finished request: its status and seconds from the request to the last byte handed to the socket. */
+  observe(status: number, seconds: number): void {
+    let c = this.byStatus.get(status);
+    if (c === undefined) {
+      const labels: LabelValues<"operation" | "status"> = { operation: this.operation, status: String(status) };
+      c = { count: this.m.requests.labels(labels) as never, seconds: this.m.requestSeconds.labels(labels) as never };
+      this.byStatus.set(status, c);
+    }
+    c.count.inc();
+    c.seconds.observe(seconds);
+  }
+}
+
+/**
+ * What the node measures. Writers, followers, importers and the pruner set the gauges and counters
+ * they own (`writerLag*`, `importVersions`, `prune*`); the API sets the rest.
+ */
+export class NodeMetrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<"operation" | "status">;
+  readonly requestSeconds: Histogram<"operation" | "status">;
+  /** 5xx answers caused by the store (unavailable 503, read failures 500). */
+  readonly storageErrors: Counter<"status">;
+  /** Connections answered 503 because the connection cap was reached. */
+  readonly connectionsShed: Counter;
+  /** Requests answered 408 because headers or body did not arrive in time. */
+  readonly requestTimeouts: Counter;
+  /** Requests the HTTP parser refused (400, 431) before they reached a route. */
+  readonly clientErrors: Counter<"status">;
+  /** Hooks for a writer or follower: how far behind its source it is. */
+  readonly writerLagVersions: Gauge;
+  readonly writerLagSeconds: Gauge;
+  /** Consecutive failed writes of the writer (0 when the last one committed). */
+  readonly writerFailures: Gauge;
+  /** Hook for an import: versions committed so far. */
+  readonly importVersions: Counter;
+  readonly pruneRuns: Counter<"result">;
+  readonly pruneLastSeconds: Gauge;
+  readonly pruneLastOldestVersion: Gauge;
+  readonly pruneDeletedTransactions: Counter;
+  private readonly ops = new Map<string, OperationMetrics>();
+
+  constructor(opts: { store?: LedgerStore; pages?: PageCache; openConnections?: () => number; defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    this.requests = new Counter({ name: "ledger_node_http_requests_total", help: "HTTP requests answered, by operation (operationId) and status", labelNames: ["operation", "status"], registers });
+    this.requestSeconds = new Histogram({
+      name: "ledger_node_http_request_duration_seconds",
+      help: "Time from a request's arrival to its response, by operation and status",
+      labelNames: ["operation", "status"],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.storageErrors = new Counter({ name: "ledger_node_storage_errors_total", help: "5xx answers caused by the store, by status", labelNames: ["status"], registers });
+    this.connectionsShed = new Counter({ name: "ledger_node_connections_shed_total", help: "Connections answered 503 over the connection cap", registers });
+    this.requestTimeouts = new Counter({ name: "ledger_node_request_timeouts_total", help: "Requests answered 408: headers or body not received in time", registers });
+    this.clientErrors = new Counter({ name: "ledger_node_http_client_errors_total", help: "Requests the HTTP parser refused, by status", labelNames: ["status"], registers });
+    this.writerLagVersions = new Gauge({ name: "ledger_node_writer_lag_versions", help: "Versions the writer or follower is behind its source", registers });
+    this.writerLagSeconds = new Gauge({ name: "ledger_node_writer_lag_seconds", help: "Seconds the writer or follower is behind its source", registers });
+    this.writerFailures = new Gauge({ name: "ledger_node_writer_consecutive_failures", help: "Failed writes since the writer's last commit", registers });
+    this.importVersions = new Counter({ name: "ledger_node_import_versions_total", help: "Versions committed by imports in this process", registers });
+    this.pruneRuns = new Counter({ name: "ledger_node_prune_runs_total", help: "Prune runs, by result (pruned, nothing, failed)", labelNames: ["result"], registers });
+    this.pruneLastSeconds = new Gauge({ name: "ledger_node_prune_last_duration_seconds", help: "Duration of the last prune run", registers });
+    this.pruneLastOldestVersion = new Gauge({ name: "ledger_node_prune_last_oldest_version", help: "Oldest version kept after the last prune that pruned", registers });
+    this.pruneDeletedTransactions = new Counter({ name: "ledger_node_prune_deleted_transactions_total", help: "Transactions removed by prune runs", registers });
+
+    const store = opts.store;
+    if (store) {
+      // Read at scrape time: the hot path pays nothing for these.
+      const ledger = async () => {
+        try {
+          return await store.getLedgerInfo(true);
+        } catch {
+          return null;
+        }
+      };
+      new Gauge({
+        name: "ledger_node_ledger_version",
+        help: "Newest committed ledger version",
+        registers,
+        async collect() {
+          const i = await ledger();
+          if (i) this.set(Number(i.ledgerVersion));
+        },
+      });
+      new Gauge({
+        name: "ledger_node_oldest_ledger_version",
+        help: "Oldest ledger version kept (below it reads answer 410)",
+        registers,
+        async collect() {
+          const i = await ledger();
+          if (i) this.set(Number(i.oldestVersion));
+        },
+      });
+      new Gauge({
+        name: "ledger_node_block_height",
+        help: "Newest committed block height",
+        registers,
+        async collect() {
+          const i = await ledger();
+          if (i) this.set(Number(i.blockHeight));
+        },
+      });
+    }
+    const pages = opts.pages;
+    if (pages) {
+      new Gauge({
+        name: "ledger_node_page_cache_lookups",
+        help: "Page cache lookups since start, by result (hit, miss)",
+        labelNames: ["result"],
+        registers,
+        collect() {
+          this.set({ result: "hit" }, pages.hits);
+          this.set({ result: "miss" }, pages.misses);
+        },
+      });
+      new Gauge({
+        name: "ledger_node_page_cache_hit_ratio",
+        help: "Page cache hits / lookups since start (0 before the first lookup)",
+        registers,
+        collect() {
+          const n = pages.hits + pages.misses;
+          this.set(n === 0 ? 0 : pages.hits / n);
+        },
+      });
+      new Gauge({
+        name: "ledger_node_page_cache_bytes",
+        help: "Bytes held by the page cache",
+        registers,
+        collect() {
+          this.set(pages.bytes);
+        },
+      });
+    }
+    const open = opts.openConnections;
+    if (open) {
+      new Gauge({
+        name: "ledger_node_open_connections",
+        help: "Open HTTP connections",
+        registers,
+        collect() {
+          this.set(open());
+        },
+      });
+    }
+    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: "ledger_node_" });
+  }
+
+  /** The metrics of one operation (create once per route, at startup). */
+  operation(name: string): OperationMetrics {
+    let o = this.ops.get(name);
+    if (!o) {
+      o = new OperationMetrics(this, name);
+      this.ops.set(name, o);
+    }
+    return o;
+  }
+
+  /** A prune run finished (`pruned`: what it removed, null when there was nothing to prune). */
+  pruned(seconds: number, r: { oldestVersion: bigint; transactionsDeleted: number } | null): void {
+    this.pruneRuns.inc({ result: r ? "pruned" : "nothing" });
+    this.pruneLastSeconds.set(seconds);
+    if (r) {
+      this.pruneLastOldestVersion.set(Number(r.oldestVersion));
+      this.pruneDeletedTransactions.inc(r.transactionsDeleted);
+    }
+  }
+
+  pruneFailed(seconds: number): void {
+    this.pruneRuns.inc({ result: "failed" });
+    this.pruneLastSeconds.set(seconds);
+  }
+}
+
+/** `GET /metrics` on a port of its own (`--metrics-port`), so it can stay off the public API port. */
+export async function serveMetrics(m: NodeMetrics, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") {
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ message: "not found", error_code: "web_framework_error" }));
+      return;
+    }
+    m.registry.metrics().then(
+      (text) => res.writeHead(200, { "content-type": m.registry.contentType }).end(text),
+      (e: Error) => res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ message: `metrics: ${e.message}`, error_code: "internal_error" })),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  const a = server.address() as AddressInfo;
+  return {
+    url: `http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}/metrics`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
