@@ -9,6 +9,7 @@ import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
 import { settleNextTickShape } from "./api/tickShape.js";
 import { Devnet, type DevnetOptions } from "./ingest/devnet.js";
+import { WriterStatus } from "./ingest/writerStatus.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
 import { openStore } from "./storage/open.js";
@@ -31,6 +32,8 @@ export interface ServeOptions {
    * `serve --workers N` run so; the first one writes. Default true.
    */
   writer?: boolean;
+  /** SQLite: how long a write waits for another process's lock before it fails and is retried. */
+  busyTimeoutMs?: number;
 }
 
 /**
@@ -48,11 +51,15 @@ const MEMO_LAG_MS = 1;
  */
 const CLOSE_GRACE_MS = 2_000;
 
+type StatusLogRef = { error(obj: object, msg: string): void; info(obj: object, msg: string): void } | null;
+
 export interface RunningNode {
   app: FastifyInstance;
   store: LedgerStore;
   url: string;
   devnet: Devnet | null;
+  /** The writers' state (devnet, pruner), as `/-/healthy` reports it. */
+  writerStatus: WriterStatus;
   close(): Promise<void>;
 }
 
@@ -69,10 +76,16 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   const windowText = o.pruneWindow ?? (o.devnet ? DEVNET_PRUNE_WINDOW : DEFAULT_PRUNE_WINDOW);
   const window = parsePruneWindow(windowText);
   const writer = o.writer ?? true;
-  const store = await openStore(o.db, { readonly: !writer, memoLagMs: MEMO_LAG_MS });
+  const store = await openStore(o.db, { readonly: !writer, memoLagMs: MEMO_LAG_MS, ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}) });
+  // The logger is the app's (built below); failures before then throw out of startNode anyway.
+  let statusLog: StatusLogRef = null;
+  const status = new WriterStatus({
+    error: (obj, msg) => statusLog?.error(obj, msg),
+    info: (obj, msg) => statusLog?.info(obj, msg),
+  });
   let devnet: Devnet | null = null;
   if (o.devnet && writer) {
-    devnet = await Devnet.open(store, { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) });
+    devnet = await Devnet.open(store, { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) }, status);
   }
   const { app, ctx } = await buildApp({
     store,
@@ -86,18 +99,24 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       ...o.api,
     },
   });
+  if (writer) ctx.writer = status;
+  statusLog = ctx.log;
   const address = await app.listen({ host: o.host, port: o.port });
   const log = ctx.log;
   // Fastify says so itself when its logger is on (--log-requests).
   if (!o.logRequests) log.info(`Server listening at ${address}`);
-  devnet?.start((e) => log.error({ err: e }, "devnet: writing a block failed; trying again next interval"));
+  // Failures and the recovery are logged by the WriterStatus.
+  devnet?.start();
   let pruning = false;
   const pruner = setInterval(() => {
     if (pruning || !writer) return;
     pruning = true;
     pruneNow(store, window)
-      .then((r) => r && log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned"))
-      .catch((e) => log.error({ err: e }, "pruning failed"))
+      .then((r) => {
+        status.ok("pruner");
+        if (r) log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned");
+      })
+      .catch((e) => status.failed("pruner", e, "tried again next interval"))
       .finally(() => (pruning = false));
   }, o.pruneIntervalMs ?? 10_000);
   pruner.unref();
@@ -106,6 +125,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     store,
     url: address,
     devnet,
+    writerStatus: status,
     async close() {
       clearInterval(pruner);
       await devnet?.stop();

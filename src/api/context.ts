@@ -11,6 +11,7 @@ import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
 import { PageCache } from "./pageCache.js";
 import { EncodedBody } from "./compression.js";
+import type { WriterStatus } from "../ingest/writerStatus.js";
 
 export class NodeContext {
   readonly headers: HeaderWriter;
@@ -18,6 +19,8 @@ export class NodeContext {
   readonly pages: PageCache;
   /** The generated OpenAPI document, set once the app is ready (encoded once per encoding). */
   spec: { json: EncodedBody; yaml: EncodedBody } | null = null;
+  /** The writers of this process (devnet, pruner), for `/-/healthy`; null when it writes nothing. */
+  writer: WriterStatus | null = null;
 
   constructor(
     readonly store: LedgerStore,

@@ -7,7 +7,7 @@
  */
 import Database from "better-sqlite3";
 import type { Database as Db, Statement } from "better-sqlite3";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type {
   BlockInfo,
@@ -66,6 +66,8 @@ export interface SqliteStoreOptions {
    * the memo, and `getLedgerInfo(true)`, always ask first.
    */
   memoLagMs?: number;
+  /** How long a statement waits for another connection's lock before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
 }
 
 export class SqliteStore implements LedgerStore {
@@ -89,6 +91,8 @@ export class SqliteStore implements LedgerStore {
   private memoTrustedUntil = -Infinity;
   /** The last LedgerInfo built from a snapshot read (see `infoFromRow`). */
   private lastRowInfo: LedgerInfo | null = null;
+  /** Device and inode of the file as opened: a path that no longer leads to them was deleted or replaced. */
+  private readonly fileId: { dev: number; ino: number } | null;
 
   constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -100,7 +104,8 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma("journal_mode = WAL");
     // FULL: a committed block survives power loss, not only a crash of the process.
     this.db.pragma("synchronous = FULL");
-    this.db.pragma("busy_timeout = 5000");
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+    this.fileId = path === ":memory:" ? null : fileIdOf(path);
     this.memoLagMs = opts.memoLagMs ?? 0;
     if (!opts.readonly) this.migrate();
     this.s = this.prepare();
@@ -385,7 +390,38 @@ export class SqliteStore implements LedgerStore {
     }));
   }
 
+  /**
+   * Why the database file is not the one this connection writes, or null when it is: the path now
+   * leads to no file or to another one (deleted, or replaced by a copy). Writing on would go into
+   * an unlinked file that the next start never sees, so the writer checks before every commit.
+   * One stat call: cheap enough for the health check too.
+   */
+  fileProblem(): string | null {
+    if (!this.fileId) return null;
+    const now = fileIdOf(this.path);
+    if (!now) return `the database file ${this.path} was deleted while it was open`;
+    if (now.dev !== this.fileId.dev || now.ino !== this.fileId.ino) {
+      return `the database file ${this.path} was replaced by another file while it was open (inode ${this.fileId.ino} -> ${now.ino})`;
+    }
+    return null;
+  }
+
+  private checkFile(): void {
+    const problem = this.fileProblem();
+    if (problem) throw new StorageUnavailableError(`${problem}; not writing into it: restart the node to open the file there now`);
+  }
+
+  /**
+   * Test and operator seam: while on, every write fails as on a read-only database file
+   * (`PRAGMA query_only`; SQLITE_READONLY). As root, chmod does not stop writes through an open
+   * descriptor, so the tests make a read-only database this way.
+   */
+  setQueryOnly(on: boolean): void {
+    this.db.pragma(`query_only = ${on ? 1 : 0}`);
+  }
+
   async commitBlock(write: BlockWrite): Promise<void> {
+    this.checkFile();
     try {
       this.commitTx(write);
     } finally {
@@ -394,6 +430,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async commitBlocks(writes: BlockWrite[]): Promise<void> {
+    this.checkFile();
     try {
       this.commitManyTx(writes);
     } finally {
@@ -442,6 +479,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async prune(target: PruneTarget): Promise<PruneResult> {
+    this.checkFile();
     try {
       return this.pruneTx(target);
     } finally {
@@ -486,6 +524,15 @@ export class SqliteStore implements LedgerStore {
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+  }
+}
+
+function fileIdOf(path: string): { dev: number; ino: number } | null {
+  try {
+    const st = statSync(path);
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return null;
   }
 }
 
