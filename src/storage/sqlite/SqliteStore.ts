@@ -420,6 +420,15 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma(`query_only = ${on ? 1 : 0}`);
   }
 
+  /**
+   * Test seam for a full disk where no size-limited file system can be mounted: while on, the
+   * file cannot grow past its size now (`PRAGMA max_page_count`; SQLITE_FULL, as on a full disk).
+   */
+  setSizeLimit(on: boolean): void {
+    const pages = on ? Number(this.db.pragma("page_count", { simple: true })) : 0xfffffffe;
+    this.db.pragma(`max_page_count = ${pages}`);
+  }
+
   async commitBlock(write: BlockWrite): Promise<void> {
     this.checkFile();
     try {
