@@ -52,8 +52,22 @@ export class NodeContext {
    * read may be incomplete, so the answer is 410 as if the request had come later.
    */
   async ensureKept(version: bigint): Promise<void> {
+    await this.recheck([version]);
+  }
+
+  /**
+   * The one re-check after a versioned read that was not one snapshot with its ledger position (a
+   * prune in another process may have committed in between): reads the ledger fresh and answers
+   * 410 for a `requested` bound now below the oldest version, as if the request had come later.
+   * Returns the fresh position, for a read that also depended on versions it did not name (see
+   * the summaries' short pages).
+   */
+  async recheck(requested: ReadonlyArray<bigint | undefined>): Promise<LedgerInfo> {
     const now = await this.ledger(true);
-    if (version < now.oldestVersion) throw ApiError.versionPruned(version, now);
+    for (const bound of requested) {
+      if (bound !== undefined && bound < now.oldestVersion) throw ApiError.versionPruned(bound, now);
+    }
+    return now;
   }
 
   /**
