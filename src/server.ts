@@ -12,7 +12,8 @@ import { Devnet, type DevnetOptions } from "./ingest/devnet.js";
 import { WriterStatus } from "./ingest/writerStatus.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
-import { openStore } from "./storage/open.js";
+import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
+import { existsSync } from "node:fs";
 
 export interface ServeOptions {
   db: string;
@@ -34,6 +35,10 @@ export interface ServeOptions {
   writer?: boolean;
   /** SQLite: how long a write waits for another process's lock before it fails and is retried. */
   busyTimeoutMs?: number;
+  /** Run the built-in pruner (default true). Without it and without a devnet, SQLite opens read-only. */
+  prune?: boolean;
+  /** SQLite: create a missing database file (default true; the CLI: only with --devnet or --create). */
+  create?: boolean;
 }
 
 /**
@@ -76,7 +81,20 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   const windowText = o.pruneWindow ?? (o.devnet ? DEVNET_PRUNE_WINDOW : DEFAULT_PRUNE_WINDOW);
   const window = parsePruneWindow(windowText);
   const writer = o.writer ?? true;
-  const store = await openStore(o.db, { readonly: !writer, memoLagMs: MEMO_LAG_MS, ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}) });
+  // This process writes only for the devnet and the pruner. A read-only SQLite file is served
+  // read-only with the pruner off (said in the log below) rather than refused.
+  let writes = writer && (Boolean(o.devnet) || (o.prune ?? true));
+  let readOnlyFile = false;
+  if (writes && !o.devnet && !isPostgresUrl(o.db) && existsSync(o.db) && !sqliteWritable(o.db)) {
+    writes = false;
+    readOnlyFile = true;
+  }
+  const store = await openStore(o.db, {
+    readonly: !writes,
+    create: o.create ?? true,
+    memoLagMs: MEMO_LAG_MS,
+    ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}),
+  });
   // The logger is the app's (built below); failures before then throw out of startNode anyway.
   let statusLog: StatusLogRef = null;
   const status = new WriterStatus({
@@ -99,17 +117,19 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       ...o.api,
     },
   });
-  if (writer) ctx.writer = status;
+  if (writes) ctx.writer = status;
   statusLog = ctx.log;
   const address = await app.listen({ host: o.host, port: o.port });
   const log = ctx.log;
   // Fastify says so itself when its logger is on (--log-requests).
   if (!o.logRequests) log.info(`Server listening at ${address}`);
+  if (readOnlyFile) log.warn(`${o.db} is read-only for this process: serving it read-only, without the pruner`);
+  else if (writer && !writes) log.info(`serving ${isPostgresUrl(o.db) ? "the database" : o.db} read-only (no devnet, pruner off)`);
   // Failures and the recovery are logged by the WriterStatus.
   devnet?.start();
   let pruning = false;
   const pruner = setInterval(() => {
-    if (pruning || !writer) return;
+    if (pruning || !writes) return;
     pruning = true;
     pruneNow(store, window)
       .then((r) => {

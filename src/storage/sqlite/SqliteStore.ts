@@ -101,13 +101,23 @@ export class SqliteStore implements LedgerStore {
     } catch (e) {
       throw new StorageUnavailableError(`cannot open SQLite database ${path}: ${(e as Error).message}`, { cause: e });
     }
-    this.db.pragma("journal_mode = WAL");
-    // FULL: a committed block survives power loss, not only a crash of the process.
-    this.db.pragma("synchronous = FULL");
-    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+    try {
+      // The busy timeout first: setting WAL mode already waits for another process's lock.
+      this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+      // A reader does not set the mode: the writer did, and it is stored in the file. Asking a
+      // read-only connection to set it fails on a file this process cannot write.
+      if (!opts.readonly) this.db.pragma("journal_mode = WAL");
+      // FULL: a committed block survives power loss, not only a crash of the process.
+      this.db.pragma("synchronous = FULL");
+      if (!opts.readonly) this.migrate();
+    } catch (e) {
+      this.db.close();
+      // A reader of a WAL database creates PATH-wal and PATH-shm when they are missing.
+      const hint = opts.readonly ? ` (reading needs ${path}-wal and ${path}-shm: they must exist or the directory must be writable)` : "";
+      throw new StorageUnavailableError(`cannot ${opts.readonly ? "read" : "write"} SQLite database ${path}: ${(e as Error).message}${hint}`, { cause: e });
+    }
     this.fileId = path === ":memory:" ? null : fileIdOf(path);
     this.memoLagMs = opts.memoLagMs ?? 0;
-    if (!opts.readonly) this.migrate();
     this.s = this.prepare();
     this.commitTx = this.db.transaction((w: BlockWrite) => this.commitInTx(w));
     this.commitManyTx = this.db.transaction((ws: BlockWrite[]) => {
