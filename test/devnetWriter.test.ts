@@ -2,7 +2,8 @@
  * `serve --devnet` when writing fails: a write lock held by another process, a read-only
  * database, a full disk and a deleted database file. While the writer fails, `/-/healthy` answers
  * 503 with the reason; once writing works again, the same block is committed and the ledger has
- * every height and every version (checked with SQL on the file itself).
+ * every height and every version (checked with SQL on the file itself). Once through the built CLI
+ * with its own block timer and log; then in-process with `produceBlock()`, step by step.
  *
  * How each fault is made, as root (the tests run so) and with real files:
  * - lock: a second process holds `BEGIN EXCLUSIVE` on the same file;
@@ -92,6 +93,58 @@ async function holdWriteLock(db: string): Promise<{ child: ChildProcess; release
     }),
   };
 }
+
+describe("serve --devnet under a lock held by another process (built CLI, its own timer and log)", () => {
+  it("logs each failure and the recovery, answers 503 meanwhile, and leaves no gap", { timeout: 90_000 }, async () => {
+    const cli = new URL("../dist/cli.js", import.meta.url).pathname;
+    const db = join(dir, "cli-lock.db");
+    const child = spawn(process.execPath, [cli, "serve", "--devnet", "--block-interval", "100", "--prune-window", "100000000", "--db", db, "--port", "0"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+    try {
+      const poll = async <T>(what: string, f: () => Promise<T | undefined>, ms = 40_000): Promise<T> => {
+        const deadline = Date.now() + ms;
+        for (;;) {
+          const v = await f().catch(() => undefined);
+          if (v !== undefined) return v;
+          if (Date.now() > deadline || child.exitCode !== null) throw new Error(`waiting for ${what}; output: ${out}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      const base = await poll("the server", async () => / at (http:\/\/[0-9.:]+\/v1)/.exec(out)?.[1]);
+      const health = async () => {
+        const res = await fetch(`${base}/-/healthy`);
+        return { status: res.status, message: ((await res.json()) as { message: string }).message };
+      };
+      await poll("a few blocks", async () => {
+        const info = (await (await fetch(`${base}/info`)).json()) as { block_height: string | null };
+        return Number(info.block_height) >= 3 ? true : undefined;
+      });
+      const lock = await holdWriteLock(db);
+      // SQLite's 5 s lock wait passes, the block fails, and the health check says why.
+      const during = await poll("a 503 from /-/healthy", async () => {
+        const h = await health();
+        return h.status === 503 ? h : undefined;
+      });
+      expect(during.message).toMatch(/devnet is failing to write: [0-9]+ attempts? in a row .*locked/);
+      expect(await lock.release()).toBe(0);
+      await poll("a 200 from /-/healthy", async () => ((await health()).status === 200 ? true : undefined));
+      expect(out).toMatch(/devnet: writing failed \(attempt 1\): database is locked; block [0-9]+ is kept and tried again/);
+      expect(out).toMatch(/devnet: writing works again after [0-9]+ failed attempts?; block [0-9]+ committed/);
+    } finally {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    }
+    const c = new Database(db, { readonly: true });
+    const { block_height: height } = c.prepare("SELECT block_height FROM ledger").get() as { block_height: number };
+    c.close();
+    expectNoGap(db, height);
+  });
+});
 
 describe("devnet writer failures (sqlite)", () => {
   it("another process holds the write lock: 503 while it does, then the same block commits and nothing is missing", async () => {
