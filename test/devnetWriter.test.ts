@@ -132,7 +132,8 @@ describe("serve --devnet under a lock held by another process (built CLI, its ow
       expect(during.message).toMatch(/devnet is failing to write: [0-9]+ attempts? in a row .*locked/);
       expect(await lock.release()).toBe(0);
       await poll("a 200 from /-/healthy", async () => ((await health()).status === 200 ? true : undefined));
-      expect(out).toMatch(/devnet: writing failed \(attempt 1\): database is locked; block [0-9]+ is kept and tried again/);
+      expect(out).toContain(`devnet: writing failed (attempt 1): writing SQLite database ${db} failed: database is locked; block `);
+      expect(out).toMatch(/database is locked; block [0-9]+ is kept and tried again/);
       expect(out).toMatch(/devnet: writing works again after [0-9]+ failed attempts?; block [0-9]+ committed/);
     } finally {
       const exited = new Promise((r) => child.once("exit", r));
@@ -160,6 +161,8 @@ describe("devnet writer failures (sqlite)", () => {
     }
     const during = await healthy(node);
     expect(during.status).toBe(503);
+    // The reason names the database file.
+    expect(during.message).toContain(db);
     expect(during.message).toMatch(/devnet is failing to write: 3 attempts/);
     // Reads go on during the hold (WAL): the API still answers from the committed ledger.
     const info = (await (await fetch(`${node.base}/info`)).json()) as { block_height: string };
@@ -184,6 +187,8 @@ describe("devnet writer failures (sqlite)", () => {
     expect(node.devnet!.nextHeight).toBe(height);
     const during = await healthy(node);
     expect(during.status).toBe(503);
+    // The reason names the database file.
+    expect(during.message).toContain(db);
     expect(during.message).toMatch(/devnet is failing to write: 2 attempts.*readonly/);
     store.setQueryOnly(false);
     for (let i = 0; i < 3; i++) await node.devnet!.produceBlock();
@@ -230,6 +235,8 @@ describe("devnet writer failures (sqlite)", () => {
     expect(node.devnet!.nextHeight).toBe(height);
     const during = await healthy(node);
     expect(during.status).toBe(503);
+    // The reason names the database file.
+    expect(during.message).toContain(db);
     expect(during.message).toMatch(/devnet is failing to write: 2 attempts.*full/);
     if (mounted) unlinkSync(filler);
     else (node.store as SqliteStore).setSizeLimit(false);
@@ -253,6 +260,8 @@ describe("devnet writer failures (sqlite)", () => {
     expect(node.devnet!.nextHeight).toBe(height);
     const during = await healthy(node);
     expect(during.status).toBe(503);
+    // The reason names the database file.
+    expect(during.message).toContain(db);
     expect(during.message).toContain(`the database file ${db} was deleted while it was open`);
   });
 });

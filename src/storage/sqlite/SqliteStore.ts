@@ -443,6 +443,8 @@ export class SqliteStore implements LedgerStore {
     this.checkFile();
     try {
       this.commitTx(write);
+    } catch (e) {
+      throw this.writeError(e);
     } finally {
       this.clearMemo();
     }
@@ -452,9 +454,22 @@ export class SqliteStore implements LedgerStore {
     this.checkFile();
     try {
       this.commitManyTx(writes);
+    } catch (e) {
+      throw this.writeError(e);
     } finally {
       this.clearMemo();
     }
+  }
+
+  /**
+   * A failed write names the file: "database is locked" or "database or disk is full" alone does
+   * not say which database, in the log of a process that may open several. SQLite's code is kept.
+   */
+  private writeError(e: unknown): unknown {
+    if (!(e instanceof Error) || e.message.includes(this.path)) return e;
+    const wrapped = new Error(`writing SQLite database ${this.path} failed: ${e.message}`, { cause: e });
+    (wrapped as Error & { code?: unknown }).code = (e as Error & { code?: unknown }).code;
+    return wrapped;
   }
 
   private commitInTx(w: BlockWrite): void {
@@ -501,6 +516,8 @@ export class SqliteStore implements LedgerStore {
     this.checkFile();
     try {
       return this.pruneTx(target);
+    } catch (e) {
+      throw this.writeError(e);
     } finally {
       this.clearMemo();
     }
