@@ -90,6 +90,7 @@ export async function openStore(db: string, opts: OpenOptions = {}): Promise<Led
     const { PostgresStore } = await import("./postgres/PostgresStore.js");
     return PostgresStore.connect(db);
   }
-  checkSqliteFile(db, create && !sqlite.readonly, missingHint);
+  const hint = sqlite.readonly && create ? "a read-only open (serve without --devnet, with --no-prune) cannot create it" : missingHint;
+  checkSqliteFile(db, create && !sqlite.readonly, hint);
   return new SqliteStore(db, sqlite);
 }
