@@ -12,6 +12,7 @@ import { checkReadable, readTransactions } from "./ingest/readInput.js";
 import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
 import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
 import { displayDb, openStore } from "./storage/open.js";
+import type { LedgerStore } from "./storage/LedgerStore.js";
 
 function intOption(name: string, min: number, max: number) {
   return (v: string): number => {
@@ -57,6 +58,8 @@ program
   .option("--metrics-port <port>", "serve GET /metrics (Prometheus) on this port instead of the API port", intOption("--metrics-port", 0, 65535))
   .option("--quiet", "log only warnings and errors", false)
   .option("--log-requests", "log every request and response (costs throughput)", false)
+  .option("--create", "create the SQLite file when it does not exist (--devnet always may)", false)
+  .option("--no-prune", "no built-in pruner; without --devnet the database is then opened read-only")
   .action(async (o) => {
     if (o.workers > 1 && cluster.isPrimary) {
       const code = await serveWorkers(o.workers, (msg) => console.error(msg));
@@ -74,6 +77,8 @@ program
       logger: { level: o.quiet ? "warn" : "info" },
       logRequests: o.logRequests,
       metricsPort: o.metricsPort,
+      prune: o.prune,
+      create: o.create || o.devnet,
       api: {
         compression: o.compression,
         compressionThreshold: o.compressionThreshold,
@@ -99,28 +104,51 @@ program
   .command("import")
   .description("import Aptos REST JSON transactions (NDJSON or a JSON array; - for stdin)")
   .argument("<files...>", "input files")
-  .requiredOption("--db <path>", "SQLite file path, or a postgres:// URL")
+  .requiredOption("--db <path>", "SQLite file path (created when missing), or a postgres:// URL")
   .option("--chain-id <id>", "chain id of a new ledger", intOption("--chain-id", 0, 255), 4)
   .option("--prune-window <window>", "prune to this window after the import", windowOption)
+  .option("--require-data", "fail (exit 1) when the input holds no transaction", false)
   .action(async (files: string[], o) => {
     for (const f of files) await checkReadable(f);
-    const store = await openStore(o.db);
+    // The database is opened at the first transaction: an empty input creates nothing.
+    let store: LedgerStore | null = null;
+    let importer: Importer | null = null;
     try {
-      const importer = await Importer.open(store, o.chainId);
       const tty = process.stderr.isTTY;
       const started = performance.now();
       let lastDraw = 0;
       let n = 0;
-      for (const f of files) {
-        for await (const t of readTransactions(f)) {
-          await importer.push(t);
-          n++;
-          if (tty && (n & 1023) === 0 && performance.now() - lastDraw > 200) {
-            lastDraw = performance.now();
-            const rate = Math.round(n / ((lastDraw - started) / 1000));
-            process.stderr.write(`\rimporting: ${n} transactions read, version ${importer.ledgerVersion ?? "-"}, ${rate} versions/s   `);
+      try {
+        for (const f of files) {
+          for await (const t of readTransactions(f)) {
+            store ??= await openStore(o.db, { create: true });
+            importer ??= await Importer.open(store, o.chainId);
+            await importer.push(t);
+            n++;
+            if (tty && (n & 1023) === 0 && performance.now() - lastDraw > 200) {
+              lastDraw = performance.now();
+              const rate = Math.round(n / ((lastDraw - started) / 1000));
+              process.stderr.write(`\rimporting: ${n} transactions read, version ${importer.ledgerVersion ?? "-"}, ${rate} versions/s   `);
+            }
           }
         }
+      } catch (e) {
+        if (importer && e instanceof IngestError) {
+          // As README says: the whole blocks read before a bad line or transaction are committed
+          // (the last one too when it visibly ended), then the import fails naming the line.
+          if (tty) process.stderr.write("\n");
+          await importer.finish().catch((e2: unknown) => {
+            if (!(e2 instanceof IngestError)) throw e2;
+          });
+          throw new IngestError(`${e.message} (the whole blocks before it are committed: ledger version ${importer.ledgerVersion ?? "none"})`);
+        }
+        throw e;
+      }
+      if (!importer) {
+        const what = files.map((f) => (f === "-" ? "stdin" : f)).join(", ");
+        if (o.requireData) throw new IngestError(`nothing to import: ${what} held no transaction (--require-data)`);
+        console.log(`nothing to import: ${what} held no transaction`);
+        return;
       }
       const s = await importer.finish();
       const secs = (performance.now() - started) / 1000;
@@ -130,12 +158,12 @@ program
         `, ledger version ${importer.ledgerVersion ?? "none"}, ${Math.round((s.committedTxns + s.skippedTxns) / Math.max(secs, 1e-9))} versions/s`;
       if (s.pendingTxns > 0) line += `; ${s.pendingTxns} transactions of an unfinished last block were held back`;
       if (o.pruneWindow) {
-        const r = await pruneNow(store, parsePruneWindow(o.pruneWindow));
+        const r = await pruneNow(store!, parsePruneWindow(o.pruneWindow));
         if (r) line += `; pruned to version ${r.oldestVersion}`;
       }
       console.log(line);
     } finally {
-      await store.close();
+      await store?.close();
     }
   });
 
@@ -145,7 +173,8 @@ program
   .requiredOption("--db <path>", "SQLite file path, or a postgres:// URL")
   .requiredOption("--window <window>", "versions (90000000) or chain time (7d, 12h)", windowOption)
   .action(async (o) => {
-    const store = await openStore(o.db);
+    // Never creates: a mistyped path is an error, not a new empty ledger with nothing to prune.
+    const store = await openStore(o.db, { create: false, missingHint: "prune never creates a database: check the path" });
     try {
       const r = await pruneNow(store, parsePruneWindow(o.window));
       console.log(
@@ -167,8 +196,14 @@ program
   .option("--max-txns <n>", "most user transactions in an ordinary block", intOption("--max-txns", 1, 10_000), defaultDevnetChainOptions.maxTxnsPerBlock)
   .action(async (o) => {
     const out = o.out === "-" ? process.stdout : createWriteStream(o.out);
+    // A write error (missing directory, full disk) fails the command naming the file.
+    const failed = new Promise<never>((_, reject) =>
+      out.once("error", (e: Error) => reject(new Error(`cannot write ${o.out}: ${e.message}`))),
+    );
+    failed.catch(() => undefined);
     const chain = DevnetChain.fresh({ ...defaultDevnetChainOptions, chainId: o.chainId, maxTxnsPerBlock: o.maxTxns });
-    const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once("drain", () => r())));
+    const write = (s: string) =>
+      out.write(s) ? Promise.resolve() : Promise.race([failed, new Promise<void>((r) => out.once("drain", () => r()))]);
     for (const t of chain.genesis()) await write(JSON.stringify(t) + "\n");
     const t0 = 1_700_000_000_000_000n;
     for (let b = 0; b < o.blocks; b++) {
@@ -176,7 +211,7 @@ program
       for (const t of chain.nextBlock(t0 + BigInt(b) * 1_000_000n)) buf += JSON.stringify(t) + "\n";
       await write(buf);
     }
-    if (out !== process.stdout) await new Promise<void>((r) => out.end(() => r()));
+    if (out !== process.stdout) await Promise.race([failed, new Promise<void>((r) => out.end(() => r()))]);
     console.error(`wrote genesis and ${o.blocks} blocks, ${chain.pos.version} transactions`);
   });
 

@@ -10,9 +10,11 @@ import type { ApiConfig } from "./api/config.js";
 import { serveMetrics, type NodeMetrics } from "./api/metrics.js";
 import { settleNextTickShape } from "./api/tickShape.js";
 import { Devnet, type DevnetOptions } from "./ingest/devnet.js";
+import { WriterStatus } from "./ingest/writerStatus.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
-import { openStore } from "./storage/open.js";
+import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
+import { existsSync } from "node:fs";
 
 export interface ServeOptions {
   db: string;
@@ -34,6 +36,12 @@ export interface ServeOptions {
   writer?: boolean;
   /** Serve `GET /metrics` on this port (on `host`) instead of the API port; 0: an ephemeral one. */
   metricsPort?: number;
+  /** SQLite: how long a write waits for another process's lock before it fails and is retried. */
+  busyTimeoutMs?: number;
+  /** Run the built-in pruner (default true). Without it and without a devnet, SQLite opens read-only. */
+  prune?: boolean;
+  /** SQLite: create a missing database file (default true; the CLI: only with --devnet or --create). */
+  create?: boolean;
 }
 
 /**
@@ -51,6 +59,8 @@ const MEMO_LAG_MS = 1;
  */
 const CLOSE_GRACE_MS = 2_000;
 
+type StatusLogRef = { error(obj: object, msg: string): void; info(obj: object, msg: string): void } | null;
+
 export interface RunningNode {
   app: FastifyInstance;
   store: LedgerStore;
@@ -59,6 +69,8 @@ export interface RunningNode {
   /** The node's Prometheus metrics; `metricsUrl` when they have a port of their own. */
   metrics: NodeMetrics;
   metricsUrl: string | null;
+  /** The writers' state (devnet, pruner), as `/-/healthy` reports it. */
+  writerStatus: WriterStatus;
   close(): Promise<void>;
 }
 
@@ -75,10 +87,29 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   const windowText = o.pruneWindow ?? (o.devnet ? DEVNET_PRUNE_WINDOW : DEFAULT_PRUNE_WINDOW);
   const window = parsePruneWindow(windowText);
   const writer = o.writer ?? true;
-  const store = await openStore(o.db, { readonly: !writer, memoLagMs: MEMO_LAG_MS });
+  // This process writes only for the devnet and the pruner. A read-only SQLite file is served
+  // read-only with the pruner off (said in the log below) rather than refused.
+  let writes = writer && (Boolean(o.devnet) || (o.prune ?? true));
+  let readOnlyFile = false;
+  if (writes && !o.devnet && !isPostgresUrl(o.db) && existsSync(o.db) && !sqliteWritable(o.db)) {
+    writes = false;
+    readOnlyFile = true;
+  }
+  const store = await openStore(o.db, {
+    readonly: !writes,
+    create: o.create ?? true,
+    memoLagMs: MEMO_LAG_MS,
+    ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}),
+  });
+  // The logger is the app's (built below); failures before then throw out of startNode anyway.
+  let statusLog: StatusLogRef = null;
+  const status = new WriterStatus({
+    error: (obj, msg) => statusLog?.error(obj, msg),
+    info: (obj, msg) => statusLog?.info(obj, msg),
+  });
   let devnet: Devnet | null = null;
   if (o.devnet && writer) {
-    devnet = await Devnet.open(store, { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) });
+    devnet = await Devnet.open(store, { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) }, status);
   }
   const { app, ctx } = await buildApp({
     store,
@@ -93,27 +124,32 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       ...o.api,
     },
   });
+  if (writes) ctx.writer = status;
+  statusLog = ctx.log;
   const address = await app.listen({ host: o.host, port: o.port });
   const log = ctx.log;
   const metrics = ctx.metrics!;
   const metricsServer = o.metricsPort !== undefined ? await serveMetrics(metrics, o.host, o.metricsPort) : null;
   // Fastify says so itself when its logger is on (--log-requests).
   if (!o.logRequests) log.info(`Server listening at ${address}`);
-  devnet?.start((e) => log.error({ err: e }, "devnet: writing a block failed; trying again next interval"));
+  if (readOnlyFile) log.warn(`${o.db} is read-only for this process: serving it read-only, without the pruner`);
+  else if (writer && !writes) log.info(`serving ${isPostgresUrl(o.db) ? "the database" : o.db} read-only (no devnet, pruner off)`);
+  // Failures and the recovery are logged by the WriterStatus.
+  devnet?.start();
   let pruning = false;
   const pruner = setInterval(() => {
-    if (pruning || !writer) return;
+    if (pruning || !writes) return;
     pruning = true;
     const t0 = performance.now();
     pruneNow(store, window)
       .then((r) => {
         metrics.pruned((performance.now() - t0) / 1000, r);
-        return r;
+        status.ok("pruner");
+        if (r) log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned");
       })
-      .then((r) => r && log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned"))
       .catch((e) => {
         metrics.pruneFailed((performance.now() - t0) / 1000);
-        log.error({ err: e }, "pruning failed");
+        status.failed("pruner", e, "tried again next interval");
       })
       .finally(() => (pruning = false));
   }, o.pruneIntervalMs ?? 10_000);
@@ -125,6 +161,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     devnet,
     metrics,
     metricsUrl: metricsServer?.url ?? null,
+    writerStatus: status,
     async close() {
       clearInterval(pruner);
       await metricsServer?.close();

@@ -11,6 +11,7 @@ import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
 import { PageCache } from "./pageCache.js";
 import { EncodedBody } from "./compression.js";
+import type { WriterStatus } from "../ingest/writerStatus.js";
 import type { NodeMetrics } from "./metrics.js";
 
 export class NodeContext {
@@ -23,6 +24,8 @@ export class NodeContext {
   metrics: NodeMetrics | null = null;
   /** Told of every store failure answered 5xx (the metrics count them as database errors). */
   onStorageError: ((status: 500 | 503) => void) | null = null;
+  /** The writers of this process (devnet, pruner), for `/-/healthy`; null when it writes nothing. */
+  writer: WriterStatus | null = null;
 
   constructor(
     readonly store: LedgerStore,
@@ -54,8 +57,22 @@ export class NodeContext {
    * read may be incomplete, so the answer is 410 as if the request had come later.
    */
   async ensureKept(version: bigint): Promise<void> {
+    await this.recheck([version]);
+  }
+
+  /**
+   * The one re-check after a versioned read that was not one snapshot with its ledger position (a
+   * prune in another process may have committed in between): reads the ledger fresh and answers
+   * 410 for a `requested` bound now below the oldest version, as if the request had come later.
+   * Returns the fresh position, for a read that also depended on versions it did not name (see
+   * the summaries' short pages).
+   */
+  async recheck(requested: ReadonlyArray<bigint | undefined>): Promise<LedgerInfo> {
     const now = await this.ledger(true);
-    if (version < now.oldestVersion) throw ApiError.versionPruned(version, now);
+    for (const bound of requested) {
+      if (bound !== undefined && bound < now.oldestVersion) throw ApiError.versionPruned(bound, now);
+    }
+    return now;
   }
 
   /**

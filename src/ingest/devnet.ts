@@ -1,28 +1,44 @@
 /**
  * The live devnet: writes a block every `blockIntervalMs` into the store through the same Importer
  * that `ledger-node import` uses. Restarting continues the same chain from what the store holds.
+ *
+ * A block is generated once and kept until it commits: a failed commit (locked database, full
+ * disk, read-only or deleted file) is retried with the same block on the next tick, and the chain's
+ * position moves only after the commit, so a failure never leaves a gap. Every attempt is reported
+ * to the `WriterStatus` (log and `/-/healthy`).
  */
 import type { LedgerStore } from "../storage/LedgerStore.js";
-import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount, type DevnetChainOptions } from "./devnetChain.js";
+import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount, type DevnetChainOptions, type DevnetPosition } from "./devnetChain.js";
 import { Importer } from "./importer.js";
 import { parseAddress } from "../ledger/address.js";
+import { WriterStatus } from "./writerStatus.js";
 
 export interface DevnetOptions extends DevnetChainOptions {
   blockIntervalMs: number;
+}
+
+/** A generated block not committed yet: its transactions, how many the importer took, and the position after it. */
+interface PendingBlock {
+  txns: Record<string, unknown>[];
+  pushed: number;
+  next: DevnetPosition;
+  height: bigint;
 }
 
 export class Devnet {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private lastTimestamp = 0n;
+  private pending: PendingBlock | null = null;
 
   private constructor(
     private readonly importer: Importer,
     private readonly chain: DevnetChain,
     private readonly opts: DevnetOptions,
+    readonly status: WriterStatus,
   ) {}
 
-  static async open(store: LedgerStore, partial: Partial<DevnetOptions> = {}): Promise<Devnet> {
+  static async open(store: LedgerStore, partial: Partial<DevnetOptions> = {}, status = new WriterStatus()): Promise<Devnet> {
     const opts: DevnetOptions = { ...defaultDevnetChainOptions, blockIntervalMs: 1000, ...partial };
     const importer = await Importer.open(store, opts.chainId);
     const info = await store.getLedgerInfo(true);
@@ -51,26 +67,51 @@ export class Devnet {
       );
       lastTs = info.timestampUsec;
     }
-    const d = new Devnet(importer, chain, opts);
+    const d = new Devnet(importer, chain, opts, status);
     d.lastTimestamp = lastTs;
     return d;
   }
 
-  /** Writes one block now (also used by tests to advance the chain deterministically). */
+  /** Height of the next block to commit (the pending one, when a commit failed). */
+  get nextHeight(): bigint {
+    return this.pending?.height ?? this.chain.pos.height;
+  }
+
+  /**
+   * Writes one block now (also used by tests to advance the chain deterministically): the block
+   * kept from a failed attempt if there is one, else a new one. Rejects when the commit fails;
+   * the next call retries the same block.
+   */
   async produceBlock(): Promise<void> {
     const run = this.running.then(async () => {
-      let ts = BigInt(Date.now()) * 1000n;
-      if (ts <= this.lastTimestamp) ts = this.lastTimestamp + 1n;
-      this.lastTimestamp = ts;
-      for (const t of this.chain.nextBlock(ts)) await this.importer.push(t);
-      await this.importer.finish();
+      if (!this.pending) {
+        let ts = BigInt(Date.now()) * 1000n;
+        if (ts <= this.lastTimestamp) ts = this.lastTimestamp + 1n;
+        const height = this.chain.pos.height;
+        const { txns, next } = this.chain.peekBlock(ts);
+        this.pending = { txns, pushed: 0, next, height };
+        this.lastTimestamp = ts;
+      }
+      const p = this.pending;
+      try {
+        // The importer takes a transaction only when its push succeeds, so a retry resumes here.
+        for (; p.pushed < p.txns.length; p.pushed++) await this.importer.push(p.txns[p.pushed]);
+        const stats = await this.importer.finish();
+        if (stats.pendingTxns > 0) throw new Error(`devnet block ${p.height} was not committed whole`);
+      } catch (e) {
+        this.status.failed("devnet", e, `block ${p.height} is kept and tried again`);
+        throw e;
+      }
+      this.chain.advanceTo(p.next);
+      this.pending = null;
+      this.status.ok("devnet", `block ${p.height} committed`);
     });
     this.running = run.catch(() => undefined);
     return run;
   }
 
-  /** Writes a block every interval; a failed block is reported to `onError` and tried again next tick. */
-  start(onError: (e: Error) => void): void {
+  /** Writes a block every interval; a failed block is reported (to `onError` too) and tried again next tick. */
+  start(onError: (e: Error) => void = () => undefined): void {
     if (this.timer) return;
     this.timer = setInterval(() => {
       this.produceBlock().catch(onError);

@@ -31,6 +31,10 @@ export interface DevnetPosition {
 
 type Json = Record<string, unknown>;
 
+function clonePosition(p: DevnetPosition): DevnetPosition {
+  return { ...p, sequence: [...p.sequence] };
+}
+
 /** Small deterministic PRNG (mulberry32). */
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -167,7 +171,23 @@ export class DevnetChain {
     };
   }
 
-  /** The next block, stamped `timestampUsec`. */
+  /**
+   * The next block, stamped `timestampUsec`, without moving this chain: the live devnet keeps the
+   * block until it is committed and only then moves to `next` (`advanceTo`), so a failed commit
+   * is retried with the very same block and leaves no gap.
+   */
+  peekBlock(timestampUsec: bigint): { txns: Json[]; next: DevnetPosition } {
+    const copy = new DevnetChain(clonePosition(this.pos), this.opts);
+    const txns = copy.nextBlock(timestampUsec);
+    return { txns, next: copy.pos };
+  }
+
+  /** Moves to a position `peekBlock` returned, once its block is committed. */
+  advanceTo(next: DevnetPosition): void {
+    Object.assign(this.pos, clonePosition(next));
+  }
+
+  /** The next block, stamped `timestampUsec` (moves the chain at once: for writing files). */
   nextBlock(timestampUsec: bigint): Json[] {
     const p = this.pos;
     const rand = prng(Number(p.height % 4294967291n) ^ this.opts.chainId);

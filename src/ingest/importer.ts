@@ -11,6 +11,10 @@
  * - At the end of input the last block is committed only when it is visibly complete (it ends with a
  *   `state_checkpoint_transaction` or `block_epilogue_transaction`, or it is the genesis block);
  *   otherwise it is reported as pending and the next import picks it up.
+ * - A failed commit (locked database, full disk, read-only file) changes nothing here: the blocks
+ *   it held stay queued and the transaction being pushed is not taken, so calling the same
+ *   `push(json)` or `finish()` again retries exactly the same blocks. Nothing is skipped, so a
+ *   writer that retries after a failure leaves no gap.
  */
 import type { BlockWrite, LedgerStore, StoredTxnFingerprint } from "../storage/LedgerStore.js";
 import type { BlockEndInfo } from "../ledger/types.js";
@@ -31,11 +35,13 @@ const BATCH_TXNS = 5_000;
 
 export class Importer {
   private block: ParsedTxn[] = [];
+  /** Whole blocks validated and waiting for their commit; emptied only once it succeeded. */
   private batch: BlockWrite[] = [];
   private batchTxns = 0;
   private expected: bigint | null = null; // next version the input must carry
   private stored: bigint | null = null; // newest committed version
-  private nextHeight = 0n;
+  private tip: bigint | null = null; // newest committed or queued version: the next block follows it
+  private nextHeight = 0n; // height of the block after `tip`
   private fingerprints = new Map<bigint, StoredTxnFingerprint>();
   private count = 0;
   readonly stats: ImportStats = {
@@ -56,6 +62,7 @@ export class Importer {
     const info = await store.getLedgerInfo(true);
     if (info) {
       imp.stored = info.ledgerVersion;
+      imp.tip = info.ledgerVersion;
       imp.nextHeight = info.blockHeight + 1n;
     }
     return imp;
@@ -67,20 +74,24 @@ export class Importer {
   }
 
   /**
-   * Takes the next transaction of the input. On an error, the whole blocks before it are still
-   * committed; the block holding the bad transaction is not.
+   * Takes the next transaction of the input. On an input error, the whole blocks before it are
+   * still committed; the block holding the bad transaction is not. When a commit fails, the
+   * transaction is not taken and nothing is lost: pushing the same transaction again retries.
    */
   async push(json: unknown): Promise<void> {
     try {
       await this.pushOne(json);
     } catch (e) {
-      await this.flush();
+      // Bad input: keep what came before it. A failed commit is not tried again at once here:
+      // the caller retries (the devnet on its next tick) or gives up.
+      if (e instanceof IngestError) await this.flush();
       throw e;
     }
   }
 
+  /** Checks first and awaits the commit, and only then moves `expected`: a throw leaves no trace. */
   private async pushOne(json: unknown): Promise<void> {
-    const p = parseAptosTransaction(json, this.count++);
+    const p = parseAptosTransaction(json, this.count);
     const v = p.txn.version;
     if (this.expected !== null && v !== this.expected) {
       throw new IngestError(
@@ -89,32 +100,32 @@ export class Importer {
           : `gap before version ${v}: expected version ${this.expected}`,
       );
     }
+    if (this.stored !== null && v <= this.stored) {
+      await this.checkStored(p);
+    } else {
+      if (p.blockStart) {
+        await this.queuePending();
+      } else if (this.block.length === 0) {
+        // First new transaction after the stored ledger (or of an empty ledger) must open a block.
+        const after = this.tip === null ? "an empty ledger" : `the stored ledger (version ${this.tip})`;
+        throw new IngestError(`version ${v} continues a block, but ${after} ends at a block boundary`);
+      }
+      const prev = this.block[this.block.length - 1];
+      if (!p.blockStart && prev?.txn.kind === "block_epilogue_transaction") {
+        // The epilogue ends its block (AIP-88); the gas estimator relies on that (DECISIONS §13).
+        throw new IngestError(
+          `version ${v}: ${p.txn.kind} follows the block epilogue at version ${prev.txn.version}; a block epilogue must be the last transaction of its block`,
+        );
+      }
+      if (this.tip !== null && this.block.length === 0 && v !== this.tip + 1n) {
+        throw new IngestError(`gap before version ${v}: the ledger holds versions up to ${this.tip}`);
+      }
+      this.block.push(p);
+    }
+    this.count++;
     this.expected = v + 1n;
     this.stats.firstVersion ??= v;
     this.stats.lastVersion = v;
-
-    if (this.stored !== null && v <= this.stored) {
-      await this.checkStored(p);
-      return;
-    }
-    if (p.blockStart) {
-      await this.commitPending();
-    } else if (this.block.length === 0) {
-      // First new transaction after the stored ledger (or of an empty ledger) must open a block.
-      const after = this.stored === null ? "an empty ledger" : `the stored ledger (version ${this.stored})`;
-      throw new IngestError(`version ${v} continues a block, but ${after} ends at a block boundary`);
-    }
-    const prev = this.block[this.block.length - 1];
-    if (!p.blockStart && prev?.txn.kind === "block_epilogue_transaction") {
-      // The epilogue ends its block (AIP-88); the gas estimator relies on that (DECISIONS §13).
-      throw new IngestError(
-        `version ${v}: ${p.txn.kind} follows the block epilogue at version ${prev.txn.version}; a block epilogue must be the last transaction of its block`,
-      );
-    }
-    if (this.stored !== null && this.block.length === 0 && v !== this.stored + 1n) {
-      throw new IngestError(`gap before version ${v}: the ledger holds versions up to ${this.stored}`);
-    }
-    this.block.push(p);
   }
 
   /** Ends the input: commits the last block when it is complete. */
@@ -126,7 +137,7 @@ export class Importer {
         last.txn.kind === "state_checkpoint_transaction" ||
         last.txn.kind === "block_epilogue_transaction" ||
         (this.block.length === 1 && last.txn.kind === "genesis_transaction"));
-    if (complete) await this.commitPending();
+    if (complete) this.queueBlock();
     await this.flush();
     this.stats.pendingTxns = this.block.length;
     return this.stats;
@@ -153,23 +164,48 @@ export class Importer {
     this.stats.skippedTxns++;
   }
 
-  /** Commits the grouped whole blocks (one atomic commit when the store can, else one per block). */
+  /**
+   * Commits the queued whole blocks (one atomic commit when the store can, else one per block).
+   * The queue is emptied block by block only after each commit succeeded: a throw leaves exactly
+   * the blocks not yet committed, for the next call to commit.
+   */
   private async flush(): Promise<void> {
     if (this.batch.length === 0) return;
-    const batch = this.batch;
-    this.batch = [];
+    if (this.store.commitBlocks) {
+      await this.store.commitBlocks(this.batch);
+      for (const w of this.batch) this.committed(w);
+      this.batch = [];
+    } else {
+      while (this.batch.length > 0) {
+        const w = this.batch[0]!;
+        await this.store.commitBlock(w);
+        this.committed(w);
+        this.batch.shift();
+      }
+    }
     this.batchTxns = 0;
-    if (this.store.commitBlocks) await this.store.commitBlocks(batch);
-    else for (const w of batch) await this.store.commitBlock(w);
   }
 
-  private async commitPending(): Promise<void> {
+  private committed(w: BlockWrite): void {
+    this.stored = w.block.lastVersion;
+    this.stats.committedBlocks++;
+    this.stats.committedTxns += w.transactions.length;
+  }
+
+  /** Queues the open block, and commits the queue when it is full (retried by the next call). */
+  private async queuePending(): Promise<void> {
+    this.queueBlock();
+    if (this.batch.length > 0 && (this.batchTxns >= BATCH_TXNS || !this.store.commitBlocks)) await this.flush();
+  }
+
+  /** Moves the open block, when there is one, to the commit queue. Synchronous: nothing to fail half-way. */
+  private queueBlock(): void {
     if (this.block.length === 0) return;
     const txns = this.block;
     const head = txns[0]!;
     const start = head.blockStart!;
     const height = start.height ?? this.nextHeight;
-    if (this.stored !== null && height !== this.nextHeight) {
+    if (this.tip !== null && height !== this.nextHeight) {
       throw new IngestError(
         `version ${head.txn.version}: block height ${height} does not follow the ledger's ${this.nextHeight - 1n}`,
       );
@@ -192,11 +228,8 @@ export class Importer {
     };
     this.batch.push(write);
     this.batchTxns += txns.length;
-    if (this.batchTxns >= BATCH_TXNS || !this.store.commitBlocks) await this.flush();
     this.block = [];
-    this.stored = write.block.lastVersion;
+    this.tip = write.block.lastVersion;
     this.nextHeight = height + 1n;
-    this.stats.committedBlocks++;
-    this.stats.committedTxns += txns.length;
   }
 }

@@ -3,12 +3,22 @@
  * one JSON array. NDJSON is streamed, so files larger than memory import fine.
  */
 import { createReadStream } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { IngestError } from "./aptosJson.js";
 
 export async function* readTransactions(path: string): AsyncGenerator<unknown> {
+  try {
+    yield* parseTransactions(path);
+  } catch (e) {
+    // A read error (a file removed or unreadable mid-way) names the file, as parse errors do.
+    if (e instanceof IngestError) throw e;
+    throw new IngestError(`cannot read ${path === "-" ? "stdin" : path}: ${(e as Error).message}`);
+  }
+}
+
+async function* parseTransactions(path: string): AsyncGenerator<unknown> {
   const stream: Readable = path === "-" ? process.stdin : createReadStream(path);
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   let first = true;
@@ -53,4 +63,5 @@ export async function checkReadable(path: string): Promise<void> {
   } catch (e) {
     throw new IngestError(`cannot read ${path}: ${(e as Error).message}`);
   }
+  if ((await stat(path)).isDirectory()) throw new IngestError(`cannot read ${path}: it is a directory, not a file of transactions`);
 }

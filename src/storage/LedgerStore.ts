@@ -195,6 +195,12 @@ export interface LedgerStore {
   /** Raises the oldest kept version; removes what no read at or above it can see. */
   prune(target: PruneTarget): Promise<PruneResult>;
 
+  /**
+   * Optional: why the store's files are not the ones it has open (SQLite: the database file was
+   * deleted or replaced), or null. Cheap (a stat): the health check asks on every call.
+   */
+  fileProblem?(): string | null;
+
   close(): Promise<void>;
 }
 

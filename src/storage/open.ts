@@ -1,7 +1,12 @@
 /**
  * Opens the store a `--db` value names: a file path is SQLite (the embedded default); a
  * `postgres://` or `postgresql://` URL is PostgreSQL.
+ *
+ * A SQLite path is checked before SQLite sees it, so that a mistyped path or a wrong file is an
+ * error naming it rather than a new empty database: a missing file is created only when `create`
+ * says so; a directory, an empty (0-byte) file or a file without the SQLite header is refused.
  */
+import { accessSync, constants, closeSync, openSync, readSync, statSync } from "node:fs";
 import type { LedgerStore } from "./LedgerStore.js";
 import { SqliteStore, type SqliteStoreOptions } from "./sqlite/SqliteStore.js";
 
@@ -14,10 +19,78 @@ export function displayDb(db: string): string {
   return isPostgresUrl(db) ? db.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@/]*@/i, "$1:***@") : db;
 }
 
-export async function openStore(db: string, opts: SqliteStoreOptions = {}): Promise<LedgerStore> {
+/** A `--db` file that cannot be used as it is; the message names the path. */
+export class DatabaseFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DatabaseFileError";
+  }
+}
+
+export interface OpenOptions extends SqliteStoreOptions {
+  /**
+   * SQLite: create the file when it does not exist (default true for programmatic use; the CLI
+   * decides per command). `missingHint` ends the error when it does not and may not be created.
+   */
+  create?: boolean;
+  missingHint?: string;
+}
+
+const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
+
+/**
+ * Whether `path` may be opened as a SQLite ledger: "missing" (and allowed to be created), "ok", or
+ * a thrown DatabaseFileError naming the path and what is wrong with it.
+ */
+export function checkSqliteFile(path: string, create: boolean, missingHint = "pass --create to create a new database there"): "ok" | "missing" {
+  if (path === ":memory:") return "ok";
+  let st;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") {
+      if (create) return "missing";
+      throw new DatabaseFileError(`database ${path} does not exist; ${missingHint}`);
+    }
+    throw new DatabaseFileError(`cannot read database ${path}: ${(e as Error).message}`);
+  }
+  if (st.isDirectory()) throw new DatabaseFileError(`database ${path} is a directory, not a SQLite database file`);
+  if (st.size === 0) {
+    throw new DatabaseFileError(`database ${path} is an empty file (0 bytes), not a SQLite database; remove it or give another path`);
+  }
+  const head = Buffer.alloc(SQLITE_HEADER.length);
+  try {
+    const fd = openSync(path, "r");
+    try {
+      readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (e) {
+    throw new DatabaseFileError(`cannot read database ${path}: ${(e as Error).message}`);
+  }
+  if (!head.equals(SQLITE_HEADER)) throw new DatabaseFileError(`database ${path} is not a SQLite database (it does not start with the SQLite header)`);
+  return "ok";
+}
+
+/** Whether this process may write the SQLite file `path` (an existing file; false for a read-only one). */
+export function sqliteWritable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function openStore(db: string, opts: OpenOptions = {}): Promise<LedgerStore> {
+  const { create = true, missingHint, ...sqlite } = opts;
   if (isPostgresUrl(db)) {
     const { PostgresStore } = await import("./postgres/PostgresStore.js");
     return PostgresStore.connect(db);
   }
-  return new SqliteStore(db, opts);
+  const hint = sqlite.readonly && create ? "a read-only open (serve without --devnet, with --no-prune) cannot create it" : missingHint;
+  checkSqliteFile(db, create && !sqlite.readonly, hint);
+  return new SqliteStore(db, sqlite);
 }

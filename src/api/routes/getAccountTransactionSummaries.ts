@@ -96,13 +96,15 @@ export const getAccountTransactionSummaries: RouteDef = {
         const window = start === undefined ? `-|${end ?? "-"}` : `${start}|-`;
         const key = `summaries|${format}|${toHex(sender)}|${window}|${limit}|${newest ?? "-"}`;
         const cached = ctx.pages.get<SummariesMeta>(key);
-        const page =
+        const read =
           cached && (cached.meta.first === null || cached.meta.first >= info.oldestVersion)
-            ? cached
-            : readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format).then((built) =>
-                ctx.pages.set(key, built),
+            ? { page: cached, info }
+            : readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format).then((r) =>
+                // A page read again at a later position (a prune raced the first read) is not the
+                // page of this key's snapshot: served, not cached.
+                r.info === info ? { page: ctx.pages.set(key, r.page), info } : r,
               );
-        return andThen(page, (page) => {
+        return andThen(read, ({ page, info }) => {
           // 4. encode
           reply.headers(ctx.headers.ledger(info));
           return sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
@@ -111,12 +113,49 @@ export const getAccountTransactionSummaries: RouteDef = {
     },
 };
 
-/** Reads and encodes one page. */
-async function readPage(ctx: NodeContext, info: LedgerInfo, q: SummaryQuery, format: WireFormat): Promise<Page<SummariesMeta>> {
-  const rows = await ctx.read("Failed to retrieve account transaction summaries", info, () => ctx.store.getTransactionSummaries(q));
-  const first = rows[0];
-  if (first) await ctx.ensureKept(first.version);
-  return { body: new EncodedBody(format === "bcs" ? encodeBcs(rows) : Buffer.from(toJson(rows))), meta: { first: first?.version ?? null } };
+/** Reads of one request a prune may overtake before it answers 503 (only when it prunes past the read's ledger version). */
+const READ_ATTEMPTS = 3;
+
+/**
+ * Reads and encodes one page: exact for the ledger position it returns, or 410. The rows are read
+ * in a statement of their own, after the position, so a prune committing in between may have
+ * removed some. Afterwards the oldest version is read fresh (`NodeContext.recheck`):
+ * - `start_version` (or, without it, `end_version`) now pruned: 410;
+ * - from `start_version`, the page holds versions from it up only, so it is exact;
+ * - else the page depended on versions from its first row up (a full page) or from the oldest
+ *   version up (a short or empty one). If a prune passed that point, the rows from the new oldest
+ *   version up are still all there (a prune deletes below it only), so the page is those rows, sent
+ *   with the new oldest version in its headers: exact for that position.
+ */
+async function readPage(
+  ctx: NodeContext,
+  info: LedgerInfo,
+  q: SummaryQuery,
+  format: WireFormat,
+): Promise<{ page: Page<SummariesMeta>; info: LedgerInfo }> {
+  for (let attempt = 1; ; attempt++) {
+    const at = info;
+    let rows = await ctx.read("Failed to retrieve account transaction summaries", at, () =>
+      ctx.store.getTransactionSummaries({ ...q, ledgerVersion: at.ledgerVersion }),
+    );
+    const now = await ctx.recheck(q.start !== undefined ? [q.start] : [q.end]);
+    // A full page depends on its own rows only (none at all for limit=0).
+    const first = rows[0];
+    const dependsOn = q.start ?? (rows.length >= q.limit ? (first?.version ?? at.ledgerVersion + 1n) : at.oldestVersion);
+    let answered = at;
+    if (dependsOn < now.oldestVersion) {
+      if (now.oldestVersion > at.ledgerVersion) {
+        // Pruned past everything this read saw: read again at the fresh position.
+        if (attempt >= READ_ATTEMPTS) throw ApiError.unavailable(`the ledger was pruned past this read ${attempt} times in a row; try again`);
+        info = now;
+        continue;
+      }
+      rows = rows.filter((r) => r.version >= now.oldestVersion);
+      answered = { ...at, oldestVersion: now.oldestVersion, oldestBlockHeight: now.oldestBlockHeight };
+    }
+    const body = new EncodedBody(format === "bcs" ? encodeBcs(rows) : Buffer.from(toJson(rows)));
+    return { page: { body, meta: { first: rows[0]?.version ?? null } }, info: answered };
+  }
 }
 
 interface SummariesMeta {

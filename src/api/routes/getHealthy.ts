@@ -10,6 +10,9 @@
  * - `duration_secs` must be an integer from 0 to 4294967295 (u32, as the reference node): anything
  *   else is 400 `web_framework_error`.
  * - An empty or unreadable ledger answers 503.
+ * - So does a node whose writer (devnet, pruner) failed its last attempt, or whose database file was
+ *   deleted or replaced while open: 503 `health_check_failed` with the reason. Both checks are
+ *   in memory or one stat call, so the check stays cheap.
  *
  * JSON only; the ledger headers are sent on the 200 and on the 503 of a stale ledger.
  *
@@ -17,6 +20,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../errors.js";
+import { WriterStatus } from "../../ingest/writerStatus.js";
 import { sendBody } from "../compression.js";
 import { ledgerHeaderSchemas } from "../headers.js";
 import { JSON_TYPE } from "../negotiate.js";
@@ -76,6 +80,11 @@ export const getHealthy: RouteDef = {
       const maxAgeSecs = durationSecs((req.query as GetHealthyQuery).duration_secs);
       // 2. resolve: the latest ledger (503 when empty or unreadable)
       const info = await ctx.ledger();
+      // 2b. storage and writer health: the ledger reads fine but nothing new can be stored
+      const fileProblem = ctx.store.fileProblem?.() ?? null;
+      if (fileProblem) throw new ApiError(503, "health_check_failed", fileProblem, info);
+      const failing = ctx.writer?.failing;
+      if (failing) throw new ApiError(503, "health_check_failed", WriterStatus.describe(failing), info);
       // 3. read: compare the newest block's chain time with the wall clock
       if (maxAgeSecs !== undefined) {
         const nowUsec = BigInt(Date.now()) * 1000n;

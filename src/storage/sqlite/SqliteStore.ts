@@ -7,7 +7,7 @@
  */
 import Database from "better-sqlite3";
 import type { Database as Db, Statement } from "better-sqlite3";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type {
   BlockInfo,
@@ -66,6 +66,8 @@ export interface SqliteStoreOptions {
    * the memo, and `getLedgerInfo(true)`, always ask first.
    */
   memoLagMs?: number;
+  /** How long a statement waits for another connection's lock before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
 }
 
 export class SqliteStore implements LedgerStore {
@@ -89,6 +91,8 @@ export class SqliteStore implements LedgerStore {
   private memoTrustedUntil = -Infinity;
   /** The last LedgerInfo built from a snapshot read (see `infoFromRow`). */
   private lastRowInfo: LedgerInfo | null = null;
+  /** Device and inode of the file as opened: a path that no longer leads to them was deleted or replaced. */
+  private readonly fileId: { dev: number; ino: number } | null;
 
   constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -97,12 +101,23 @@ export class SqliteStore implements LedgerStore {
     } catch (e) {
       throw new StorageUnavailableError(`cannot open SQLite database ${path}: ${(e as Error).message}`, { cause: e });
     }
-    this.db.pragma("journal_mode = WAL");
-    // FULL: a committed block survives power loss, not only a crash of the process.
-    this.db.pragma("synchronous = FULL");
-    this.db.pragma("busy_timeout = 5000");
+    try {
+      // The busy timeout first: setting WAL mode already waits for another process's lock.
+      this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+      // A reader does not set the mode: the writer did, and it is stored in the file. Asking a
+      // read-only connection to set it fails on a file this process cannot write.
+      if (!opts.readonly) this.db.pragma("journal_mode = WAL");
+      // FULL: a committed block survives power loss, not only a crash of the process.
+      this.db.pragma("synchronous = FULL");
+      if (!opts.readonly) this.migrate();
+    } catch (e) {
+      this.db.close();
+      // A reader of a WAL database creates PATH-wal and PATH-shm when they are missing.
+      const hint = opts.readonly ? ` (reading needs ${path}-wal and ${path}-shm: they must exist or the directory must be writable)` : "";
+      throw new StorageUnavailableError(`cannot ${opts.readonly ? "read" : "write"} SQLite database ${path}: ${(e as Error).message}${hint}`, { cause: e });
+    }
+    this.fileId = path === ":memory:" ? null : fileIdOf(path);
     this.memoLagMs = opts.memoLagMs ?? 0;
-    if (!opts.readonly) this.migrate();
     this.s = this.prepare();
     this.commitTx = this.db.transaction((w: BlockWrite) => this.commitInTx(w));
     this.commitManyTx = this.db.transaction((ws: BlockWrite[]) => {
@@ -385,20 +400,76 @@ export class SqliteStore implements LedgerStore {
     }));
   }
 
+  /**
+   * Why the database file is not the one this connection writes, or null when it is: the path now
+   * leads to no file or to another one (deleted, or replaced by a copy). Writing on would go into
+   * an unlinked file that the next start never sees, so the writer checks before every commit.
+   * One stat call: cheap enough for the health check too.
+   */
+  fileProblem(): string | null {
+    if (!this.fileId) return null;
+    const now = fileIdOf(this.path);
+    if (!now) return `the database file ${this.path} was deleted while it was open`;
+    if (now.dev !== this.fileId.dev || now.ino !== this.fileId.ino) {
+      return `the database file ${this.path} was replaced by another file while it was open (inode ${this.fileId.ino} -> ${now.ino})`;
+    }
+    return null;
+  }
+
+  private checkFile(): void {
+    const problem = this.fileProblem();
+    if (problem) throw new StorageUnavailableError(`${problem}; not writing into it: restart the node to open the file there now`);
+  }
+
+  /**
+   * Test and operator seam: while on, every write fails as on a read-only database file
+   * (`PRAGMA query_only`; SQLITE_READONLY). As root, chmod does not stop writes through an open
+   * descriptor, so the tests make a read-only database this way.
+   */
+  setQueryOnly(on: boolean): void {
+    this.db.pragma(`query_only = ${on ? 1 : 0}`);
+  }
+
+  /**
+   * Test seam for a full disk where no size-limited file system can be mounted: while on, the
+   * file cannot grow past its size now (`PRAGMA max_page_count`; SQLITE_FULL, as on a full disk).
+   */
+  setSizeLimit(on: boolean): void {
+    const pages = on ? Number(this.db.pragma("page_count", { simple: true })) : 0xfffffffe;
+    this.db.pragma(`max_page_count = ${pages}`);
+  }
+
   async commitBlock(write: BlockWrite): Promise<void> {
+    this.checkFile();
     try {
       this.commitTx(write);
+    } catch (e) {
+      throw this.writeError(e);
     } finally {
       this.clearMemo();
     }
   }
 
   async commitBlocks(writes: BlockWrite[]): Promise<void> {
+    this.checkFile();
     try {
       this.commitManyTx(writes);
+    } catch (e) {
+      throw this.writeError(e);
     } finally {
       this.clearMemo();
     }
+  }
+
+  /**
+   * A failed write names the file: "database is locked" or "database or disk is full" alone does
+   * not say which database, in the log of a process that may open several. SQLite's code is kept.
+   */
+  private writeError(e: unknown): unknown {
+    if (!(e instanceof Error) || e.message.includes(this.path)) return e;
+    const wrapped = new Error(`writing SQLite database ${this.path} failed: ${e.message}`, { cause: e });
+    (wrapped as Error & { code?: unknown }).code = (e as Error & { code?: unknown }).code;
+    return wrapped;
   }
 
   private commitInTx(w: BlockWrite): void {
@@ -442,8 +513,11 @@ export class SqliteStore implements LedgerStore {
   }
 
   async prune(target: PruneTarget): Promise<PruneResult> {
+    this.checkFile();
     try {
       return this.pruneTx(target);
+    } catch (e) {
+      throw this.writeError(e);
     } finally {
       this.clearMemo();
     }
@@ -486,6 +560,15 @@ export class SqliteStore implements LedgerStore {
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+  }
+}
+
+function fileIdOf(path: string): { dev: number; ino: number } | null {
+  try {
+    const st = statSync(path);
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return null;
   }
 }
 

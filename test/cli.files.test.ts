@@ -1,0 +1,213 @@
+/**
+ * The built CLI (`node dist/cli.js`, as `npm test` builds it first) and its database and input
+ * files: a missing `--db` is created only where that is the point (import, serve --devnet,
+ * serve --create) and never by prune; a directory, an empty or a non-SQLite file is refused naming
+ * the path and left as it was; serve opens read-only when it does not write; an NDJSON parse
+ * error commits the whole blocks before it; an empty import says so.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
+
+const CLI = new URL("../dist/cli.js", import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), "ledger-node-cli-"));
+const running: ChildProcess[] = [];
+
+const run = (args: string[], input?: string) => spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", input, timeout: 60_000 });
+
+async function ledgerOf(db: string) {
+  const s = new SqliteStore(db, { readonly: true });
+  try {
+    return await s.getLedgerInfo(true);
+  } finally {
+    await s.close();
+  }
+}
+
+/** Starts `serve` and waits for its "serving … at URL/v1" line; resolves with the URL and its output so far. */
+function serve(args: string[], opts: { uid?: number; gid?: number } = {}): Promise<{ url: string; child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], ...opts });
+  running.push(child);
+  let out = "";
+  return new Promise((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = / at (http:\/\/[0-9.:]+)\/v1/.exec(out);
+      if (m) resolve({ url: m[1]!, child, output: () => out });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+describe("the CLI and its files (built dist/cli.js)", () => {
+  const chainFile = join(dir, "chain.ndjson");
+  let lines: string[] = [];
+  beforeAll(() => {
+    expect(existsSync(CLI), `${CLI} is missing: run \`npm run build\` (npm test does)`).toBe(true);
+    const r = run(["devnet", "--out", chainFile, "--blocks", "12"]);
+    expect(r.status, r.stderr).toBe(0);
+    lines = readFileSync(chainFile, "utf8").trim().split("\n");
+  });
+  afterAll(async () => {
+    for (const c of running) await stop(c);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("prune never creates a database: a mistyped path is an error naming it", () => {
+    const db = join(dir, "typo", "ledger.db");
+    const r = run(["prune", "--db", db, "--window", "100"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`database ${db} does not exist`);
+    expect(r.stdout).not.toContain("nothing to prune");
+    expect(existsSync(db)).toBe(false);
+    expect(existsSync(join(dir, "typo"))).toBe(false);
+  });
+
+  it("serve refuses a missing database unless --devnet or --create asks for it", async () => {
+    const db = join(dir, "serve-missing.db");
+    const r = run(["serve", "--db", db, "--port", "0"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`database ${db} does not exist; pass --create`);
+    expect(existsSync(db)).toBe(false);
+
+    const created = await serve(["--db", db, "--create"]);
+    expect(existsSync(db)).toBe(true);
+    // A new database holds no block yet: info says so, and the health check fails.
+    const info = (await (await fetch(`${created.url}/v1/info`)).json()) as { ledger_version: string | null };
+    expect(info.ledger_version).toBeNull();
+    expect((await fetch(`${created.url}/v1/-/healthy`)).status).toBe(503);
+    await stop(created.child);
+
+    const devnetDb = join(dir, "serve-devnet.db");
+    const dev = await serve(["--db", devnetDb, "--devnet", "--block-interval", "3600000"]);
+    const devInfo = (await (await fetch(`${dev.url}/v1/info`)).json()) as { ledger_version: string };
+    expect(devInfo.ledger_version).toBe("0");
+    await stop(dev.child);
+  });
+
+  it("refuses a directory, an empty file and a file that is not SQLite, naming the path and leaving the file alone", () => {
+    const empty = join(dir, "empty.db");
+    writeFileSync(empty, "");
+    const text = join(dir, "notes.db");
+    writeFileSync(text, "these are my notes, not a database\n");
+    const folder = join(dir, "folder.db");
+    mkdirSync(folder);
+    const cases: Array<[string, string]> = [
+      [empty, "is an empty file (0 bytes), not a SQLite database"],
+      [text, "is not a SQLite database"],
+      [folder, "is a directory"],
+    ];
+    for (const [db, why] of cases) {
+      for (const args of [
+        ["serve", "--db", db, "--port", "0"],
+        ["serve", "--db", db, "--port", "0", "--devnet"],
+        ["prune", "--db", db, "--window", "10"],
+        ["import", "--db", db, chainFile],
+      ]) {
+        const r = run(args);
+        expect(r.status, `${args.join(" ")}: ${r.stdout}`).toBe(1);
+        expect(r.stderr, args.join(" ")).toContain(`database ${db} ${why}`);
+      }
+    }
+    expect(statSync(empty).size).toBe(0);
+    expect(readFileSync(text, "utf8")).toBe("these are my notes, not a database\n");
+  });
+
+  it("an NDJSON parse error commits the whole blocks before it, then fails naming the line", async () => {
+    // The epilogue of block 5 and a line in the middle of block 8: versions are line numbers.
+    const epilogues = lines.map((l, i) => [JSON.parse(l).type, i] as const).filter(([t]) => t === "block_epilogue_transaction").map(([, i]) => i);
+    const endOf5 = epilogues[4]!;
+    const midOf8 = epilogues[6]! + 2;
+    for (const [cut, committed] of [
+      [endOf5 + 1, endOf5], // right after a whole block: it commits
+      [midOf8, epilogues[6]!], // inside a block: the blocks before it commit, not the half block
+    ] as const) {
+      const file = join(dir, `bad-${cut}.ndjson`);
+      writeFileSync(file, [...lines.slice(0, cut), "{this is not json", ...lines.slice(cut)].join("\n") + "\n");
+      const db = join(dir, `bad-${cut}.db`);
+      const r = run(["import", "--db", db, file]);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`${file}:${cut + 1}: not a JSON object`);
+      expect(r.stderr).toContain(`ledger version ${committed}`);
+      expect((await ledgerOf(db))!.ledgerVersion).toBe(BigInt(committed));
+      // The rest imports once the line is fixed, with nothing lost or repeated.
+      const fixed = run(["import", "--db", db, chainFile]);
+      expect(fixed.status, fixed.stderr).toBe(0);
+      expect(fixed.stdout).toContain(`skipped ${committed + 1} already committed`);
+      expect((await ledgerOf(db))!.ledgerVersion).toBe(BigInt(lines.length - 1));
+    }
+  });
+
+  it("an empty import says 'nothing to import' and exits 0, or 1 with --require-data; it creates no database", () => {
+    const empty = join(dir, "empty.ndjson");
+    writeFileSync(empty, "\n\n");
+    const db = join(dir, "never.db");
+    const r = run(["import", "--db", db, empty]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`nothing to import: ${empty} held no transaction`);
+    const stdin = run(["import", "--db", db, "-"], "");
+    expect(stdin.status, stdin.stderr).toBe(0);
+    expect(stdin.stdout).toContain("nothing to import: stdin held no transaction");
+    const strict = run(["import", "--db", db, "--require-data", empty]);
+    expect(strict.status).toBe(1);
+    expect(strict.stderr).toContain(`nothing to import: ${empty} held no transaction (--require-data)`);
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it("names the file on every input and output file error", () => {
+    const missing = join(dir, "nope.ndjson");
+    const r = run(["import", "--db", join(dir, "x.db"), missing]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`cannot read ${missing}`);
+    const r2 = run(["import", "--db", join(dir, "x.db"), dir]);
+    expect(r2.status).toBe(1);
+    expect(r2.stderr).toContain(`cannot read ${dir}: it is a directory`);
+    const out = join(dir, "no-such-dir", "chain.ndjson");
+    const d = run(["devnet", "--out", out, "--blocks", "1"]);
+    expect(d.status).toBe(1);
+    expect(d.stderr).toContain(`cannot write ${out}`);
+  });
+
+  it("serve --no-prune without --devnet opens the database read-only and says so", async () => {
+    const db = join(dir, "noprune.db");
+    expect(run(["import", "--db", db, chainFile]).status).toBe(0);
+    const s = await serve(["--db", db, "--no-prune"]);
+    const info = (await (await fetch(`${s.url}/v1/info`)).json()) as { ledger_version: string };
+    expect(info.ledger_version).toBe(String(lines.length - 1));
+    expect(s.output()).toContain(`serving ${db} read-only (no devnet, pruner off)`);
+    await stop(s.child);
+  });
+
+  // Root writes to any file, so a read-only file needs another user: the test runs as root (it
+  // does here), and the server as `nobody`.
+  it.skipIf(process.getuid?.() !== 0)("serve of a database file it may not write serves it read-only, without the pruner", async () => {
+    const ro = join(dir, "ro");
+    mkdirSync(ro);
+    const db = join(ro, "ledger.db");
+    expect(run(["import", "--db", db, chainFile]).status).toBe(0);
+    chmodSync(db, 0o444);
+    // The directory stays writable: a reader of a WAL database creates its -wal and -shm files.
+    chmodSync(ro, 0o777);
+    chmodSync(dir, 0o755);
+    const before = readFileSync(db);
+    const s = await serve(["--db", db, "--prune-window", "10"], { uid: 65534, gid: 65534 });
+    const res = await fetch(`${s.url}/v1/info`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { ledger_version: string }).ledger_version).toBe(String(lines.length - 1));
+    expect(s.output()).toContain(`${db} is read-only for this process: serving it read-only, without the pruner`);
+    await stop(s.child);
+    expect(readFileSync(db).equals(before)).toBe(true);
+  });
+});
