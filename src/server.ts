@@ -9,9 +9,10 @@ import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
 import { serveMetrics, type NodeMetrics } from "./api/metrics.js";
 import { settleNextTickShape } from "./api/tickShape.js";
-import { Devnet, type DevnetOptions } from "./ingest/devnet.js";
+import type { DevnetOptions } from "./ingest/devnet.js";
+import { LocalWriters, WriterThread, type WriterEvents, type Writers, type WritersOptions } from "./ingest/writers.js";
 import { WriterStatus } from "./ingest/writerStatus.js";
-import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
+import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
 import { existsSync } from "node:fs";
@@ -36,6 +37,12 @@ export interface ServeOptions {
   writer?: boolean;
   /** Serve `GET /metrics` on this port (on `host`) instead of the API port; 0: an ephemeral one. */
   metricsPort?: number;
+  /**
+   * SQLite: run the devnet and the pruner on a worker thread with a connection of their own, so a
+   * write waiting for a lock never stalls a request (default true). false keeps them on this
+   * thread, where tests reach the devnet's internals.
+   */
+  writerThread?: boolean;
   /** SQLite: how long a write waits for another process's lock before it fails and is retried. */
   busyTimeoutMs?: number;
   /** Run the built-in pruner (default true). Without it and without a devnet, SQLite opens read-only. */
@@ -65,7 +72,8 @@ export interface RunningNode {
   app: FastifyInstance;
   store: LedgerStore;
   url: string;
-  devnet: Devnet | null;
+  /** The writers (devnet, pruner): a `WriterThread` for SQLite, else `LocalWriters`; null when it only reads. */
+  devnet: Writers | null;
   /** The node's Prometheus metrics; `metricsUrl` when they have a port of their own. */
   metrics: NodeMetrics;
   metricsUrl: string | null;
@@ -95,21 +103,39 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     writes = false;
     readOnlyFile = true;
   }
-  const store = await openStore(o.db, {
-    readonly: !writes,
-    create: o.create ?? true,
-    memoLagMs: MEMO_LAG_MS,
-    ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}),
-  });
   // The logger is the app's (built below); failures before then throw out of startNode anyway.
   let statusLog: StatusLogRef = null;
   const status = new WriterStatus({
     error: (obj, msg) => statusLog?.error(obj, msg),
     info: (obj, msg) => statusLog?.info(obj, msg),
   });
-  let devnet: Devnet | null = null;
-  if (o.devnet && writer) {
-    devnet = await Devnet.open(store, { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) }, status);
+  // Told to the metrics once the app has them; prunes before that cannot happen (not started).
+  let events: WriterEvents = { pruned: () => undefined, pruneFailed: () => undefined };
+  const writerEvents: WriterEvents = { pruned: (s, r) => events.pruned(s, r), pruneFailed: (s) => events.pruneFailed(s) };
+  const sqliteOptions = o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {};
+  const writersOptions: WritersOptions = {
+    devnet: o.devnet && writer ? { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) } : null,
+    pruneWindow: writes && (o.prune ?? true) ? window : null,
+    pruneIntervalMs: o.pruneIntervalMs ?? 10_000,
+  };
+  // SQLite's writers get a thread and a connection of their own; this one then only reads.
+  const threaded = writes && !isPostgresUrl(o.db) && (o.writerThread ?? true);
+  let writers: Writers | null = null;
+  if (threaded) {
+    writers = await WriterThread.start({ db: o.db, open: { create: o.create ?? true, ...sqliteOptions }, writers: writersOptions }, status, writerEvents);
+  }
+  let store: LedgerStore;
+  try {
+    store = await openStore(o.db, {
+      readonly: !writes || threaded,
+      create: o.create ?? true,
+      memoLagMs: MEMO_LAG_MS,
+      ...sqliteOptions,
+    });
+    if (writes && !threaded) writers = await LocalWriters.open(store, writersOptions, status, writerEvents);
+  } catch (e) {
+    await writers?.stop();
+    throw e;
   }
   const { app, ctx } = await buildApp({
     store,
@@ -129,43 +155,31 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   const address = await app.listen({ host: o.host, port: o.port });
   const log = ctx.log;
   const metrics = ctx.metrics!;
+  events = {
+    pruned: (seconds, r) => {
+      metrics.pruned(seconds, r);
+      if (r) log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned");
+    },
+    pruneFailed: (seconds) => metrics.pruneFailed(seconds),
+  };
   const metricsServer = o.metricsPort !== undefined ? await serveMetrics(metrics, o.host, o.metricsPort) : null;
   // Fastify says so itself when its logger is on (--log-requests).
   if (!o.logRequests) log.info(`Server listening at ${address}`);
   if (readOnlyFile) log.warn(`${o.db} is read-only for this process: serving it read-only, without the pruner`);
   else if (writer && !writes) log.info(`serving ${isPostgresUrl(o.db) ? "the database" : o.db} read-only (no devnet, pruner off)`);
   // Failures and the recovery are logged by the WriterStatus.
-  devnet?.start();
-  let pruning = false;
-  const pruner = setInterval(() => {
-    if (pruning || !writes) return;
-    pruning = true;
-    const t0 = performance.now();
-    pruneNow(store, window)
-      .then((r) => {
-        metrics.pruned((performance.now() - t0) / 1000, r);
-        status.ok("pruner");
-        if (r) log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned");
-      })
-      .catch((e) => {
-        metrics.pruneFailed((performance.now() - t0) / 1000);
-        status.failed("pruner", e, "tried again next interval");
-      })
-      .finally(() => (pruning = false));
-  }, o.pruneIntervalMs ?? 10_000);
-  pruner.unref();
+  writers?.start();
   return {
     app,
     store,
     url: address,
-    devnet,
+    devnet: writers,
     metrics,
     metricsUrl: metricsServer?.url ?? null,
     writerStatus: status,
     async close() {
-      clearInterval(pruner);
       await metricsServer?.close();
-      await devnet?.stop();
+      await writers?.stop();
       const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
       try {
         await app.close();

@@ -15,13 +15,16 @@
  * - deleted: the file is unlinked while the node runs.
  */
 import Database from "better-sqlite3";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { Devnet } from "../src/ingest/devnet.js";
+import type { LocalWriters } from "../src/ingest/writers.js";
 import type { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
+import { holdWriteLock } from "./helpers/sqliteLock.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-writer-"));
 const nodes: TestNode[] = [];
@@ -32,11 +35,20 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A devnet node that only writes when told (produceBlock); a lock wait fails after 100 ms. */
+/**
+ * A devnet node that only writes when told (produceBlock); a lock wait fails after 100 ms. Its
+ * writers stay on the serving thread, so the tests reach the devnet and its store (the built CLI
+ * test below runs them on their thread).
+ */
 async function devnetNode(db: string): Promise<TestNode> {
-  const node = await startTestNode(db, { devnet: { blockIntervalMs: 3_600_000 }, busyTimeoutMs: 100 });
+  const node = await startTestNode(db, { devnet: { blockIntervalMs: 3_600_000 }, busyTimeoutMs: 100, writerThread: false });
   nodes.push(node);
   return node;
+}
+
+/** The devnet of a node started by `devnetNode`. */
+function devnetOf(node: TestNode): Devnet {
+  return (node.devnet as LocalWriters).devnet!;
 }
 
 async function healthy(node: TestNode): Promise<{ status: number; message: string }> {
@@ -73,26 +85,6 @@ function expectNoGap(db: string, blocks: number): void {
   }
 }
 
-/** Another process holding SQLite's write lock on `db` until `release()`. */
-async function holdWriteLock(db: string): Promise<{ child: ChildProcess; release(): Promise<number | null> }> {
-  const script = `
-    const c = new (require("better-sqlite3"))(process.argv[1]);
-    c.exec("BEGIN EXCLUSIVE");
-    process.stdout.write("locked\\n");
-    process.stdin.once("data", () => { c.exec("COMMIT"); c.close(); process.exit(0); });`;
-  const child = spawn(process.execPath, ["-e", script, db], { cwd: new URL("..", import.meta.url).pathname, stdio: ["pipe", "pipe", "inherit"] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once("data", () => resolve());
-    child.once("exit", (code) => reject(new Error(`lock holder exited ${code}`)));
-  });
-  return {
-    child,
-    release: () => new Promise((resolve) => {
-      child.once("exit", (code) => resolve(code));
-      child.stdin!.write("release\n");
-    }),
-  };
-}
 
 describe("serve --devnet under a lock held by another process (built CLI, its own timer and log)", () => {
   it("logs each failure and the recovery, answers 503 meanwhile, and leaves no gap", { timeout: 90_000 }, async () => {
@@ -151,13 +143,13 @@ describe("devnet writer failures (sqlite)", () => {
   it("another process holds the write lock: 503 while it does, then the same block commits and nothing is missing", async () => {
     const db = join(dir, "lock.db");
     const node = await devnetNode(db);
-    for (let i = 0; i < 5; i++) await node.devnet!.produceBlock();
+    for (let i = 0; i < 5; i++) await devnetOf(node).produceBlock();
     const lock = await holdWriteLock(db);
-    const height = node.devnet!.nextHeight;
+    const height = devnetOf(node).nextHeight;
     for (let attempt = 0; attempt < 3; attempt++) {
-      await expect(node.devnet!.produceBlock()).rejects.toThrow(/locked|busy/i);
+      await expect(devnetOf(node).produceBlock()).rejects.toThrow(/locked|busy/i);
       // The block is kept, not skipped: the next attempt is for the same height.
-      expect(node.devnet!.nextHeight).toBe(height);
+      expect(devnetOf(node).nextHeight).toBe(height);
     }
     const during = await healthy(node);
     expect(during.status).toBe(503);
@@ -168,30 +160,30 @@ describe("devnet writer failures (sqlite)", () => {
     const info = (await (await fetch(`${node.base}/info`)).json()) as { block_height: string };
     expect(info.block_height).toBe(String(height - 1n));
     expect(await lock.release()).toBe(0);
-    await node.devnet!.produceBlock();
-    expect(node.devnet!.nextHeight).toBe(height + 1n);
+    await devnetOf(node).produceBlock();
+    expect(devnetOf(node).nextHeight).toBe(height + 1n);
     expect((await healthy(node)).status).toBe(200);
-    for (let i = 0; i < 3; i++) await node.devnet!.produceBlock();
+    for (let i = 0; i < 3; i++) await devnetOf(node).produceBlock();
     expectNoGap(db, 9);
   });
 
   it("a read-only database: 503 while writes fail, then the same block commits and nothing is missing", async () => {
     const db = join(dir, "readonly.db");
     const node = await devnetNode(db);
-    for (let i = 0; i < 4; i++) await node.devnet!.produceBlock();
+    for (let i = 0; i < 4; i++) await devnetOf(node).produceBlock();
     const store = node.store as SqliteStore;
     store.setQueryOnly(true);
-    const height = node.devnet!.nextHeight;
-    await expect(node.devnet!.produceBlock()).rejects.toThrow(/readonly/i);
-    await expect(node.devnet!.produceBlock()).rejects.toThrow(/readonly/i);
-    expect(node.devnet!.nextHeight).toBe(height);
+    const height = devnetOf(node).nextHeight;
+    await expect(devnetOf(node).produceBlock()).rejects.toThrow(/readonly/i);
+    await expect(devnetOf(node).produceBlock()).rejects.toThrow(/readonly/i);
+    expect(devnetOf(node).nextHeight).toBe(height);
     const during = await healthy(node);
     expect(during.status).toBe(503);
     // The reason names the database file.
     expect(during.message).toContain(db);
     expect(during.message).toMatch(/devnet is failing to write: 2 attempts.*readonly/);
     store.setQueryOnly(false);
-    for (let i = 0; i < 3; i++) await node.devnet!.produceBlock();
+    for (let i = 0; i < 3; i++) await devnetOf(node).produceBlock();
     expect((await healthy(node)).status).toBe(200);
     expectNoGap(db, 7);
   });
@@ -205,7 +197,7 @@ describe("devnet writer failures (sqlite)", () => {
     console.log(`disk-full case: ${mounted ? "16 MiB tmpfs filled by a filler file" : "max_page_count on the writer's connection"}`);
     const db = join(mnt, "full.db");
     const node = await devnetNode(db);
-    for (let i = 0; i < 6; i++) await node.devnet!.produceBlock();
+    for (let i = 0; i < 6; i++) await devnetOf(node).produceBlock();
     let produced = 6;
     const filler = join(mnt, "filler");
     if (mounted) {
@@ -226,13 +218,13 @@ describe("devnet writer failures (sqlite)", () => {
     // Each block needs new pages sooner or later (a small block may still fit a page already had).
     let failure: Error | null = null;
     for (let i = 0; i < 40 && !failure; i++) {
-      await node.devnet!.produceBlock().then(() => produced++, (e: Error) => (failure = e));
+      await devnetOf(node).produceBlock().then(() => produced++, (e: Error) => (failure = e));
     }
     expect(failure, "a block should fail on the full disk").not.toBeNull();
     expect(failure!.message).toMatch(/full/i);
-    const height = node.devnet!.nextHeight;
-    await expect(node.devnet!.produceBlock()).rejects.toThrow(/full/i);
-    expect(node.devnet!.nextHeight).toBe(height);
+    const height = devnetOf(node).nextHeight;
+    await expect(devnetOf(node).produceBlock()).rejects.toThrow(/full/i);
+    expect(devnetOf(node).nextHeight).toBe(height);
     const during = await healthy(node);
     expect(during.status).toBe(503);
     // The reason names the database file.
@@ -240,9 +232,9 @@ describe("devnet writer failures (sqlite)", () => {
     expect(during.message).toMatch(/devnet is failing to write: 2 attempts.*full/);
     if (mounted) unlinkSync(filler);
     else (node.store as SqliteStore).setSizeLimit(false);
-    for (let i = 0; i < 3; i++) await node.devnet!.produceBlock();
+    for (let i = 0; i < 3; i++) await devnetOf(node).produceBlock();
     produced += 3;
-    expect(node.devnet!.nextHeight).toBe(height + 3n);
+    expect(devnetOf(node).nextHeight).toBe(height + 3n);
     expect((await healthy(node)).status).toBe(200);
     await node.close();
     nodes.splice(nodes.indexOf(node), 1);
@@ -252,12 +244,12 @@ describe("devnet writer failures (sqlite)", () => {
   it("a deleted database file: the writer refuses to write into the unlinked file and says so", async () => {
     const db = join(dir, "deleted.db");
     const node = await devnetNode(db);
-    for (let i = 0; i < 3; i++) await node.devnet!.produceBlock();
+    for (let i = 0; i < 3; i++) await devnetOf(node).produceBlock();
     expect((await healthy(node)).status).toBe(200);
     unlinkSync(db);
-    const height = node.devnet!.nextHeight;
-    await expect(node.devnet!.produceBlock()).rejects.toThrow(new RegExp(`${db.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} was deleted`));
-    expect(node.devnet!.nextHeight).toBe(height);
+    const height = devnetOf(node).nextHeight;
+    await expect(devnetOf(node).produceBlock()).rejects.toThrow(new RegExp(`${db.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} was deleted`));
+    expect(devnetOf(node).nextHeight).toBe(height);
     const during = await healthy(node);
     expect(during.status).toBe(503);
     // The reason names the database file.

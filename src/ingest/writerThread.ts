@@ -1,0 +1,64 @@
+/**
+ * The writer thread's entry (see `WriterThread` in `writers.ts`): opens its own store, runs the
+ * devnet and the pruner on it, and reports to the serving thread by message.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { openStore } from "../storage/open.js";
+import { LocalWriters, type FromWriterThread, type ToWriterThread, type WriterThreadData } from "./writers.js";
+import { WriterStatus } from "./writerStatus.js";
+
+const port = parentPort!;
+const post = (m: FromWriterThread) => port.postMessage(m);
+
+/** A status that tells the serving thread, which logs and answers /-/healthy. */
+class ReportingStatus extends WriterStatus {
+  override ok(writer: string, what = ""): void {
+    post({ t: "ok", writer, what });
+  }
+  override failed(writer: string, e: unknown, retry = "it is tried again") {
+    const message = e instanceof Error ? e.message : String(e);
+    post({ t: "failed", writer, message, retry });
+    return { writer, message, attempts: 0, sinceMs: Date.now() };
+  }
+}
+
+async function main(): Promise<void> {
+  const data = workerData as WriterThreadData;
+  let writers: LocalWriters;
+  let close: () => Promise<void>;
+  try {
+    const store = await openStore(data.db, data.open);
+    close = () => store.close();
+    writers = await LocalWriters.open(store, data.writers, new ReportingStatus(), {
+      pruned: (seconds, result) => post({ t: "pruned", seconds, result }),
+      pruneFailed: (seconds) => post({ t: "pruneFailed", seconds }),
+    });
+  } catch (e) {
+    post({ t: "startFailed", message: e instanceof Error ? e.message : String(e) });
+    return;
+  }
+  port.on("message", (m: ToWriterThread) => {
+    switch (m.t) {
+      case "produce":
+        writers.produceBlock().then(
+          () => post({ t: "produced", id: m.id, error: null }),
+          (e: Error) => post({ t: "produced", id: m.id, error: e.message }),
+        );
+        return;
+      case "start":
+        return writers.start();
+      case "stop":
+        void writers
+          .stop()
+          .then(() => close())
+          .finally(() => {
+            post({ t: "stopped" });
+            port.close();
+          });
+        return;
+    }
+  });
+  post({ t: "ready" });
+}
+
+void main();
