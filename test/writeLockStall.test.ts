@@ -52,7 +52,8 @@ describe("an external write-lock hold while the node writes", () => {
     expect(p99(lat)).toBeLessThan(50);
     // The writers went on once the lock was released: the chain grows again.
     const before = BigInt(((await (await fetch(`${node.base}/info`)).json()) as { ledger_version: string }).ledger_version);
-    await expect.poll(async () => BigInt(((await (await fetch(`${node.base}/info`)).json()) as { ledger_version: string }).ledger_version), { timeout: 10_000 }).toBeGreaterThan(before);
+    const base = node.base;
+    await expect.poll(async () => BigInt(((await (await fetch(`${base}/info`)).json()) as { ledger_version: string }).ledger_version), { timeout: 10_000 }).toBeGreaterThan(before);
     await node.close();
     node = undefined;
   });

@@ -26,6 +26,11 @@ export class NodeContext {
   onStorageError: ((status: 500 | 503) => void) | null = null;
   /** The writers of this process (devnet, pruner), for `/-/healthy`; null when it writes nothing. */
   writer: WriterStatus | null = null;
+  /**
+   * The last store read that failed, for `/-/healthy`. A corrupt database stays failed until a
+   * restart (the pages that are bad fail again, while others read fine in between).
+   */
+  storageFailure: { message: string; atMs: number; corrupt: boolean } | null = null;
 
   constructor(
     readonly store: LedgerStore,
@@ -102,6 +107,7 @@ export class NodeContext {
     return onFailure(f, (e): never => {
       if (e instanceof ApiError) throw e;
       const w = typeof what === "string" ? what : what();
+      this.noteStorageFailure(e);
       if (unavailable || e instanceof StorageUnavailableError) {
         this.onStorageError?.(503);
         throw ApiError.unavailable(`${w}: ${(e as Error).message}`, e);
@@ -110,7 +116,17 @@ export class NodeContext {
       throw ApiError.internal(`${w}: ${(e as Error).message}`, info, e);
     });
   }
+
+  private noteStorageFailure(e: unknown): void {
+    const err = e as { message?: string; code?: string };
+    const message = String(err.message ?? e);
+    const corrupt = CORRUPT.test(`${err.code ?? ""} ${message}`) || (this.storageFailure?.corrupt ?? false);
+    this.storageFailure = { message: corrupt && this.storageFailure?.corrupt ? this.storageFailure.message : message, atMs: Date.now(), corrupt };
+  }
 }
+
+/** SQLite's and PostgreSQL's words for a damaged database (SQLITE_CORRUPT, SQLITE_NOTADB, XX001/XX002). */
+const CORRUPT = /SQLITE_CORRUPT|SQLITE_NOTADB|malformed|not a database|XX00[12]|data_corrupted|index_corrupted/i;
 
 /** `f()`, with `handle` for a failure, thrown or rejected; synchronous when `f` is. */
 function onFailure<T>(f: () => Awaitable<T>, handle: (e: unknown) => T): Awaitable<T> {

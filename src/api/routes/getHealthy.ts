@@ -10,9 +10,10 @@
  * - `duration_secs` must be an integer from 0 to 4294967295 (u32, as the reference node): anything
  *   else is 400 `web_framework_error`.
  * - An empty or unreadable ledger answers 503.
- * - So does a node whose writer (devnet, pruner) failed its last attempt, or whose database file was
- *   deleted or replaced while open: 503 `health_check_failed` with the reason. Both checks are
- *   in memory or one stat call, so the check stays cheap.
+ * - So does a node whose writer (devnet, pruner) failed its last attempt, whose database file was
+ *   deleted or replaced while open, whose store failed a read in the last 30 s, or whose database
+ *   turned out corrupt: 503 `health_check_failed` with the reason. The checks are in memory or one
+ *   stat call, so the check stays cheap.
  *
  * JSON only; the ledger headers are sent on the 200 and on the 503 of a stale ledger.
  *
@@ -36,6 +37,9 @@ export interface GetHealthyResponse {
 }
 
 const U32_MAX = 4294967295;
+
+/** How long a failed storage read keeps the node unhealthy (a corrupt database: until restart). */
+const STORAGE_FAILURE_MS = 30_000;
 
 export const getHealthy: RouteDef = {
   method: "GET",
@@ -83,6 +87,11 @@ export const getHealthy: RouteDef = {
       // 2b. storage and writer health: the ledger reads fine but nothing new can be stored
       const fileProblem = ctx.store.fileProblem?.() ?? null;
       if (fileProblem) throw new ApiError(503, "health_check_failed", fileProblem, info);
+      const sf = ctx.storageFailure;
+      if (sf && (sf.corrupt || Date.now() - sf.atMs < STORAGE_FAILURE_MS)) {
+        const what = sf.corrupt ? "the database is corrupt" : `a storage read failed ${((Date.now() - sf.atMs) / 1000).toFixed(1)}s ago`;
+        throw new ApiError(503, "health_check_failed", `${what}: ${sf.message}`, info);
+      }
       const failing = ctx.writer?.failing;
       if (failing) throw new ApiError(503, "health_check_failed", WriterStatus.describe(failing), info);
       // 3. read: compare the newest block's chain time with the wall clock
