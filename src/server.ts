@@ -103,11 +103,18 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     writes = false;
     readOnlyFile = true;
   }
-  // The logger is the app's (built below); failures before then throw out of startNode anyway.
   let statusLog: StatusLogRef = null;
+  // The log and the metrics are the app's, built below; writers start only after that.
+  let onWriterChange: () => void = () => undefined;
   const status = new WriterStatus({
-    error: (obj, msg) => statusLog?.error(obj, msg),
-    info: (obj, msg) => statusLog?.info(obj, msg),
+    error: (obj, msg) => {
+      statusLog?.error(obj, msg);
+      onWriterChange();
+    },
+    info: (obj, msg) => {
+      statusLog?.info(obj, msg);
+      onWriterChange();
+    },
   });
   // Told to the metrics once the app has them; prunes before that cannot happen (not started).
   let events: WriterEvents = { pruned: () => undefined, pruneFailed: () => undefined };
@@ -155,6 +162,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   const address = await app.listen({ host: o.host, port: o.port });
   const log = ctx.log;
   const metrics = ctx.metrics!;
+  onWriterChange = () => metrics.writerFailures.set(status.failing?.attempts ?? 0);
   events = {
     pruned: (seconds, r) => {
       metrics.pruned(seconds, r);

@@ -122,8 +122,11 @@ describe("serve --devnet under a lock held by another process (built CLI, its ow
         return h.status === 503 ? h : undefined;
       });
       expect(during.message).toMatch(/devnet is failing to write: [0-9]+ attempts? in a row .*locked/);
+      const failures = async () => Number(/^ledger_node_writer_consecutive_failures ([0-9]+)$/m.exec(await (await fetch(base.replace(/\/v1$/, "/metrics"))).text())?.[1]);
+      expect(await failures()).toBeGreaterThan(0);
       expect(await lock.release()).toBe(0);
       await poll("a 200 from /-/healthy", async () => ((await health()).status === 200 ? true : undefined));
+      expect(await failures()).toBe(0);
       expect(out).toContain(`devnet: writing failed (attempt 1): writing SQLite database ${db} failed: database is locked; block `);
       expect(out).toMatch(/database is locked; block [0-9]+ is kept and tried again/);
       expect(out).toMatch(/devnet: writing works again after [0-9]+ failed attempts?; block [0-9]+ committed/);
