@@ -5,10 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../src/api/errors.js";
-import { pruneNow, parsePruneWindow } from "../src/ledger/pruning.js";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
-import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
+import { pruneServed, serveChain, stopNode, type TestNode } from "./helpers/node.js";
 import { LEDGER_HEADERS } from "./helpers/headers.js";
 
 const H = addr("7ab1e");
@@ -142,7 +141,7 @@ for (const factory of backendFactories) {
     }
 
     it("answers 410 version_pruned below the oldest kept version, on every versioned operation", async () => {
-      const r = await pruneNow(node.store, parsePruneWindow("30"));
+      const r = await pruneServed(node, "30");
       expect(r).not.toBeNull();
       const oldest = r!.oldestVersion;
       const info = await (await fetch(`${node.base}/estimate_gas_price`)).headers;

@@ -17,9 +17,8 @@ import { Ajv, type ValidateFunction } from "ajv";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount } from "../../src/ingest/devnetChain.js";
-import { parsePruneWindow, pruneNow } from "../../src/ledger/pruning.js";
 import { backendFactories } from "../helpers/backends.js";
-import { startTestNode, type TestNode } from "../helpers/node.js";
+import { pruneServed, startTestNode, type TestNode } from "../helpers/node.js";
 import { APTOS_SPEC, call, GENESIS, GENESIS_TABLE_ITEM, startDevnetNode, startGenesisNode } from "./helpers.js";
 
 type Json = Record<string, any>;
@@ -234,7 +233,7 @@ for (const factory of backendFactories) {
       }
       await send("503 empty raw item", ...rawItem(empty, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key));
       // 410: prune the devnet to its last 50 versions, then ask for version 0.
-      await pruneNow(devnet.store, parsePruneWindow("50"));
+      await pruneServed(devnet, "50");
       await send("410 modules", devnet, "/accounts/0x1/modules?ledger_version=0");
       await send("410 summaries", devnet, `/accounts/${devnetAccount(0)}/transaction_summaries?start_version=0`);
       await send("410 raw item", ...rawItem(devnet, DEVNET_TABLE_HANDLE, "0x0100000000000000", "?ledger_version=0"));

@@ -1,16 +1,20 @@
 /** Starts a real node on a real port (127.0.0.1, ephemeral) over a real database. */
+import { parsePruneWindow, pruneNow } from "../../src/ledger/pruning.js";
 import { startNode, type RunningNode, type ServeOptions } from "../../src/server.js";
+import { openStore } from "../../src/storage/open.js";
 import type { Backend } from "./backends.js";
 import type { ChainBuilder } from "./chain.js";
 
 export interface TestNode extends RunningNode {
   /** `http://127.0.0.1:PORT/v1` */
   base: string;
+  /** The `--db` it serves. */
+  db: string;
 }
 
 export async function startTestNode(db: string, o: Partial<ServeOptions> = {}): Promise<TestNode> {
   const node = await startNode({ db, host: "127.0.0.1", port: 0, pruneIntervalMs: 3_600_000, ...o });
-  return Object.assign(node, { base: `${node.url}/v1` });
+  return Object.assign(node, { base: `${node.url}/v1`, db });
 }
 
 export { FIXTURES } from "./fixtures.js";
@@ -26,4 +30,17 @@ export async function serveChain(backend: Backend, chain: ChainBuilder, o: Parti
 export async function stopNode(node: TestNode | undefined, backend: Backend): Promise<void> {
   await node?.close();
   await backend.cleanup();
+}
+
+/**
+ * Prunes what `node` serves to `window`, through a connection of its own: a SQLite node's writers
+ * run on their own thread, and the connection it serves from only reads.
+ */
+export async function pruneServed(node: TestNode, window: string): Promise<Awaited<ReturnType<typeof pruneNow>>> {
+  const store = await openStore(node.db);
+  try {
+    return await pruneNow(store, parsePruneWindow(window));
+  } finally {
+    await store.close();
+  }
 }
