@@ -10,6 +10,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, st
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 
 const CLI = new URL("../dist/cli.js", import.meta.url).pathname;
@@ -28,8 +29,8 @@ async function ledgerOf(db: string) {
 }
 
 /** Starts `serve` and waits for its "serving … at URL/v1" line; resolves with the URL and its output so far. */
-function serve(args: string[], opts: { uid?: number; gid?: number } = {}): Promise<{ url: string; child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], ...opts });
+function serve(args: string[]): Promise<{ url: string; child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   running.push(child);
   let out = "";
   return new Promise((resolve, reject) => {
@@ -190,24 +191,42 @@ describe("the CLI and its files (built dist/cli.js)", () => {
     await stop(s.child);
   });
 
-  // Root writes to any file, so under root the server runs as `nobody`; any other user is already
-  // refused by the file mode.
+  // A file this process may not write. Root writes through any file mode, so under root the file
+  // is reached through a read-only bind mount (EROFS for everyone); a reader of a WAL database
+  // there needs its -wal and -shm files, which a connection held open here keeps in place. Any
+  // other user is refused by the file mode.
   it("serve of a database file it may not write serves it read-only, without the pruner", async () => {
+    const src = join(dir, "rw");
+    mkdirSync(src);
+    const srcDb = join(src, "ledger.db");
+    expect(run(["import", "--db", srcDb, chainFile]).status).toBe(0);
+    const asRoot = process.getuid?.() === 0;
+    let db = srcDb;
+    let holder: Database.Database | null = null;
     const ro = join(dir, "ro");
-    mkdirSync(ro);
-    const db = join(ro, "ledger.db");
-    expect(run(["import", "--db", db, chainFile]).status).toBe(0);
-    chmodSync(db, 0o444);
-    // The directory stays writable: a reader of a WAL database creates its -wal and -shm files.
-    chmodSync(ro, 0o777);
-    chmodSync(dir, 0o755);
-    const before = readFileSync(db);
-    const s = await serve(["--db", db, "--prune-window", "10"], process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {});
-    const res = await fetch(`${s.url}/v1/info`);
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as { ledger_version: string }).ledger_version).toBe(String(lines.length - 1));
-    expect(s.output()).toContain(`${db} is read-only for this process: serving it read-only, without the pruner`);
-    await stop(s.child);
-    expect(readFileSync(db).equals(before)).toBe(true);
+    if (asRoot) {
+      holder = new Database(srcDb);
+      holder.prepare("SELECT count(*) FROM blocks").get();
+      mkdirSync(ro);
+      const bind = spawnSync("mount", ["--bind", src, ro]);
+      const remount = bind.status === 0 ? spawnSync("mount", ["-o", "remount,bind,ro", ro]) : bind;
+      expect(remount.status, `mounting ${ro} read-only: ${remount.stderr}`).toBe(0);
+      db = join(ro, "ledger.db");
+    } else {
+      chmodSync(srcDb, 0o444);
+    }
+    try {
+      const before = readFileSync(db);
+      const s = await serve(["--db", db, "--prune-window", "10"]);
+      const res = await fetch(`${s.url}/v1/info`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { ledger_version: string }).ledger_version).toBe(String(lines.length - 1));
+      expect(s.output()).toContain(`${db} is read-only for this process: serving it read-only, without the pruner`);
+      await stop(s.child);
+      expect(readFileSync(db).equals(before)).toBe(true);
+    } finally {
+      if (asRoot) spawnSync("umount", [ro]);
+      holder?.close();
+    }
   });
 });
