@@ -121,6 +121,8 @@ export function sendBody(
   body: string | Buffer | EncodedBody,
   type: string,
 ): FastifyReply {
+  // Every operation's answer, success or error, is sent here: count it for /metrics.
+  req.routeOptions.config.metrics?.observe(reply.statusCode, (performance.now() - req.startedAt) / 1000);
   reply.type(type);
   const identity = body instanceof EncodedBody ? body.identity : body;
   if (!config.compression || byteLengthBelow(identity, config.compressionThreshold)) return reply.send(identity);
