@@ -118,10 +118,14 @@ export class NodeContext {
   }
 
   private noteStorageFailure(e: unknown): void {
+    // Once corrupt, it keeps saying so with the first sign of it.
+    if (this.storageFailure?.corrupt) {
+      this.storageFailure.atMs = Date.now();
+      return;
+    }
     const err = e as { message?: string; code?: string };
     const message = String(err.message ?? e);
-    const corrupt = CORRUPT.test(`${err.code ?? ""} ${message}`) || (this.storageFailure?.corrupt ?? false);
-    this.storageFailure = { message: corrupt && this.storageFailure?.corrupt ? this.storageFailure.message : message, atMs: Date.now(), corrupt };
+    this.storageFailure = { message, atMs: Date.now(), corrupt: CORRUPT.test(`${err.code ?? ""} ${message}`) };
   }
 }
 
