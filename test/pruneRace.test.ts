@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
-import { startTestNode, type TestNode } from "./helpers/node.js";
+import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
 
 const CLI = ["--import", "tsx", new URL("../src/cli.ts", import.meta.url).pathname];
 const H = addr("7ab1e");
@@ -24,7 +24,6 @@ for (const factory of backendFactories) {
   const backend = factory();
   describe(`reads racing the pruner (${backend.name})`, () => {
     let node: TestNode;
-    let db: string;
     const chain = new ChainBuilder().genesis();
     /** Expected value of each key at each version: the last write at or below it. */
     const writes: Array<{ version: bigint; key: number; value: bigint }> = [];
@@ -34,14 +33,9 @@ for (const factory of backendFactories) {
         writes.push({ version: chain.nextUserVersion, key, value: BigInt(b) });
         chain.block([{ sender: addr("b0b"), seq: b, changes: [writeTable(H, u64le(key), u64le(b))] }]);
       }
-      db = await backend.newDb();
-      await chain.importInto(db);
-      node = await startTestNode(db);
+      node = await serveChain(backend, chain);
     });
-    afterAll(async () => {
-      await node?.close();
-      await backend.cleanup();
-    });
+    afterAll(() => stopNode(node, backend));
 
     const expected = (key: number, at: bigint): bigint | null => {
       let v: bigint | null = null;
@@ -77,7 +71,7 @@ for (const factory of backendFactories) {
         }
       };
       const readers = Array.from({ length: 8 }, reader);
-      for (const window of [500, 400, 300, 200, 100, 50]) expect(await pruneCli(db, window)).toBe(0);
+      for (const window of [500, 400, 300, 200, 100, 50]) expect(await pruneCli(node.db, window)).toBe(0);
       stop = true;
       await Promise.all(readers);
       const info = await (await fetch(`${node.base}/estimate_gas_price`)).headers;

@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
-import { startTestNode, type TestNode } from "./helpers/node.js";
+import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
 
 const REQUESTS = 50_000;
 const IN_FLIGHT = 48;
@@ -44,7 +44,6 @@ for (const factory of backendFactories) {
   const backend = factory();
   describe(`transaction_summaries racing a prune (${backend.name})`, () => {
     let node: TestNode;
-    let db: string;
     const chain = new ChainBuilder().genesis();
     const sent = new Map<string, Sent[]>([
       [S, []],
@@ -74,14 +73,9 @@ for (const factory of backendFactories) {
           x.hash = t.hash as string;
         }
       }
-      db = await backend.newDb();
-      await chain.importInto(db);
-      node = await startTestNode(db);
+      node = await serveChain(backend, chain);
     });
-    afterAll(async () => {
-      await node?.close();
-      await backend.cleanup();
-    });
+    afterAll(() => stopNode(node, backend));
 
     /** The page the ledger at (oldest, latest) answers, or "410". */
     function oracle(sender: string, q: { start?: bigint; end?: bigint; limit: number }, oldest: bigint, latest: bigint): Sent[] | "410" {
@@ -98,7 +92,7 @@ for (const factory of backendFactories) {
 
     // About 30-50 s per backend on 2 shared cores; the file's default of 60 s is too close.
     it(`answers ${REQUESTS} requests exactly or 410 while another process prunes`, { timeout: 150_000 }, async () => {
-      const pruner = spawn(process.execPath, [...PRUNER, db, String(BLOCKS - KEEP_BLOCKS), String(PAUSE_MS)], { stdio: ["pipe", "pipe", "inherit"] });
+      const pruner = spawn(process.execPath, [...PRUNER, node.db, String(BLOCKS - KEEP_BLOCKS), String(PAUSE_MS)], { stdio: ["pipe", "pipe", "inherit"] });
       let prunes = 0;
       let prunerDone = false;
       pruner.stdout!.on("data", (d: Buffer) => {
