@@ -416,9 +416,20 @@ export class SqliteStore implements LedgerStore {
     return null;
   }
 
-  private checkFile(): void {
+  /**
+   * Every write: refused when the file was deleted or replaced, its failure naming the file, and
+   * the read memo cleared whatever happened.
+   */
+  private write<T>(f: () => T): T {
     const problem = this.fileProblem();
     if (problem) throw new StorageUnavailableError(`${problem}; not writing into it: restart the node to open the file there now`);
+    try {
+      return f();
+    } catch (e) {
+      throw this.writeError(e);
+    } finally {
+      this.clearMemo();
+    }
   }
 
   /**
@@ -440,25 +451,11 @@ export class SqliteStore implements LedgerStore {
   }
 
   async commitBlock(write: BlockWrite): Promise<void> {
-    this.checkFile();
-    try {
-      this.commitTx(write);
-    } catch (e) {
-      throw this.writeError(e);
-    } finally {
-      this.clearMemo();
-    }
+    return this.write(() => this.commitTx(write));
   }
 
   async commitBlocks(writes: BlockWrite[]): Promise<void> {
-    this.checkFile();
-    try {
-      this.commitManyTx(writes);
-    } catch (e) {
-      throw this.writeError(e);
-    } finally {
-      this.clearMemo();
-    }
+    return this.write(() => this.commitManyTx(writes));
   }
 
   /**
@@ -513,14 +510,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async prune(target: PruneTarget): Promise<PruneResult> {
-    this.checkFile();
-    try {
-      return this.pruneTx(target);
-    } catch (e) {
-      throw this.writeError(e);
-    } finally {
-      this.clearMemo();
-    }
+    return this.write(() => this.pruneTx(target));
   }
 
   private pruneInTx(t: PruneTarget): PruneResult {
