@@ -7,17 +7,18 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { pino } from "pino";
 import type { LedgerStore } from "../storage/LedgerStore.js";
 import { StorageUnavailableError } from "../storage/LedgerStore.js";
-import { EncodedBody, sendBody } from "./compression.js";
+import { EncodedBody } from "./compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
-import { NodeContext, orNull } from "./context.js";
+import { NodeContext } from "./context.js";
+import { operationHandler, strictInput } from "./handler.js";
 import { ApiError, clip } from "./errors.js";
 import { NodeMetrics, type OperationMetrics } from "./metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
 import { JSON_TYPE } from "./negotiate.js";
-import { QUERY_KINDS, checkDecimalQuery, queryParamMessage } from "./params.js";
+import { queryParamMessage } from "./params.js";
 import { requestId } from "./requestId.js";
-import type { RouteDef } from "./route.js";
-import { routes } from "./routes/index.js";
+import { routeSchema, sendsLedgerHeaders, type AnyOperation } from "./operation.js";
+import { operations } from "./routes/index.js";
 import { sharedSchemas } from "./schemas.js";
 import { answerRawEvents, capConnections, clientErrorHandler } from "./transport.js";
 
@@ -117,19 +118,18 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   // JSON is the only request body type (raw_item); anything else is 415.
   app.removeContentTypeParser("text/plain");
   for (const s of sharedSchemas) app.addSchema(s);
-  await registerOpenApi(app, config.nodeVersion, routes);
+  await registerOpenApi(app, config.nodeVersion, operations);
   installCors(app, ctx);
   installErrors(app, ctx);
 
-  for (const r of routes) {
-    const m = metrics.operation(r.schema.operationId);
+  for (const op of operations) {
     app.route({
-      method: r.method,
-      url: r.url,
-      schema: r.schema,
-      config: { ledgerHeaders: r.ledgerHeaders, metrics: m },
-      preValidation: strictInput(r),
-      handler: r.handler(ctx),
+      method: op.method,
+      url: op.url,
+      schema: routeSchema(op),
+      config: { ledgerHeaders: sendsLedgerHeaders(op), metrics: metrics.operation(op.operationId) },
+      preValidation: strictInput(op),
+      handler: operationHandler(op, ctx),
     });
   }
   if (config.metricsOnApiPort) {
@@ -138,7 +138,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       return reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
     });
   }
-  installNotFound(app, routes, config, metrics);
+  installNotFound(app, operations, ctx, metrics);
 
   await app.ready();
   const texts = specTexts(app);
@@ -148,47 +148,13 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
 
 /**
  * An onResponse hook that counts the request and its time by status, for the routes that do not
- * send through `sendBody` (the preflight, /metrics); the operations are counted in `sendBody`,
+ * send through `Compression.send` (the preflight, /metrics); the operations are counted there,
  * which costs a request less than a hook of its own.
  */
 function observe(m: OperationMetrics) {
   return (_req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     m.observe(reply.statusCode, reply.elapsedTime / 1000);
     done();
-  };
-}
-
-/**
- * Strict input types before the schema's coercion: u16 query values decimal digits only, and body
- * properties the schema types as strings must be JSON strings (ajv would take `{"key": 11}` as the
- * text "11", and raw_item would read its digits as hex). Undefined for a route with neither.
- */
-function strictInput(r: RouteDef) {
-  const query = (r.schema.querystring as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
-  const decimals = Object.keys(query).filter((n) => QUERY_KINDS[n] === "u16");
-  const bodyRef = (r.schema.body as { $ref?: string } | undefined)?.$ref?.replace(/#$/, "");
-  const bodySchema = sharedSchemas.find((s) => s.$id === bodyRef) as { properties?: Record<string, { type?: string }> } | undefined;
-  const strings = Object.entries(bodySchema?.properties ?? {})
-    .filter(([, p]) => p.type === "string")
-    .map(([n]) => n);
-  if (decimals.length === 0 && strings.length === 0) return undefined;
-  return (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    try {
-      const q = req.query as Record<string, unknown>;
-      for (const n of decimals) checkDecimalQuery(n, q[n]);
-      const b = req.body;
-      if (typeof b === "object" && b !== null && !Array.isArray(b)) {
-        for (const n of strings) {
-          const v = (b as Record<string, unknown>)[n];
-          if (v !== undefined && typeof v !== "string") {
-            throw ApiError.badParam(`parse request payload error: ${n}: expected a JSON string, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`}`);
-          }
-        }
-      }
-      done();
-    } catch (e) {
-      done(e as Error);
-    }
   };
 }
 
@@ -244,9 +210,9 @@ function installErrors(app: FastifyInstance, ctx: NodeContext): void {
     if (e.status >= 500 && e.errorCode !== "health_check_failed") ctx.log.error({ reqId: req.id, err }, e.message);
     let ledger = e.ledger;
     const wantsHeaders = req.routeOptions.config?.ledgerHeaders === true;
-    if (!ledger && wantsHeaders && e.status !== 503) ledger = await orNull(() => ctx.store.getLedgerInfo());
+    if (!ledger && wantsHeaders && e.status !== 503) ledger = await ctx.ledger().catch(() => null);
     if (ledger) reply.headers(ctx.headers.ledger(ledger));
-    return sendBody(ctx.config, req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
+    return ctx.compression.send(req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
   });
 }
 
@@ -288,7 +254,7 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
  * methods), in the reference's words. The match is exact, like the router's: `/v1/info/` is 404
  * as on the reference node, not a 405 for a route it does not name.
  */
-function installNotFound(app: FastifyInstance, table: RouteDef[], config: ApiConfig, metrics: NodeMetrics): void {
+function installNotFound(app: FastifyInstance, table: AnyOperation[], ctx: NodeContext, metrics: NodeMetrics): void {
   const patterns = table.map((r) => ({
     method: r.method,
     re: new RegExp("^" + r.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[a-z_]+/g, "[^/]+") + "$"),
@@ -304,6 +270,6 @@ function installNotFound(app: FastifyInstance, table: RouteDef[], config: ApiCon
     if (allowed.length > 0) reply.header("allow", allowed.join(", "));
     // No route, so no onResponse hook: counted here, with the time until the handler ran.
     notFound.observe(e.status, reply.elapsedTime > 0 ? reply.elapsedTime / 1000 : 0);
-    return sendBody(config, req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
+    return ctx.compression.send(req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
   });
 }

@@ -3,24 +3,24 @@
  * a body at or above the threshold is sent br, gzip or deflate when the client's
  * Accept-Encoding asks for it (the official SDKs send `gzip, deflate, br`).
  *
- * Every handler sends through `sendBody`. Bodies that are sent again and again (cached pages, the
- * spec, the explorer's assets) are `EncodedBody`s, which make each encoding once; a body made per
- * request is compressed per request, and only when it reaches the threshold. This replaces
- * `@fastify/compress`, which compresses every time and whose onSend hook cost a bare GET 1.2 µs of
- * its 10 µs (bench/out probe, same run), on every request whether or not the client asked.
+ * Every answer is sent through `Compression.send`. Bodies that are sent again and again (cached
+ * pages, the spec, the explorer's assets) are `EncodedBody`s, which make each encoding once; a body
+ * made per request is compressed per request, and only when it reaches the threshold. Not
+ * `@fastify/compress`: it compresses every time, and its onSend hook costs every request, whether
+ * or not the client asked (bench/RESULTS.md).
  */
 import { negotiate } from "@fastify/accept-negotiator";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { brotliCompress, brotliCompressSync, constants, deflateSync, gzipSync } from "node:zlib";
+import { LRUCache } from "lru-cache";
 import type { ApiConfig } from "./config.js";
 
 export type Encoding = "br" | "gzip" | "deflate";
 /** In order of preference when the client weighs several alike. */
 const SUPPORTED = ["br", "gzip", "deflate", "identity"];
 /**
- * Brotli per request at quality 4, the common choice: its default, 11, costs about 100× the CPU
- * (modules page of 25, 150 KB: 1.8 ms at 4, 179 ms at 11) for about 17% fewer bytes (31.7 → 26.3 KB).
- * A body sent again and again is worth that once: see `EncodedBody`.
+ * Brotli per request at quality 4, the common choice: its default, 11, costs about 100 times the
+ * CPU for about a sixth fewer bytes. A body sent again and again is worth that once: see `EncodedBody`.
  */
 const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } };
 const BROTLI_BEST = (bytes: number) => ({
@@ -29,22 +29,11 @@ const BROTLI_BEST = (bytes: number) => ({
 /** Sends of one body's brotli encoding after which it is re-encoded at the best quality. */
 export const BROTLI_BEST_AFTER = 16;
 
-/** Answers per Accept-Encoding value: clients send a handful of distinct ones, each many times. */
-const picked = new Map<string, Encoding | null>();
-const PICKED_MAX = 256;
-
 /** The encoding to send for this Accept-Encoding, or null for identity. */
-export function pickEncoding(acceptEncoding: string | string[] | undefined): Encoding | null {
-  if (typeof acceptEncoding !== "string" || acceptEncoding === "") return null;
-  let e = picked.get(acceptEncoding);
-  if (e === undefined) {
-    // `*` and the `x-gzip` alias mean gzip (RFC 9110 §12.5.3 and §8.4.1.3).
-    const n = negotiate(acceptEncoding.toLowerCase().replace(/\*|x-gzip/gu, "gzip"), SUPPORTED);
-    e = n === "br" || n === "gzip" || n === "deflate" ? n : null;
-    if (picked.size >= PICKED_MAX) picked.clear();
-    picked.set(acceptEncoding, e);
-  }
-  return e;
+export function pickEncoding(acceptEncoding: string): Encoding | null {
+  // `*` and the `x-gzip` alias mean gzip (RFC 9110 §12.5.3 and §8.4.1.3).
+  const n = negotiate(acceptEncoding.toLowerCase().replace(/\*|x-gzip/gu, "gzip"), SUPPORTED);
+  return n === "br" || n === "gzip" || n === "deflate" ? n : null;
 }
 
 function encode(e: Encoding, bytes: Buffer): Buffer {
@@ -52,12 +41,27 @@ function encode(e: Encoding, bytes: Buffer): Buffer {
 }
 
 /**
- * Best-quality encodings are made one at a time per process, and after one that took t ms the
- * next starts no sooner than 4t ms after it ended: at most a fifth of one core goes to them, even
- * when many pages turn hot at once.
+ * Schedules the best-quality brotli encodings of an app: one at a time, and after one that took
+ * t ms the next starts no sooner than 4t ms after it ended, so at most a fifth of one core goes to
+ * them even when many pages turn hot at once.
  */
-let refining = false;
-let nextRefineAt = 0;
+export class BrotliRefiner {
+  private busy = false;
+  private nextAt = 0;
+
+  /** Runs `refine` now if the budget allows; `refine` calls `done` when it has finished. */
+  tryStart(refine: (done: () => void) => void): boolean {
+    if (this.busy || performance.now() < this.nextAt) return false;
+    this.busy = true;
+    const started = performance.now();
+    refine(() => {
+      this.busy = false;
+      const ended = performance.now();
+      this.nextAt = ended + 4 * (ended - started);
+    });
+    return true;
+  }
+}
 
 /**
  * A body sent many times, and the encodings of it made so far (each made once, when first asked
@@ -80,28 +84,24 @@ export class EncodedBody {
     return this.identity.length + this.extra;
   }
 
-  encode(e: Encoding): Buffer {
+  encode(e: Encoding, refiner: BrotliRefiner): Buffer {
     let b = this.encoded[e];
     if (!b) {
       b = encode(e, this.identity);
       this.encoded[e] = b;
       this.extra += b.length;
       this.onResize?.();
-    } else if (e === "br" && this.brSends >= 0 && ++this.brSends >= BROTLI_BEST_AFTER && !refining && performance.now() >= nextRefineAt) {
-      this.refineBrotli(b);
+    } else if (e === "br" && this.brSends >= 0 && ++this.brSends >= BROTLI_BEST_AFTER) {
+      const current = b;
+      if (refiner.tryStart((done) => this.refineBrotli(current, done))) this.brSends = -1;
     }
     return b;
   }
 
   /** Re-encodes brotli at the best quality in the background; keeps the smaller of the two. */
-  private refineBrotli(current: Buffer): void {
-    refining = true;
-    this.brSends = -1;
-    const started = performance.now();
+  private refineBrotli(current: Buffer, done: () => void): void {
     brotliCompress(this.identity, BROTLI_BEST(this.identity.length), (err, best) => {
-      refining = false;
-      const ended = performance.now();
-      nextRefineAt = ended + 4 * (ended - started);
+      done();
       if (err || best.length >= current.length || this.encoded.br !== current) return;
       this.encoded.br = best;
       this.extra += best.length - current.length;
@@ -110,28 +110,43 @@ export class EncodedBody {
   }
 }
 
-/**
- * Sends `body` as `type`: encoded when compression is on, the body has at least the threshold's
- * bytes and the client accepts an encoding. A body that could be encoded says so in `Vary`.
- */
-export function sendBody(
-  config: ApiConfig,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  body: string | Buffer | EncodedBody,
-  type: string,
-): FastifyReply {
-  // Every operation's answer, success or error, is sent here: count it for /metrics.
-  req.routeOptions.config.metrics?.observe(reply.statusCode, (performance.now() - req.startedAt) / 1000);
-  reply.type(type);
-  const identity = body instanceof EncodedBody ? body.identity : body;
-  if (!config.compression || byteLengthBelow(identity, config.compressionThreshold)) return reply.send(identity);
-  const vary = reply.getHeader("vary");
-  reply.header("vary", vary ? `${String(vary)}, Accept-Encoding` : "Accept-Encoding");
-  const e = pickEncoding(req.headers["accept-encoding"]);
-  if (!e) return reply.send(identity);
-  const bytes = body instanceof EncodedBody ? body.encode(e) : encode(e, typeof identity === "string" ? Buffer.from(identity) : identity);
-  return reply.header("content-encoding", e).send(bytes);
+/** The response compression of one app: its settings, its Accept-Encoding memo and its brotli refiner. */
+export class Compression {
+  /** Answers by Accept-Encoding text: clients send a handful of distinct ones, again and again. */
+  private readonly picked = new LRUCache<string, Encoding | "identity">({ max: 256 });
+  private readonly refiner = new BrotliRefiner();
+
+  constructor(private readonly config: Pick<ApiConfig, "compression" | "compressionThreshold">) {}
+
+  /** The encoding to send for this Accept-Encoding, or null for identity. */
+  encodingFor(acceptEncoding: string | string[] | undefined): Encoding | null {
+    if (typeof acceptEncoding !== "string" || acceptEncoding === "") return null;
+    let e = this.picked.get(acceptEncoding);
+    if (e === undefined) {
+      e = pickEncoding(acceptEncoding) ?? "identity";
+      this.picked.set(acceptEncoding, e);
+    }
+    return e === "identity" ? null : e;
+  }
+
+  /**
+   * Sends `body` as `type`: encoded when compression is on, the body has at least the threshold's
+   * bytes and the client accepts an encoding. A body that could be encoded says so in `Vary`.
+   * Every answer of the API, success or error, is sent here, and counted for /metrics.
+   */
+  send(req: FastifyRequest, reply: FastifyReply, body: string | Buffer | EncodedBody, type: string): FastifyReply {
+    req.routeOptions.config.metrics?.observe(reply.statusCode, (performance.now() - req.startedAt) / 1000);
+    reply.type(type);
+    const identity = body instanceof EncodedBody ? body.identity : body;
+    if (!this.config.compression || byteLengthBelow(identity, this.config.compressionThreshold)) return reply.send(identity);
+    const vary = reply.getHeader("vary");
+    reply.header("vary", vary ? `${String(vary)}, Accept-Encoding` : "Accept-Encoding");
+    const e = this.encodingFor(req.headers["accept-encoding"]);
+    if (!e) return reply.send(identity);
+    const bytes =
+      body instanceof EncodedBody ? body.encode(e, this.refiner) : encode(e, typeof identity === "string" ? Buffer.from(identity) : identity);
+    return reply.header("content-encoding", e).send(bytes);
+  }
 }
 
 /** Whether the body has fewer than `n` bytes (a string is measured only when it could be near). */

@@ -8,22 +8,18 @@ import type { LedgerInfo } from "../ledger/types.js";
 
 const info: LedgerInfo = { chainId: 4, ledgerVersion: 9n, oldestVersion: 0n, timestampUsec: 0n, epoch: 1n, blockHeight: 1n, oldestBlockHeight: 0n };
 
-describe("NodeContext.read", () => {
+describe("NodeContext.storageError", () => {
   const ctx = new NodeContext({} as LedgerStore, defaultApiConfig(), pino({ level: "silent" }));
 
-  it("answers 503 when the store goes away between the ledger read and the data read", async () => {
-    const err = await ctx.read("Failed to get modules", info, async () => {
-      throw new StorageUnavailableError("connection terminated");
-    }).catch((e: unknown) => e);
+  it("answers 503 when the store goes away between the ledger read and the data read", () => {
+    const err = ctx.storageError(new StorageUnavailableError("connection terminated"), "Failed to get modules", info);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(503);
     expect((err as ApiError).body()).toEqual({ message: "Failed to get modules: connection terminated", error_code: "internal_error" });
   });
 
-  it("answers 500 with the ledger for any other storage failure", async () => {
-    const err = (await ctx.read("Failed to get modules", info, async () => {
-      throw new Error("disk I/O error");
-    }).catch((e: unknown) => e)) as ApiError;
+  it("answers 500 with the ledger for any other storage failure", () => {
+    const err = ctx.storageError(new Error("disk I/O error"), "Failed to get modules", info);
     expect([err.status, err.errorCode, err.ledger]).toEqual([500, "internal_error", info]);
   });
 });

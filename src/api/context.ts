@@ -1,16 +1,15 @@
 /**
- * What every handler shares: the store, the settings, and the two steps every data operation takes
- * before it reads — get the ledger position, and resolve the requested version against it
- * (404 above the newest, 410 below the oldest kept; DECISIONS §8).
+ * What every operation's handler shares within one app: the store, the settings, the page cache,
+ * the response compression, the ledger position read and the mapping of store failures to errors.
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
-import { StorageUnavailableError, type Awaitable, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
+import { StorageUnavailableError, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
 import { PageCache } from "./pageCache.js";
-import { EncodedBody } from "./compression.js";
+import { Compression, type EncodedBody } from "./compression.js";
 import type { WriterStatus } from "../ingest/writerStatus.js";
 import type { NodeMetrics } from "./metrics.js";
 
@@ -18,6 +17,8 @@ export class NodeContext {
   readonly headers: HeaderWriter;
   /** Encoded pages of the page operations, keyed by what they depend on. */
   readonly pages: PageCache;
+  /** The response compression (every answer is sent through it). */
+  readonly compression: Compression;
   /** The generated OpenAPI document, set once the app is ready (encoded once per encoding). */
   spec: { json: EncodedBody; yaml: EncodedBody } | null = null;
   /** The node's Prometheus metrics (set by buildApp; writers and the pruner report to it too). */
@@ -40,81 +41,51 @@ export class NodeContext {
   ) {
     this.headers = headerWriter(config.aptosHeaders);
     this.pages = new PageCache(config.pageCacheBytes);
+    this.compression = new Compression(config);
   }
 
   /**
    * The ledger position now (`fresh`: with every commit of another process, see
    * `LedgerStore.getLedgerInfo`); 503 when the store cannot be read or holds no block yet.
-   * Synchronous when the store answers so.
    */
-  ledger(fresh = false): Awaitable<LedgerInfo> {
-    return andThen(
-      this.read(() => "the ledger store is unavailable", null, () => this.store.getLedgerInfo(fresh), true),
-      (info) => {
-        if (!info) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
-        return info;
-      },
-    );
+  async ledger(fresh = false): Promise<LedgerInfo> {
+    return (await this.readPosition(null, "the ledger store is unavailable", fresh)).info;
   }
 
   /**
-   * After a read at `version`: if the pruner raised the oldest version past it meanwhile, what was
-   * read may be incomplete, so the answer is 410 as if the request had come later.
+   * The ledger position with what `read` returns in the same snapshot (an operation's position
+   * read), or the position alone; 503 when the ledger is empty or cannot be read.
    */
-  async ensureKept(version: bigint): Promise<void> {
-    await this.recheck([version]);
-  }
-
-  /**
-   * The one re-check after a versioned read that was not one snapshot with its ledger position (a
-   * prune in another process may have committed in between): reads the ledger fresh and answers
-   * 410 for a `requested` bound now below the oldest version, as if the request had come later.
-   * Returns the fresh position, for a read that also depended on versions it did not name (see
-   * the summaries' short pages).
-   */
-  async recheck(requested: ReadonlyArray<bigint | undefined>): Promise<LedgerInfo> {
-    const now = await this.ledger(true);
-    for (const bound of requested) {
-      if (bound !== undefined && bound < now.oldestVersion) throw ApiError.versionPruned(bound, now);
-    }
-    return now;
-  }
-
-  /**
-   * Resolve and read in one step, for reads the store answers together with the ledger position
-   * from one snapshot: 503 on an empty ledger, then 404/410 judged against that same snapshot, so
-   * a prune racing the read cannot slip between the check and the data.
-   */
-  snapshot<T>(
-    what: string | (() => string),
-    requested: bigint | undefined,
-    f: () => Awaitable<Snapshot<T> | null>,
-  ): Awaitable<{ info: LedgerInfo; version: bigint; value: T }> {
-    return andThen(this.read(what, null, f), (snap) => {
-      if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
-      if (requested === undefined) return { info: snap.info, version: snap.info.ledgerVersion, value: snap.value };
-      checkVersion(requested, snap.info);
-      return { info: snap.info, version: requested, value: snap.value };
-    });
-  }
-
-  /**
-   * Runs a store read, mapping its failure to 503 (store unavailable; `unavailable`: any failure)
-   * or a typed 500 with the ledger headers when the position is known. `what` says what failed
-   * (a function when it costs something to say). Synchronous when the read is.
-   */
-  read<T>(what: string | (() => string), info: LedgerInfo | null, f: () => Awaitable<T>, unavailable = false): Awaitable<T> {
-    return onFailure(f, (e): never => {
-      if (e instanceof ApiError) throw e;
-      const w = typeof what === "string" ? what : what();
-      this.noteStorageFailure(e);
-      if (unavailable || e instanceof StorageUnavailableError) {
-        this.onStorageError?.(503);
-        throw ApiError.unavailable(`${w}: ${(e as Error).message}`, e);
+  async readPosition<T>(read: (() => Promise<Snapshot<T> | null>) | null, what: string, fresh = false): Promise<Snapshot<T | undefined>> {
+    let snapshot: Snapshot<T | undefined> | null;
+    try {
+      if (read) snapshot = await read();
+      else {
+        const info = await this.store.getLedgerInfo(fresh);
+        snapshot = info && { info, value: undefined };
       }
-      this.onStorageError?.(500);
-      throw ApiError.internal(`${w}: ${(e as Error).message}`, info, e);
-    });
+    } catch (e) {
+      throw this.storageError(e, what, null, read === null);
+    }
+    if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+    return snapshot;
+  }
+
+  /**
+   * What a failed store read answers: 503 when the store is unavailable (`unavailable`: whatever
+   * failed), else 500 with the ledger headers when the position is known. `what` says what failed.
+   * An ApiError passes through unchanged.
+   */
+  storageError(e: unknown, what: string, info: LedgerInfo | null, unavailable = false): ApiError {
+    if (e instanceof ApiError) return e;
+    this.noteStorageFailure(e);
+    const message = `${what}: ${(e as Error).message}`;
+    if (unavailable || e instanceof StorageUnavailableError) {
+      this.onStorageError?.(503);
+      return ApiError.unavailable(message, e);
+    }
+    this.onStorageError?.(500);
+    return ApiError.internal(message, info, e);
   }
 
   private noteStorageFailure(e: unknown): void {
@@ -131,32 +102,3 @@ export class NodeContext {
 
 /** SQLite's and PostgreSQL's words for a damaged database (SQLITE_CORRUPT, SQLITE_NOTADB, XX001/XX002). */
 const CORRUPT = /SQLITE_CORRUPT|SQLITE_NOTADB|malformed|not a database|XX00[12]|data_corrupted|index_corrupted/i;
-
-/** `f()`, with `handle` for a failure, thrown or rejected; synchronous when `f` is. */
-function onFailure<T>(f: () => Awaitable<T>, handle: (e: unknown) => T): Awaitable<T> {
-  let r: Awaitable<T>;
-  try {
-    r = f();
-  } catch (e) {
-    return handle(e);
-  }
-  return r instanceof Promise ? r.catch(handle) : r;
-}
-
-/** The store's answer, or null when it fails (for answers that can do without it). */
-export function orNull<T>(f: () => Awaitable<T | null>): Awaitable<T | null> {
-  return onFailure(f, () => null);
-}
-
-/**
- * `next(x)`: at once when `x` is a value, once it settles when it is a promise. Handlers chain
- * their steps with it so that a request the store answers synchronously is served synchronously.
- */
-export function andThen<T, R>(x: Awaitable<T>, next: (v: T) => Awaitable<R>): Awaitable<R> {
-  return x instanceof Promise ? x.then(next) : next(x);
-}
-
-function checkVersion(requested: bigint, info: LedgerInfo): void {
-  if (requested > info.ledgerVersion) throw ApiError.versionNotFound(requested, info);
-  if (requested < info.oldestVersion) throw ApiError.versionPruned(requested, info);
-}

@@ -27,13 +27,14 @@ export interface HeaderWriter {
 
 /** Builds the header writer once; per request it only fills values. */
 export function headerWriter(aptosHeaders: boolean): HeaderWriter {
-  // The store hands out the same LedgerInfo object while the ledger has not moved, so the values
-  // are printed once per block, not per request. The returned record is shared: read it only.
-  let lastInfo: LedgerInfo | null = null;
+  // Printed once per ledger position, not per request: every field follows from the ledger
+  // version and the oldest version. The returned record is shared: read it only.
+  let lastVersion = -1n;
+  let lastOldest = -1n;
   let last: Record<string, string> = {};
   return {
     ledger(i: LedgerInfo): Record<string, string> {
-      if (i === lastInfo) return last;
+      if (i.ledgerVersion === lastVersion && i.oldestVersion === lastOldest) return last;
       const values = [i.chainId, i.ledgerVersion, i.oldestVersion, i.timestampUsec, i.epoch, i.blockHeight, i.oldestBlockHeight];
       const h: Record<string, string> = {};
       for (let k = 0; k < FIELDS.length; k++) {
@@ -41,7 +42,8 @@ export function headerWriter(aptosHeaders: boolean): HeaderWriter {
         h[`x-node-${FIELDS[k]![0].toLowerCase()}`] = v;
         if (aptosHeaders) h[`x-aptos-${FIELDS[k]![1].toLowerCase()}`] = v;
       }
-      lastInfo = i;
+      lastVersion = i.ledgerVersion;
+      lastOldest = i.oldestVersion;
       last = h;
       return h;
     },

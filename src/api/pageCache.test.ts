@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
-import { BROTLI_BEST_AFTER, EncodedBody } from "./compression.js";
+import { BROTLI_BEST_AFTER, BrotliRefiner, EncodedBody } from "./compression.js";
 import { PageCache } from "./pageCache.js";
 
 const page = (bytes: Buffer) => ({ body: new EncodedBody(bytes), meta: null });
+const refiner = new BrotliRefiner();
 
 describe("PageCache", () => {
   it("keeps pages within its byte bound, least recently used out first", () => {
@@ -27,12 +28,12 @@ describe("PageCache", () => {
     cache.set("grows", grows);
     expect(cache.get("old")).toBe(old);
     expect(cache.get("grows")).toBe(grows);
-    grows.body.encode("gzip");
+    grows.body.encode("gzip", refiner);
     expect(grows.body.size).toBeGreaterThan(5_500);
     expect(cache.get("old")).toBeUndefined();
     expect(cache.get("grows")).toBe(grows);
     // grown past the whole bound, it is let go rather than overflow the cache
-    grows.body.encode("deflate");
+    grows.body.encode("deflate", refiner);
     expect(cache.get("grows")).toBeUndefined();
   });
 
@@ -40,7 +41,7 @@ describe("PageCache", () => {
     // JSON-like text with some variety: brotli's best quality beats quality 4 on it
     const text = JSON.stringify(Array.from({ length: 3_000 }, (_, i) => ({ name: `module_${(i * 7_919) % 1_000}`, v: (i * 31).toString(16) })));
     const p = page(Buffer.from(text));
-    const quick = p.body.encode("br");
+    const quick = p.body.encode("br", refiner);
     const sizeQuick = p.body.size;
     const bestLength = brotliCompressSync(text, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
     const saved = quick.length - bestLength;
@@ -49,13 +50,13 @@ describe("PageCache", () => {
     const other = page(randomBytes(Math.floor(saved / 2)));
     const cache = new PageCache(sizeQuick + 1 + Math.floor(saved / 4));
     cache.set("p", p);
-    for (let i = 0; i < BROTLI_BEST_AFTER; i++) expect(p.body.encode("br")).toBe(quick);
+    for (let i = 0; i < BROTLI_BEST_AFTER; i++) expect(p.body.encode("br", refiner)).toBe(quick);
     const deadline = Date.now() + 10_000;
     while (p.body.size === sizeQuick && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
-      p.body.encode("br"); // another send, in case another body's encoding held this one back
+      p.body.encode("br", refiner); // another send, in case the refiner's budget held this one back
     }
-    const best = p.body.encode("br");
+    const best = p.body.encode("br", refiner);
     expect(best.length).toBe(bestLength);
     expect(p.body.size).toBe(sizeQuick - saved);
     expect(brotliDecompressSync(best).toString()).toBe(text);

@@ -16,6 +16,65 @@ const field = {
   properties: { name: { type: "string" }, type: { type: "string", description: "A Move type tag" } },
 } as const;
 
+/** The body of raw_item. */
+export const rawTableItemRequest = {
+  $id: "RawTableItemRequest",
+  type: "object",
+  description: "Table Item request for the GetTableItemRaw API",
+  required: ["key"],
+  properties: { key: { type: "string", format: "hex", description: "The BCS-serialized table key, hex encoded" } },
+} as const;
+
+export const moveModuleBytecode = {
+  $id: "MoveModuleBytecode",
+  type: "object",
+  description: "Move module bytecode along with its ABI",
+  required: ["bytecode", "abi"],
+  properties: {
+    bytecode: { type: "string", format: "hex", description: "All bytes (Vec<u8>) data is represented as hex-encoded string prefixed with `0x`" },
+    abi: { anyOf: [{ $ref: "MoveModule#" }, { type: "null" }] },
+  },
+} as const;
+
+export const transactionSummary = {
+  $id: "TransactionSummary",
+  type: "object",
+  description: "A summary of a committed transaction sent by an account",
+  required: ["sender", "version", "transaction_hash", "replay_protector"],
+  properties: {
+    sender: { type: "string", format: "hex", description: "Sender of the transaction" },
+    version: { type: "string", format: "uint64", description: "Ledger version of the transaction" },
+    transaction_hash: { type: "string", format: "hex", description: "Hash of the transaction" },
+    replay_protector: {
+      description: "Sequence number or nonce, tagged by `type`",
+      oneOf: [
+        {
+          type: "object",
+          required: ["type", "sequence_number"],
+          properties: { type: { type: "string", enum: ["sequence_number"] }, sequence_number: { type: "string", format: "uint64" } },
+        },
+        {
+          type: "object",
+          required: ["type", "nonce"],
+          properties: { type: { type: "string", enum: ["nonce"] }, nonce: { type: "string", format: "uint64" } },
+        },
+      ],
+    },
+  },
+} as const;
+
+export const gasEstimation = {
+  $id: "GasEstimation",
+  type: "object",
+  description: "Struct holding the outputs of the estimate gas API",
+  required: ["deprioritized_gas_estimate", "gas_estimate", "prioritized_gas_estimate"],
+  properties: {
+    deprioritized_gas_estimate: { type: "integer", format: "uint64", description: "The deprioritized estimate for the gas unit price" },
+    gas_estimate: { type: "integer", format: "uint64", description: "The current estimate for the gas unit price" },
+    prioritized_gas_estimate: { type: "integer", format: "uint64", description: "The prioritized estimate for the gas unit price" },
+  },
+} as const;
+
 export const sharedSchemas = [
   errorSchema,
   {
@@ -87,58 +146,8 @@ export const sharedSchemas = [
       structs: { type: "array", items: { $ref: "MoveStruct#" }, description: "Structs of the module" },
     },
   },
-  {
-    $id: "MoveModuleBytecode",
-    type: "object",
-    description: "Move module bytecode along with its ABI",
-    required: ["bytecode", "abi"],
-    properties: {
-      bytecode: { type: "string", format: "hex", description: "All bytes (Vec<u8>) data is represented as hex-encoded string prefixed with `0x`" },
-      abi: { anyOf: [{ $ref: "MoveModule#" }, { type: "null" }] },
-    },
-  },
-  {
-    $id: "TransactionSummary",
-    type: "object",
-    description: "A summary of a committed transaction sent by an account",
-    required: ["sender", "version", "transaction_hash", "replay_protector"],
-    properties: {
-      sender: { type: "string", format: "hex", description: "Sender of the transaction" },
-      version: { type: "string", format: "uint64", description: "Ledger version of the transaction" },
-      transaction_hash: { type: "string", format: "hex", description: "Hash of the transaction" },
-      replay_protector: {
-        description: "Sequence number or nonce, tagged by `type`",
-        oneOf: [
-          {
-            type: "object",
-            required: ["type", "sequence_number"],
-            properties: { type: { type: "string", enum: ["sequence_number"] }, sequence_number: { type: "string", format: "uint64" } },
-          },
-          {
-            type: "object",
-            required: ["type", "nonce"],
-            properties: { type: { type: "string", enum: ["nonce"] }, nonce: { type: "string", format: "uint64" } },
-          },
-        ],
-      },
-    },
-  },
-  {
-    $id: "GasEstimation",
-    type: "object",
-    description: "Struct holding the outputs of the estimate gas API",
-    required: ["deprioritized_gas_estimate", "gas_estimate", "prioritized_gas_estimate"],
-    properties: {
-      deprioritized_gas_estimate: { type: "integer", format: "uint64", description: "The deprioritized estimate for the gas unit price" },
-      gas_estimate: { type: "integer", format: "uint64", description: "The current estimate for the gas unit price" },
-      prioritized_gas_estimate: { type: "integer", format: "uint64", description: "The prioritized estimate for the gas unit price" },
-    },
-  },
-  {
-    $id: "RawTableItemRequest",
-    type: "object",
-    description: "Table Item request for the GetTableItemRaw API",
-    required: ["key"],
-    properties: { key: { type: "string", format: "hex", description: "The BCS-serialized table key, hex encoded" } },
-  },
+  moveModuleBytecode,
+  transactionSummary,
+  gasEstimation,
+  rawTableItemRequest,
 ] as const;

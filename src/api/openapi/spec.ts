@@ -5,11 +5,11 @@
  */
 import swagger from "@fastify/swagger";
 import type { FastifyInstance } from "fastify";
-import type { RouteDef } from "../route.js";
+import type { AnyOperation } from "../operation.js";
 
 export const API_PREFIX = "/v1";
 
-export async function registerOpenApi(app: FastifyInstance, version: string, table: readonly RouteDef[]): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, version: string, table: readonly AnyOperation[]): Promise<void> {
   const describedParams = parameterDescriptions(table);
   await app.register(swagger, {
     openapi: {
@@ -69,12 +69,12 @@ interface OpenApiDoc {
  * component (`{ $ref: "U64#", description }`) loses its description on the way through
  * @fastify/swagger, which keeps only the `$ref`; the document gets it back from the route table.
  */
-function parameterDescriptions(table: readonly RouteDef[]): Map<string, string> {
+function parameterDescriptions(table: readonly AnyOperation[]): Map<string, string> {
   const out = new Map<string, string>();
-  for (const r of table) {
-    for (const part of [r.schema.params, r.schema.querystring] as Array<{ properties?: Record<string, { description?: string }> } | undefined>) {
+  for (const op of table) {
+    for (const part of [op.params, op.query] as Array<{ properties?: Record<string, { description?: string }> } | undefined>) {
       for (const [name, p] of Object.entries(part?.properties ?? {})) {
-        if (p.description) out.set(`${r.schema.operationId} ${name}`, p.description);
+        if (p.description) out.set(`${op.operationId} ${name}`, p.description);
       }
     }
   }

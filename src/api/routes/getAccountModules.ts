@@ -12,102 +12,73 @@
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/modules?limit=5'
  */
 import { bcs } from "@mysten/bcs";
-import type { FastifyReply, FastifyRequest } from "fastify";
 import { formatAddress, toHex } from "../../ledger/address.js";
 import { parseModuleStateKey } from "../../ledger/stateKey.js";
-import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
-import { ApiError, quote } from "../errors.js";
-import { ledgerHeaderSchemas } from "../headers.js";
+import type { ModuleEntry } from "../../ledger/types.js";
 import { AbiCache } from "../../move/abiCache.js";
-import { EncodedBody, sendBody } from "../compression.js";
-import { andThen, type NodeContext } from "../context.js";
-import { acceptType, BCS_TYPE, JSON_TYPE, type WireFormat } from "../negotiate.js";
+import { EncodedBody } from "../compression.js";
+import type { NodeContext } from "../context.js";
+import { ApiError, quote } from "../errors.js";
+import type { WireFormat } from "../negotiate.js";
+import { addressParam, cursorParam, defineOperation, limitParam, ref, u64Param } from "../operation.js";
 import type { Page } from "../pageCache.js";
-import { addressPath, addressPathSchema, cursorQuerySchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
-import { errorResponses, type RouteDef } from "../route.js";
-
-export interface GetAccountModulesParams {
-  address: string;
-}
-export interface GetAccountModulesQuery {
-  ledger_version?: string;
-  start?: string;
-  limit?: number;
-}
+import { moveModuleBytecode } from "../schemas.js";
 
 const moduleMapBcs = bcs.vector(bcs.tuple([bcs.string(), bcs.byteVector()]));
 const OPEN = Buffer.from("[");
 const COMMA = Buffer.from(",");
 const CLOSE = Buffer.from("]");
-/** Module records printed once per bytecode hash (ABI decoded once). */
-const records = new AbiCache(20_000);
 
-export const getAccountModules: RouteDef = {
+export const getAccountModules = defineOperation({
+  operationId: "get_account_modules",
   method: "GET",
   url: "/v1/accounts/:address/modules",
-  ledgerHeaders: true,
-  schema: {
-    operationId: "get_account_modules",
-    summary: "Get account modules",
-    description:
-      "Retrieves all account modules' bytecode and ABI for a given account at a specific ledger version. " +
-      "If the ledger version is not specified in the request, the latest ledger version is used. " +
-      "Paged with the `start` cursor from the X-NODE-CURSOR header. " +
-      "If the requested ledger version has been pruned, the server responds with a 410.",
-    tags: ["Accounts"],
-    params: { type: "object", required: ["address"], properties: { address: addressPathSchema("Address of account with or without a 0x prefix") } },
-    querystring: {
-      type: "object",
-      properties: {
-        ledger_version: u64QuerySchema("Ledger version to get state of account. If not provided, it will be the latest version"),
-        start: cursorQuerySchema(
-          "Cursor specifying where to start for pagination. Use the cursor provided by the X-NODE-CURSOR header in the response from the previous page.",
-        ),
-        limit: limitQuerySchema("Max number of modules to retrieve. If not provided, defaults to the default page size."),
-      },
+  summary: "Get account modules",
+  description:
+    "Retrieves all account modules' bytecode and ABI for a given account at a specific ledger version. " +
+    "If the ledger version is not specified in the request, the latest ledger version is used. " +
+    "Paged with the `start` cursor from the X-NODE-CURSOR header. " +
+    "If the requested ledger version has been pruned, the server responds with a 410.",
+  tags: ["Accounts"],
+  params: { type: "object", required: ["address"], properties: { address: addressParam("Address of account with or without a 0x prefix") } } as const,
+  query: {
+    type: "object",
+    properties: {
+      ledger_version: u64Param("Ledger version to get state of account. If not provided, it will be the latest version"),
+      start: cursorParam(
+        "Cursor specifying where to start for pagination. Use the cursor provided by the X-NODE-CURSOR header in the response from the previous page.",
+      ),
+      limit: limitParam("Max number of modules to retrieve. If not provided, defaults to the default page size."),
     },
-    response: {
-      200: {
-        description: "Modules of the account (JSON) or a BCS map of module id to bytecode",
-        headers: ledgerHeaderSchemas(true),
-        content: {
-          "application/json": { schema: { type: "array", items: { $ref: "MoveModuleBytecode#" } } },
-          "application/x-bcs": { schema: { type: "string", format: "binary" } },
-        },
-      },
-      ...errorResponses([400, 403, 404, 410, 500, 503]),
-    },
+  } as const,
+  formats: ["json", "bcs"],
+  response: {
+    description: "Modules of the account (JSON) or a BCS map of module id to bytecode",
+    json: { type: "array", items: ref(moveModuleBytecode) },
   },
-  handler: (ctx) =>
-    function getAccountModulesHandler(req: FastifyRequest, reply: FastifyReply) {
-      // 1. validate
-      const params = req.params as GetAccountModulesParams;
-      const query = req.query as GetAccountModulesQuery;
-      const address = addressPath("address", params.address);
-      const requested = u64Query("ledger_version", query.ledger_version);
+  errors: [400, 403, 404, 410, 500, 503],
+  ledger: { at: "ledger_version" },
+  paged: true,
+  failure: "Failed to get modules from storage",
+  // The position with the version of the account's newest module change at the requested version:
+  // every page of the account is the same at every version with the same newest change.
+  position: async (store, { params }, version) => store.readModulesVersion(params.address, version),
+  handler: (ctx) => {
+    /** Module records printed once per bytecode hash (ABI decoded once). */
+    const records = new AbiCache(20_000);
+    return async function getAccountModules({ params, query }, { info, version, found: changed }, format) {
+      const address = params.address;
       const start = query.start === undefined ? null : parseCursor(query.start, address);
-      const format = acceptType(req.headers.accept);
-      // 2. resolve the ledger version, with the version of the account's newest module change
-      // read in the same snapshot
-      const resolved = ctx.snapshot("Failed to get modules from storage", requested, () => ctx.store.readModulesVersion(address, requested));
-      return andThen(resolved, ({ info, version, value: changed }) => {
-        if (query.limit === 0) throw ApiError.invalidInput("Given limit value (0) must not be zero", info);
-        const limit = Math.min(query.limit ?? ctx.config.modulesPageSize, ctx.config.modulesMaxPageSize);
-        // 3. read: the page is the same at every version with the same newest change, so a page
-        // built once serves them all from the cache
-        const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
-        const page =
-          ctx.pages.get<ModulesMeta>(key) ??
-          readPage(ctx, info, address, version, start, limit, format).then((built) => ctx.pages.set(key, built));
-        return andThen(page, (page) => {
-          // 4. encode
-          reply.headers(ctx.headers.ledger(info));
-          if (page.meta.cursor) reply.headers(ctx.headers.cursor(page.meta.cursor));
-          return sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
-        });
-      });
-    },
-};
+      if (query.limit === 0) throw ApiError.invalidInput("Given limit value (0) must not be zero", info);
+      const limit = Math.min(query.limit ?? ctx.config.modulesPageSize, ctx.config.modulesMaxPageSize);
+      const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
+      const cached = ctx.pages.get<ModulesMeta>(key);
+      if (cached) return { body: cached.body, cursor: cached.meta.cursor };
+      const page = ctx.pages.set(key, await readPage(ctx, records, address, version, start, limit, format));
+      return { body: page.body, cursor: page.meta.cursor, readAfterPosition: true };
+    };
+  },
+});
 
 interface ModulesMeta {
   /** The X-NODE-CURSOR value: the state key of the next page's first module, hex. */
@@ -117,7 +88,7 @@ interface ModulesMeta {
 /** Reads and encodes one page, cut at the page limit or the byte budget. */
 async function readPage(
   ctx: NodeContext,
-  info: LedgerInfo,
+  records: AbiCache,
   address: Uint8Array,
   version: bigint,
   start: Uint8Array | null,
@@ -125,34 +96,34 @@ async function readPage(
   format: WireFormat,
 ): Promise<Page<ModulesMeta>> {
   // one more than the page, to know whether a next page exists
-  const rows = await ctx.read("Failed to get modules from storage", info, () => ctx.store.getModules(address, version, start, limit + 1));
-  await ctx.ensureKept(version);
-  // bytecode, stored once per content hash: read only what the record cache has not printed yet
-  // (every module's, for BCS)
+  const rows = await ctx.store.getModules(address, version, start, limit + 1);
+  // bytecode is stored once per content hash: read only what the record cache has not printed
+  // yet (every module's, for BCS)
   const code = async (m: ModuleEntry): Promise<Uint8Array> => {
-    const bytes = await ctx.read("Failed to get module bytecode from storage", info, () => ctx.store.getModuleCode(m.codeHash));
-    if (!bytes) throw ApiError.internal(`Module bytecode ${m.codeHash} of ${m.name} is missing from storage`, info);
+    const bytes = await ctx.store.getModuleCode(m.codeHash);
+    if (!bytes) throw new Error(`module bytecode ${m.codeHash} of ${m.name} is missing from storage`);
     return bytes;
   };
   const budget = ctx.config.modulesPageBytes;
-  const page: Array<{ m: ModuleEntry; json: Buffer | null; bytes: Uint8Array | null }> = [];
+  const page: Array<{ module: ModuleEntry; json: Buffer | null; bytes: Uint8Array | null }> = [];
   let size = 2;
   for (let i = 0; i < rows.length && i < limit; i++) {
-    const m = rows[i]!;
+    const module = rows[i]!;
     let json: Buffer | null = null;
     let bytes: Uint8Array | null = null;
-    if (format === "json") json = records.cachedRecord(m.codeHash) ?? records.record(m.codeHash, await code(m));
-    else bytes = await code(m);
-    const add = json ? json.length + 1 : bytes!.length + m.name.length + 80;
+    if (format === "json") json = records.cachedRecord(module.codeHash) ?? records.record(module.codeHash, await code(module));
+    else bytes = await code(module);
+    const add = json ? json.length + 1 : bytes!.length + module.name.length + 80;
     if (page.length > 0 && size + add > budget) break;
-    page.push({ m, json, bytes });
+    page.push({ module, json, bytes });
     size += add;
   }
   const next = rows[page.length];
   const meta = { cursor: next ? Buffer.from(next.stateKey).toString("hex") : null };
   if (format === "bcs") {
-    const addr = formatAddress(address);
-    const entries = page.map(({ m, bytes }) => [`${addr}::${m.name}`, bytes!] as [string, Uint8Array]);
+    const owner = formatAddress(address);
+    const entries = page.map(({ module, bytes }) => [`${owner}::${module.name}`, bytes!] as [string, Uint8Array]);
+    // the map's order: by the BCS bytes of its keys
     entries.sort((a, b) => Buffer.compare(Buffer.from(bcs.string().serialize(a[0]).toBytes()), Buffer.from(bcs.string().serialize(b[0]).toBytes())));
     return { body: new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries).toBytes())), meta };
   }

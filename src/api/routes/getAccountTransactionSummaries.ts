@@ -9,24 +9,17 @@
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/transaction_summaries?limit=10'
  */
 import { bcs } from "@mysten/bcs";
-import type { FastifyReply, FastifyRequest } from "fastify";
 import { formatAddress, toHex } from "../../ledger/address.js";
 import type { LedgerInfo, TransactionSummary } from "../../ledger/types.js";
 import type { SummaryQuery } from "../../storage/LedgerStore.js";
+import { EncodedBody } from "../compression.js";
+import type { NodeContext } from "../context.js";
+import { jsonSerializer } from "../handler.js";
 import { ApiError } from "../errors.js";
-import { ledgerHeaderSchemas } from "../headers.js";
-import { EncodedBody, sendBody } from "../compression.js";
-import { andThen, type NodeContext } from "../context.js";
-import { acceptType, BCS_TYPE, JSON_TYPE, type WireFormat } from "../negotiate.js";
+import type { WireFormat } from "../negotiate.js";
+import { addressParam, defineOperation, limitParam, ref, u64Param } from "../operation.js";
 import type { Page } from "../pageCache.js";
-import { addressPath, addressPathSchema, limitQuerySchema, u64Query, u64QuerySchema } from "../params.js";
-import { errorResponses, type RouteDef } from "../route.js";
-
-export interface GetAccountTransactionSummariesQuery {
-  start_version?: string;
-  end_version?: string;
-  limit?: number;
-}
+import { transactionSummary } from "../schemas.js";
 
 /** `IndexedTransactionSummary::V1` (DECISIONS §12). */
 const summaryBcs = bcs.enum("IndexedTransactionSummary", {
@@ -39,79 +32,55 @@ const summaryBcs = bcs.enum("IndexedTransactionSummary", {
 });
 const summariesBcs = bcs.vector(summaryBcs);
 
-export const getAccountTransactionSummaries: RouteDef = {
+export const getAccountTransactionSummaries = defineOperation({
+  operationId: "get_account_transaction_summaries",
   method: "GET",
   url: "/v1/accounts/:address/transaction_summaries",
-  ledgerHeaders: true,
-  schema: {
-    operationId: "get_account_transaction_summaries",
-    summary: "Get account transaction summaries",
-    description:
-      "Retrieves summaries of on-chain committed transactions (sequence number based and orderless) sent by an account. " +
-      "With start_version, the summaries start at that version; with only end_version, they end there; with neither, " +
-      "the latest are returned. Always ascending by version. Pending transactions are not returned. " +
-      "If start_version or end_version has been pruned, the server responds with a 410.",
-    tags: ["Transactions"],
-    params: { type: "object", required: ["address"], properties: { address: addressPathSchema("Address of account with or without a 0x prefix") } },
-    querystring: {
-      type: "object",
-      properties: {
-        start_version: u64QuerySchema("Transaction version to start the output from (inclusive)"),
-        end_version: u64QuerySchema("Transaction version to end the output at (inclusive); ignored when start_version is given"),
-        limit: limitQuerySchema("Max number of summaries to retrieve. If not provided, defaults to the default page size."),
-      },
+  summary: "Get account transaction summaries",
+  description:
+    "Retrieves summaries of on-chain committed transactions (sequence number based and orderless) sent by an account. " +
+    "With start_version, the summaries start at that version; with only end_version, they end there; with neither, " +
+    "the latest are returned. Always ascending by version. Pending transactions are not returned. " +
+    "If start_version or end_version has been pruned, the server responds with a 410.",
+  tags: ["Transactions"],
+  params: { type: "object", required: ["address"], properties: { address: addressParam("Address of account with or without a 0x prefix") } } as const,
+  query: {
+    type: "object",
+    properties: {
+      start_version: u64Param("Transaction version to start the output from (inclusive)"),
+      end_version: u64Param("Transaction version to end the output at (inclusive); ignored when start_version is given"),
+      limit: limitParam("Max number of summaries to retrieve. If not provided, defaults to the default page size."),
     },
-    response: {
-      200: {
-        description: "Transaction summaries, ascending by version",
-        headers: ledgerHeaderSchemas(true),
-        content: {
-          "application/json": { schema: { type: "array", items: { $ref: "TransactionSummary#" } } },
-          "application/x-bcs": { schema: { type: "string", format: "binary" } },
-        },
-      },
-      ...errorResponses([400, 403, 404, 410, 500, 503]),
-    },
+  } as const,
+  formats: ["json", "bcs"],
+  response: { description: "Transaction summaries, ascending by version", json: { type: "array", items: ref(transactionSummary) } },
+  errors: [400, 403, 404, 410, 500, 503],
+  // Always the latest ledger; the bounds only must not have been pruned.
+  ledger: { bounds: ["start_version", "end_version"] },
+  failure: "Failed to retrieve account transaction summaries",
+  // The position with the version of the account's newest transaction in the window: a page of
+  // the account stays the same until it sends again.
+  position: async (store, { params, query }) =>
+    store.readSummariesVersion(params.address, query.start_version === undefined ? query.end_version : undefined),
+  handler: (ctx) => {
+    const serialize = jsonSerializer<SummaryJson[]>({ type: "array", items: ref(transactionSummary) });
+    return async function getAccountTransactionSummaries({ params, query }, { info, found: newest }, format) {
+      const sender = params.address;
+      const { start_version: start, end_version: end } = query;
+      const limit = Math.min(query.limit ?? ctx.config.summariesPageSize, ctx.config.summariesMaxPageSize);
+      const window = start === undefined ? `-|${end ?? "-"}` : `${start}|-`;
+      const key = `summaries|${format}|${toHex(sender)}|${window}|${limit}|${newest ?? "-"}`;
+      const cached = ctx.pages.get<SummariesMeta>(key);
+      // A cached page serves until pruning cuts into it.
+      if (cached && (cached.meta.first === null || cached.meta.first >= info.oldestVersion)) return { body: cached.body };
+      const read = await readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format, serialize);
+      // A page read again at a later position (a prune raced the first read) is not the page of
+      // this key's snapshot: sent, not cached.
+      if (read.info === info) ctx.pages.set(key, read.page);
+      return { body: read.page.body, exactAt: read.info };
+    };
   },
-  handler: (ctx) =>
-    function getAccountTransactionSummariesHandler(req: FastifyRequest, reply: FastifyReply) {
-      // 1. validate
-      const sender = addressPath("address", (req.params as { address: string }).address);
-      const query = req.query as GetAccountTransactionSummariesQuery;
-      const start = u64Query("start_version", query.start_version);
-      const end = u64Query("end_version", query.end_version);
-      const format = acceptType(req.headers.accept);
-      // 2. resolve: always the latest ledger, with the account's newest transaction in the window
-      // read in the same snapshot; a bound below the oldest kept version is pruned
-      const resolved = ctx.snapshot("Failed to retrieve account transaction summaries", undefined, () =>
-        ctx.store.readSummariesVersion(sender, start === undefined ? end : undefined),
-      );
-      return andThen(resolved, ({ info, value: newest }) => {
-        for (const bound of [start, end]) {
-          if (bound !== undefined && bound < info.oldestVersion) throw ApiError.versionPruned(bound, info);
-        }
-        const limit = Math.min(query.limit ?? ctx.config.summariesPageSize, ctx.config.summariesMaxPageSize);
-        // 3. read: the page stays the same until the account sends again, so a page built once
-        // serves every request until then from the cache (unless pruning has since cut into it)
-        const window = start === undefined ? `-|${end ?? "-"}` : `${start}|-`;
-        const key = `summaries|${format}|${toHex(sender)}|${window}|${limit}|${newest ?? "-"}`;
-        const cached = ctx.pages.get<SummariesMeta>(key);
-        const read =
-          cached && (cached.meta.first === null || cached.meta.first >= info.oldestVersion)
-            ? { page: cached, info }
-            : readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format).then((r) =>
-                // A page read again at a later position (a prune raced the first read) is not the
-                // page of this key's snapshot: served, not cached.
-                r.info === info ? { page: ctx.pages.set(key, r.page), info } : r,
-              );
-        return andThen(read, ({ page, info }) => {
-          // 4. encode
-          reply.headers(ctx.headers.ledger(info));
-          return sendBody(ctx.config, req, reply, page.body, format === "bcs" ? BCS_TYPE : JSON_TYPE);
-        });
-      });
-    },
-};
+});
 
 /** Reads of one request a prune may overtake before it answers 503 (only when it prunes past the read's ledger version). */
 const READ_ATTEMPTS = 3;
@@ -119,7 +88,7 @@ const READ_ATTEMPTS = 3;
 /**
  * Reads and encodes one page: exact for the ledger position it returns, or 410. The rows are read
  * in a statement of their own, after the position, so a prune committing in between may have
- * removed some. Afterwards the oldest version is read fresh (`NodeContext.recheck`):
+ * removed some. Afterwards the oldest version is read fresh:
  * - `start_version` (or, without it, `end_version`) now pruned: 410;
  * - from `start_version`, the page holds versions from it up only, so it is exact;
  * - else the page depended on versions from its first row up (a full page) or from the oldest
@@ -132,13 +101,14 @@ async function readPage(
   info: LedgerInfo,
   q: SummaryQuery,
   format: WireFormat,
+  serialize: (rows: SummaryJson[]) => string,
 ): Promise<{ page: Page<SummariesMeta>; info: LedgerInfo }> {
   for (let attempt = 1; ; attempt++) {
     const at = info;
-    let rows = await ctx.read("Failed to retrieve account transaction summaries", at, () =>
-      ctx.store.getTransactionSummaries({ ...q, ledgerVersion: at.ledgerVersion }),
-    );
-    const now = await ctx.recheck(q.start !== undefined ? [q.start] : [q.end]);
+    let rows = await ctx.store.getTransactionSummaries({ ...q, ledgerVersion: at.ledgerVersion });
+    const now = await ctx.ledger(true);
+    const bound = q.start ?? q.end;
+    if (bound !== undefined && bound < now.oldestVersion) throw ApiError.versionPruned(bound, now);
     // A full page depends on its own rows only (none at all for limit=0).
     const first = rows[0];
     const dependsOn = q.start ?? (rows.length >= q.limit ? (first?.version ?? at.ledgerVersion + 1n) : at.oldestVersion);
@@ -153,7 +123,7 @@ async function readPage(
       rows = rows.filter((r) => r.version >= now.oldestVersion);
       answered = { ...at, oldestVersion: now.oldestVersion, oldestBlockHeight: now.oldestBlockHeight };
     }
-    const body = new EncodedBody(format === "bcs" ? encodeBcs(rows) : Buffer.from(toJson(rows)));
+    const body = new EncodedBody(format === "bcs" ? encodeBcs(rows) : Buffer.from(serialize(rows.map(toJson))));
     return { page: { body, meta: { first: rows[0]?.version ?? null } }, info: answered };
   }
 }
@@ -163,24 +133,22 @@ interface SummariesMeta {
   first: bigint | null;
 }
 
-/**
- * The JSON array, written directly: every field is an address, a hash or a decimal, so nothing
- * needs escaping, and a page of 100 costs no per-row schema walk.
- */
-function toJson(rows: TransactionSummary[]): string {
-  let out = "[";
-  // One account's page: its sender prints the same on every row.
-  const head = rows.length > 0 ? `{"sender":"${formatAddress(rows[0]!.sender)}","version":"` : "";
-  for (let i = 0; i < rows.length; i++) {
-    const s = rows[i]!;
-    const rp = s.replayProtector;
-    const kind = rp.type === "nonce" ? "nonce" : "sequence_number";
-    if (i > 0) out += ",";
-    out +=
-      `${head}${s.version}","transaction_hash":"${toHex(s.hash)}",` +
-      `"replay_protector":{"type":"${kind}","${kind}":"${rp.value}"}}`;
-  }
-  return out + "]";
+/** The JSON form of a summary (`TransactionSummary` in the OpenAPI document). */
+interface SummaryJson {
+  sender: string;
+  version: string;
+  transaction_hash: string;
+  replay_protector: { type: "nonce"; nonce: string } | { type: "sequence_number"; sequence_number: string };
+}
+
+function toJson(s: TransactionSummary): SummaryJson {
+  const rp = s.replayProtector;
+  return {
+    sender: formatAddress(s.sender),
+    version: s.version.toString(),
+    transaction_hash: toHex(s.hash),
+    replay_protector: rp.type === "nonce" ? { type: "nonce", nonce: rp.value.toString() } : { type: "sequence_number", sequence_number: rp.value.toString() },
+  };
 }
 
 function encodeBcs(rows: TransactionSummary[]): Buffer {

@@ -19,85 +19,57 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/-/healthy?duration_secs=30'
  */
-import type { FastifyReply, FastifyRequest } from "fastify";
-import { ApiError } from "../errors.js";
 import { WriterStatus } from "../../ingest/writerStatus.js";
-import { sendBody } from "../compression.js";
-import { ledgerHeaderSchemas } from "../headers.js";
-import { JSON_TYPE } from "../negotiate.js";
-import { errorResponses, type RouteDef } from "../route.js";
-
-export interface GetHealthyQuery {
-  duration_secs?: string;
-}
-
-/** `HealthCheckSuccess` of the reference node (its message names the reference node). */
-export interface GetHealthyResponse {
-  message: "aptos-node:ok";
-}
+import { ApiError } from "../errors.js";
+import { defineOperation } from "../operation.js";
 
 const U32_MAX = 4294967295;
 
 /** How long a failed storage read keeps the node unhealthy (a corrupt database: until restart). */
 const STORAGE_FAILURE_MS = 30_000;
 
-export const getHealthy: RouteDef = {
+export const getHealthy = defineOperation({
+  operationId: "healthy",
   method: "GET",
   url: "/v1/-/healthy",
-  ledgerHeaders: true,
-  schema: {
-    operationId: "healthy",
-    summary: "Check basic node health",
-    description:
-      "By default this endpoint just checks that it can get the latest ledger info and then returns 200. " +
-      "If the duration_secs param is provided, this endpoint will return a 200 if the following condition is true: " +
-      "`server_latest_ledger_info_timestamp >= server_current_time_timestamp - duration_secs`; otherwise 503.",
-    tags: ["General"],
-    hide: true,
-    querystring: {
-      type: "object",
-      properties: {
-        // A string here so that the handler, not the schema, words the 400 (name, value and bound).
-        duration_secs: {
-          type: "string",
-          format: "uint32",
-          description: "Threshold in seconds that the server can be behind to be considered healthy",
-        },
-      },
+  summary: "Check basic node health",
+  description:
+    "By default this endpoint just checks that it can get the latest ledger info and then returns 200. " +
+    "If the duration_secs param is provided, this endpoint will return a 200 if the following condition is true: " +
+    "`server_latest_ledger_info_timestamp >= server_current_time_timestamp - duration_secs`; otherwise 503.",
+  tags: ["General"],
+  hidden: true,
+  query: {
+    type: "object",
+    properties: {
+      // A string here so that the handler, not the schema, words the 400 (name, value and bound).
+      duration_secs: { type: "string", format: "uint32", description: "Threshold in seconds that the server can be behind to be considered healthy" },
     },
-    response: {
-      200: {
-        description: "The node is healthy",
-        headers: ledgerHeaderSchemas(false),
-        content: {
-          "application/json": {
-            schema: { type: "object", required: ["message"], properties: { message: { type: "string" } } },
-          },
-        },
-      },
-      ...errorResponses([400, 500, 503]),
-    },
-  } as RouteDef["schema"],
+  } as const,
+  formats: ["json"],
+  response: {
+    description: "The node is healthy",
+    json: { type: "object", required: ["message"], properties: { message: { type: "string" } } },
+  },
+  errors: [400, 500, 503],
+  ledger: "latest",
+  failure: "Failed to check the node's health",
   handler: (ctx) =>
-    async function getHealthyHandler(req: FastifyRequest, reply: FastifyReply) {
-      // 1. validate
-      const maxAgeSecs = durationSecs((req.query as GetHealthyQuery).duration_secs);
-      // 2. resolve: the latest ledger (503 when empty or unreadable)
-      const info = await ctx.ledger();
-      // 2b. storage and writer health: the ledger reads fine but nothing new can be stored
+    async function getHealthy({ query }, { info }) {
+      const maxAgeSecs = durationSecs(query.duration_secs);
+      // storage and writer health: the ledger reads fine but nothing new can be stored
       const fileProblem = ctx.store.fileProblem?.() ?? null;
       if (fileProblem) throw new ApiError(503, "health_check_failed", fileProblem, info);
-      const sf = ctx.storageFailure;
-      if (sf && (sf.corrupt || Date.now() - sf.atMs < STORAGE_FAILURE_MS)) {
-        const what = sf.corrupt ? "the database is corrupt" : `a storage read failed ${((Date.now() - sf.atMs) / 1000).toFixed(1)}s ago`;
-        throw new ApiError(503, "health_check_failed", `${what}: ${sf.message}`, info);
+      const failure = ctx.storageFailure;
+      if (failure && (failure.corrupt || Date.now() - failure.atMs < STORAGE_FAILURE_MS)) {
+        const what = failure.corrupt ? "the database is corrupt" : `a storage read failed ${((Date.now() - failure.atMs) / 1000).toFixed(1)}s ago`;
+        throw new ApiError(503, "health_check_failed", `${what}: ${failure.message}`, info);
       }
       const failing = ctx.writer?.failing;
       if (failing) throw new ApiError(503, "health_check_failed", WriterStatus.describe(failing), info);
-      // 3. read: compare the newest block's chain time with the wall clock
+      // readiness: the newest block's chain time against the wall clock
       if (maxAgeSecs !== undefined) {
-        const nowUsec = BigInt(Date.now()) * 1000n;
-        const ageUsec = nowUsec - info.timestampUsec;
+        const ageUsec = BigInt(Date.now()) * 1000n - info.timestampUsec;
         if (ageUsec > BigInt(maxAgeSecs) * 1_000_000n) {
           throw new ApiError(
             503,
@@ -108,12 +80,9 @@ export const getHealthy: RouteDef = {
           );
         }
       }
-      // 4. encode
-      reply.headers(ctx.headers.ledger(info));
-      const body: GetHealthyResponse = { message: "aptos-node:ok" };
-      return sendBody(ctx.config, req, reply, JSON.stringify(body), JSON_TYPE);
+      return { json: { message: "aptos-node:ok" } };
     },
-};
+});
 
 function durationSecs(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;

@@ -15,13 +15,8 @@
  *
  * @example curl http://127.0.0.1:8080/v1
  */
-import type { FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { NodeContext } from "../context.js";
-import { sendBody } from "../compression.js";
-import { ledgerHeaderSchemas } from "../headers.js";
-import { JSON_TYPE } from "../negotiate.js";
-import { errorResponses, type RouteDef } from "../route.js";
+import { defineOperation } from "../operation.js";
 
 /** The reference node's role names are `validator` and `full_node`; this node is the latter. */
 export const NODE_ROLE = "full_node";
@@ -57,70 +52,47 @@ export function indexResponse(info: LedgerInfo, gitHash: string | null): GetInde
 
 const u64 = { type: "string", format: "uint64" } as const;
 
-function indexRoute(url: "/v1" | "/v1/"): RouteDef {
-  return {
+function indexOperation(url: "/v1" | "/v1/") {
+  return defineOperation({
+    operationId: url === "/v1" ? "get_ledger_info" : "get_ledger_info_slash",
     method: "GET",
     url,
-    ledgerHeaders: true,
-    schema: {
-      operationId: url === "/v1" ? "get_ledger_info" : "get_ledger_info_slash",
-      summary: "Get ledger info",
-      description:
-        "Get the latest ledger information, including data such as chain ID, role type, ledger versions, epoch, etc. " +
-        "Served for the official Aptos SDKs (`getLedgerInfo`, `getChainId`); not part of the interface document.",
-      tags: ["General"],
-      hide: true,
-      response: {
-        200: {
-          description: "The ledger position (IndexResponse)",
-          headers: ledgerHeaderSchemas(false),
-          content: {
-            "application/json": {
-              schema: {
-                type: "object",
-                required: [
-                  "chain_id",
-                  "epoch",
-                  "ledger_version",
-                  "oldest_ledger_version",
-                  "ledger_timestamp",
-                  "node_role",
-                  "oldest_block_height",
-                  "block_height",
-                ],
-                properties: {
-                  chain_id: { type: "integer", format: "uint8" },
-                  epoch: u64,
-                  ledger_version: u64,
-                  oldest_ledger_version: u64,
-                  ledger_timestamp: u64,
-                  node_role: { type: "string", enum: ["validator", "full_node"] },
-                  oldest_block_height: u64,
-                  block_height: u64,
-                  git_hash: { type: "string" },
-                  encryption_key: { type: "string", nullable: true },
-                },
-              },
-            },
-          },
+    summary: "Get ledger info",
+    description:
+      "Get the latest ledger information, including data such as chain ID, role type, ledger versions, epoch, etc. " +
+      "Served for the official Aptos SDKs (`getLedgerInfo`, `getChainId`); not part of the interface document.",
+    tags: ["General"],
+    hidden: true,
+    formats: ["json"],
+    response: {
+      description: "The ledger position (IndexResponse)",
+      json: {
+        type: "object",
+        required: ["chain_id", "epoch", "ledger_version", "oldest_ledger_version", "ledger_timestamp", "node_role", "oldest_block_height", "block_height"],
+        properties: {
+          chain_id: { type: "integer", format: "uint8" },
+          epoch: u64,
+          ledger_version: u64,
+          oldest_ledger_version: u64,
+          ledger_timestamp: u64,
+          node_role: { type: "string", enum: ["validator", "full_node"] },
+          oldest_block_height: u64,
+          block_height: u64,
+          git_hash: { type: "string" },
+          encryption_key: { type: "string", nullable: true },
         },
-        ...errorResponses([500, 503]),
       },
-    } as RouteDef["schema"],
-    handler: (ctx: NodeContext) =>
-      async function getIndexHandler(req: FastifyRequest, reply: FastifyReply) {
-        // 1. validate: no parameters; JSON only
-        // 2. resolve: the latest ledger (503 when empty or unreadable)
-        const info = await ctx.ledger();
-        // 3. read: the ledger position is all there is
-        const body = indexResponse(info, ctx.config.gitHash);
-        // 4. encode
-        reply.headers(ctx.headers.ledger(info));
-        return sendBody(ctx.config, req, reply, JSON.stringify(body), JSON_TYPE);
+    },
+    errors: [500, 503],
+    ledger: "latest",
+    failure: "Failed to read the ledger",
+    handler: (ctx) =>
+      async function getIndex(_input, { info }) {
+        return { json: indexResponse(info, ctx.config.gitHash) };
       },
-  };
+  });
 }
 
-export const getIndex: RouteDef = indexRoute("/v1");
+export const getIndex = indexOperation("/v1");
 /** The same with a trailing slash (`/v1/`), as the reference node's own tests call it. */
-export const getIndexSlash: RouteDef = indexRoute("/v1/");
+export const getIndexSlash = indexOperation("/v1/");

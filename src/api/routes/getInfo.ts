@@ -1,44 +1,36 @@
 /**
  * GET /v1/info — basic facts about this node (DECISIONS §14): a flat object with the chain id,
- * node type, software version, storage backend, pruning window and the ledger position.
+ * node type, software version, storage backend, pruning window and the ledger position. An empty
+ * ledger answers too, with nulls for the position.
  *
  * @example curl http://127.0.0.1:8080/v1/info
  */
-import type { FastifyReply, FastifyRequest } from "fastify";
-import { sendBody } from "../compression.js";
-import { andThen, orNull } from "../context.js";
-import { JSON_TYPE } from "../negotiate.js";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { RouteDef } from "../route.js";
+import { defineOperation } from "../operation.js";
 
-export const getInfo: RouteDef = {
+export const getInfo = defineOperation({
+  operationId: "info",
   method: "GET",
   url: "/v1/info",
-  ledgerHeaders: false,
-  schema: {
-    operationId: "info",
-    summary: "Show some basic info of the node.",
-    description: "Shows basic information about the node: chain id, node type, software version, storage and pruning.",
-    tags: ["General"],
-    response: {
-      200: {
-        description: "Node information",
-        content: { "application/json": { schema: { type: "object", additionalProperties: true } } },
-      },
-    },
-  },
+  summary: "Show some basic info of the node.",
+  description: "Shows basic information about the node: chain id, node type, software version, storage and pruning.",
+  tags: ["General"],
+  formats: ["json"],
+  response: { description: "Node information", json: { type: "object", additionalProperties: true } },
+  errors: [],
+  // Its own terms: an unreadable or empty ledger is shown as nulls, not answered 503.
+  ledger: "none",
+  failure: "Failed to read the ledger",
   handler: (ctx) => {
-    // The body changes only when the ledger moves; the store hands out the same LedgerInfo until then.
-    let last: { info: LedgerInfo; body: string } | null = null;
-    return function getInfoHandler(req: FastifyRequest, reply: FastifyReply) {
-      return andThen(orNull(() => ctx.store.getLedgerInfo()), (info) => {
-        if (info && last?.info === info) return sendBody(ctx.config, req, reply, last.body, JSON_TYPE);
-        return andThen(info ? info.chainId : orNull(() => ctx.store.getChainId()), (chainId) => {
-          const text = infoJson(info, chainId);
-          if (info) last = { info, body: text };
-          return sendBody(ctx.config, req, reply, text, JSON_TYPE);
-        });
-      });
+    // The body changes only when the ledger moves.
+    let last: { version: bigint; oldest: bigint; body: string } | null = null;
+    return async function getInfo() {
+      const info = await orNull(() => ctx.store.getLedgerInfo());
+      if (info && last && last.version === info.ledgerVersion && last.oldest === info.oldestVersion) return { body: last.body };
+      const chainId = info ? info.chainId : await orNull(() => ctx.store.getChainId());
+      const body = infoJson(info, chainId);
+      if (info) last = { version: info.ledgerVersion, oldest: info.oldestVersion, body };
+      return { body };
     };
 
     function infoJson(info: LedgerInfo | null, chainId: number | null): string {
@@ -58,4 +50,13 @@ export const getInfo: RouteDef = {
       return JSON.stringify(body);
     }
   },
-};
+});
+
+/** The store's answer, or null when it fails: /v1/info answers without it. */
+async function orNull<T>(read: () => Promise<T | null> | T | null): Promise<T | null> {
+  try {
+    return await read();
+  } catch {
+    return null;
+  }
+}

@@ -4,71 +4,85 @@
  *
  * @example open http://127.0.0.1:8080/v1/spec
  */
-import type { FastifyReply, FastifyRequest } from "fastify";
-import { EncodedBody, sendBody } from "../compression.js";
+import { EncodedBody } from "../compression.js";
 import { ApiError, quote } from "../errors.js";
-import { JSON_TYPE } from "../negotiate.js";
 import { explorerAssets, explorerHtml } from "../openapi/explorer.js";
-import type { RouteDef } from "../route.js";
+import { defineOperation } from "../operation.js";
 
-/** The explorer page, encoded once per encoding. */
-const page = new EncodedBody(Buffer.from(explorerHtml));
-
-export const getSpec: RouteDef = {
+export const getSpec = defineOperation({
+  operationId: "spec",
   method: "GET",
   url: "/v1/spec",
-  ledgerHeaders: false,
-  schema: {
-    operationId: "spec",
-    summary: "Show OpenAPI explorer",
-    description:
-      "Provides a UI that you can use to explore the API. You can also retrieve the API directly at `/spec.yaml` and `/spec.json`.",
-    tags: ["General"],
-    response: {
-      200: { description: "The explorer page", content: { "text/html": { schema: { type: "string" } } } },
-    },
+  summary: "Show OpenAPI explorer",
+  description: "Provides a UI that you can use to explore the API. You can also retrieve the API directly at `/spec.yaml` and `/spec.json`.",
+  tags: ["General"],
+  formats: [],
+  response: { description: "The explorer page", type: "text/html" },
+  errors: [],
+  ledger: "none",
+  failure: "Failed to show the explorer",
+  handler: () => {
+    // encoded once per encoding
+    const page = new EncodedBody(Buffer.from(explorerHtml));
+    return async () => ({ body: page, type: "text/html; charset=utf-8" });
   },
-  handler: (ctx) =>
-    async function getSpecHandler(req: FastifyRequest, reply: FastifyReply) {
-      return sendBody(ctx.config, req, reply, page, "text/html; charset=utf-8");
-    },
-};
+});
 
 /** `/v1/spec.json`, `/v1/spec.yaml` and the page's assets: served, but not operations of their own. */
-export const specDocuments: RouteDef[] = [
-  {
+export const specDocuments = [
+  defineOperation({
+    operationId: "spec_json",
     method: "GET",
     url: "/v1/spec.json",
-    ledgerHeaders: false,
-    schema: { operationId: "spec_json", summary: "OpenAPI document (JSON)", description: "", tags: ["General"], hide: true } as RouteDef["schema"],
-    handler: (ctx) =>
-      async function specJsonHandler(req: FastifyRequest, reply: FastifyReply) {
-        return sendBody(ctx.config, req, reply, ctx.spec!.json, JSON_TYPE);
-      },
-  },
-  {
+    summary: "OpenAPI document (JSON)",
+    description: "",
+    tags: ["General"],
+    hidden: true,
+    formats: [],
+    response: { description: "The OpenAPI document", type: "application/json" },
+    errors: [],
+    ledger: "none",
+    failure: "Failed to send the OpenAPI document",
+    handler: (ctx) => async () => ({ body: ctx.spec!.json, type: "application/json" }),
+  }),
+  defineOperation({
+    operationId: "spec_yaml",
     method: "GET",
     url: "/v1/spec.yaml",
-    ledgerHeaders: false,
-    schema: { operationId: "spec_yaml", summary: "OpenAPI document (YAML)", description: "", tags: ["General"], hide: true } as RouteDef["schema"],
-    handler: (ctx) =>
-      async function specYamlHandler(req: FastifyRequest, reply: FastifyReply) {
-        reply.header("content-disposition", 'inline; filename="spec.yaml"');
-        return sendBody(ctx.config, req, reply, ctx.spec!.yaml, "application/x-yaml");
-      },
-  },
-  {
+    summary: "OpenAPI document (YAML)",
+    description: "",
+    tags: ["General"],
+    hidden: true,
+    formats: [],
+    response: { description: "The OpenAPI document", type: "application/x-yaml" },
+    errors: [],
+    ledger: "none",
+    failure: "Failed to send the OpenAPI document",
+    handler: (ctx) => async () => ({
+      body: ctx.spec!.yaml,
+      type: "application/x-yaml",
+      headers: { "content-disposition": 'inline; filename="spec.yaml"' },
+    }),
+  }),
+  defineOperation({
+    operationId: "spec_asset",
     method: "GET",
     url: "/v1/spec/assets/:name",
-    ledgerHeaders: false,
-    schema: { operationId: "spec_asset", summary: "Explorer asset", description: "", tags: ["General"], hide: true } as RouteDef["schema"],
-    handler: (ctx) =>
-      async function specAssetHandler(req: FastifyRequest, reply: FastifyReply) {
-        const name = (req.params as { name: string }).name;
-        const asset = Object.hasOwn(explorerAssets, name) ? explorerAssets[name] : undefined;
-        if (!asset) throw new ApiError(404, "web_framework_error", `no explorer asset named ${quote(name)}`);
-        reply.header("cache-control", "public, max-age=86400");
-        return sendBody(ctx.config, req, reply, asset[1], asset[0]);
+    summary: "Explorer asset",
+    description: "",
+    tags: ["General"],
+    hidden: true,
+    params: { type: "object", required: ["name"], properties: { name: { type: "string" } } } as const,
+    formats: [],
+    response: { description: "A file of the explorer page" },
+    errors: [404],
+    ledger: "none",
+    failure: "Failed to send an explorer asset",
+    handler: () =>
+      async function specAsset({ params }) {
+        const asset = Object.hasOwn(explorerAssets, params.name) ? explorerAssets[params.name] : undefined;
+        if (!asset) throw new ApiError(404, "web_framework_error", `no explorer asset named ${quote(params.name)}`);
+        return { body: asset[1], type: asset[0], headers: { "cache-control": "public, max-age=86400" } };
       },
-  },
+  }),
 ];

@@ -1,5 +1,5 @@
 /** The route table: every operation the app serves. */
-import type { RouteDef } from "../route.js";
+import type { AnyOperation } from "../operation.js";
 import { estimateGasPrice } from "./estimateGasPrice.js";
 import { getAccountModules } from "./getAccountModules.js";
 import { getAccountTransactionSummaries } from "./getAccountTransactionSummaries.js";
@@ -9,7 +9,7 @@ import { getInfo } from "./getInfo.js";
 import { getRawTableItem } from "./getRawTableItem.js";
 import { getSpec, specDocuments } from "./getSpec.js";
 
-export const routes: RouteDef[] = [
+export const operations: AnyOperation[] = [
   getSpec,
   ...specDocuments,
   getInfo,

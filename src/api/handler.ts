@@ -1,0 +1,205 @@
+/**
+ * The one handler every operation runs through, in the same steps for all (STYLE rule 3):
+ * 1. validate: parse the input the route schemas checked (addresses to bytes, u64 to bigint) and
+ *    negotiate the wire format (403 for JSON from a BCS-only operation);
+ * 2. resolve: read the ledger position and judge the requested versions against it
+ *    (`resolveVersions`: 404 above the newest, 410 below the oldest kept);
+ * 3. read: the operation's own handler;
+ * 4. check the versions again against the position the answer is exact for, then send it with
+ *    the ledger headers, its content type and, when asked for, compressed.
+ * Store failures become the one error class here, whichever step they happen in.
+ */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import fastJson from "fast-json-stringify";
+import { parseHexBytes } from "../ledger/address.js";
+import type { LedgerInfo } from "../ledger/types.js";
+import type { NodeContext } from "./context.js";
+import { ApiError, quote } from "./errors.js";
+import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
+import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type ObjectSchema, type Position } from "./operation.js";
+import { addressPath, checkDecimalQuery, QUERY_KINDS, u64Query } from "./params.js";
+import { sharedSchemas } from "./schemas.js";
+
+/** Versions a request names: the one to read at, and bounds that must not have been pruned. */
+export interface RequestedVersions {
+  at: bigint | undefined;
+  bounds: ReadonlyArray<bigint | undefined>;
+}
+
+/**
+ * Judges the requested versions against a ledger position: 404 for `at` above the newest
+ * version, 410 for any of them below the oldest kept (DECISIONS §8). Used before the read, and
+ * again after it against the position the answer is exact for (a prune may have passed them).
+ * Returns the version to read at.
+ */
+export function resolveVersions(info: LedgerInfo, requested: RequestedVersions): bigint {
+  const { at, bounds } = requested;
+  if (at !== undefined) {
+    if (at > info.ledgerVersion) throw ApiError.versionNotFound(at, info);
+    if (at < info.oldestVersion) throw ApiError.versionPruned(at, info);
+  }
+  for (const bound of bounds) {
+    if (bound !== undefined && bound < info.oldestVersion) throw ApiError.versionPruned(bound, info);
+  }
+  return at ?? info.ledgerVersion;
+}
+
+const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: [] };
+
+/** How one input property is parsed after the schema checked it. */
+type PropertyKind = "address" | "u64" | "hex" | "as-is";
+
+function propertyKinds(schema: unknown): Array<[string, PropertyKind]> {
+  const props = (resolveRef(schema) as ObjectSchema | undefined)?.properties ?? {};
+  return Object.entries(props).map(([name, p]) => {
+    const s = p as { $ref?: string; type?: string; format?: string };
+    if (s.$ref === "Address#") return [name, "address"];
+    if (s.$ref === "U64#") return [name, "u64"];
+    if (s.type === "string" && s.format === "hex") return [name, "hex"];
+    return [name, "as-is"];
+  });
+}
+
+/** A shared schema by its `$ref`, or the schema itself. */
+function resolveRef(schema: unknown): unknown {
+  const ref = (schema as { $ref?: string } | undefined)?.$ref;
+  return ref ? sharedSchemas.find((s) => `${s.$id}#` === ref) : schema;
+}
+
+function parseObject(kinds: Array<[string, PropertyKind]>, raw: unknown): Record<string, unknown> {
+  const values = (raw ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [name, kind] of kinds) {
+    const v = values[name];
+    if (v === undefined) continue;
+    switch (kind) {
+      case "address":
+        out[name] = addressPath(name, v as string);
+        break;
+      case "u64":
+        out[name] = u64Query(name, v as string);
+        break;
+      case "hex": {
+        const bytes = parseHexBytes(v as string);
+        if (!bytes) {
+          throw ApiError.badParam(
+            `parse request payload error: ${name}: decode hex-encoded string(${quote(v)}) failed: expected an optional 0x and an even number of hex digits`,
+          );
+        }
+        out[name] = bytes;
+        break;
+      }
+      default:
+        out[name] = v;
+    }
+  }
+  return out;
+}
+
+/** Shared schemas by id, for the response serializers' `$ref`s. */
+const REFERENCED = Object.fromEntries(sharedSchemas.map((s) => [s.$id, s]));
+/** Formats our schemas name for documentation only. */
+const DOC_FORMATS = Object.fromEntries(["hex", "uint8", "uint16", "uint32", "uint64", "binary"].map((f) => [f, true]));
+
+/** A serializer compiled from a response schema (its `$ref`s to the shared schemas resolved). */
+export function jsonSerializer<T>(schema: object): (value: T) => string {
+  return fastJson(schema as fastJson.AnySchema, { schema: REFERENCED, ajv: { formats: DOC_FORMATS } } as fastJson.Options) as (value: T) => string;
+}
+
+/**
+ * Strict input types before the schema's coercion: u16 query values decimal digits only, and body
+ * properties the schema types as strings must be JSON strings (ajv would take `{"key": 11}` as the
+ * text "11", and raw_item would read its digits as hex). Undefined for a route with neither.
+ */
+export function strictInput(op: AnyOperation) {
+  const query = (op.query as ObjectSchema | undefined)?.properties ?? {};
+  const decimals = Object.keys(query).filter((n) => QUERY_KINDS[n] === "u16");
+  const bodySchema = resolveRef(op.body) as { properties?: Record<string, { type?: string }> } | undefined;
+  const strings = Object.entries(bodySchema?.properties ?? {})
+    .filter(([, p]) => p.type === "string")
+    .map(([n]) => n);
+  if (decimals.length === 0 && strings.length === 0) return undefined;
+  return (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    try {
+      const q = req.query as Record<string, unknown>;
+      for (const n of decimals) checkDecimalQuery(n, q[n]);
+      const b = req.body;
+      if (typeof b === "object" && b !== null && !Array.isArray(b)) {
+        for (const n of strings) {
+          const v = (b as Record<string, unknown>)[n];
+          if (v !== undefined && typeof v !== "string") {
+            throw ApiError.badParam(`parse request payload error: ${n}: expected a JSON string, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`}`);
+          }
+        }
+      }
+      done();
+    } catch (e) {
+      done(e as Error);
+    }
+  };
+}
+
+/** The operation's Fastify handler. */
+export function operationHandler(op: AnyOperation, ctx: NodeContext) {
+  const handle = op.handler(ctx);
+  const paramKinds = propertyKinds(op.params);
+  const queryKinds = propertyKinds(op.query);
+  const bodyKinds = propertyKinds(op.body);
+  const serialize = op.response.json ? jsonSerializer(op.response.json) : JSON.stringify;
+  const versions = typeof op.ledger === "object" ? op.ledger : null;
+  const jsonAllowed = op.formats.includes("json");
+  const ledgerHeaders = sendsLedgerHeaders(op);
+  return async function handleOperation(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    // 1. validate
+    const input: Input<unknown, unknown, unknown> = {
+      params: parseObject(paramKinds, req.params) as never,
+      query: parseObject(queryKinds, req.query) as never,
+      body: parseObject(bodyKinds, req.body) as never,
+    };
+    const format = negotiate(req.headers.accept);
+    // 2. resolve
+    const query = input.query as Record<string, bigint | undefined>;
+    const requested: RequestedVersions = versions
+      ? { at: versions.at ? query[versions.at] : undefined, bounds: (versions.bounds ?? []).map((n) => query[n]) }
+      : NO_VERSIONS;
+    let at: Position<unknown> | null = null;
+    if (op.ledger !== "none") {
+      const position = op.position;
+      const snapshot = await ctx.readPosition<unknown>(position ? () => position(ctx.store, input, requested.at) : null, failureText(input));
+      at = { info: snapshot.info, version: resolveVersions(snapshot.info, requested), found: snapshot.value };
+    }
+    // 3. read
+    let answer: Answer;
+    try {
+      answer = await handle(input, at as Position<unknown>, format);
+    } catch (e) {
+      throw ctx.storageError(e, failureText(input), at?.info ?? null);
+    }
+    // 4. check the versions again where the read may have raced a prune, and send
+    const exactAt = answer.exactAt ?? at?.info;
+    if (answer.exactAt) resolveVersions(answer.exactAt, requested);
+    else if (answer.readAfterPosition && requested !== NO_VERSIONS) resolveVersions(await ctx.ledger(true), requested);
+    if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));
+    if (answer.cursor) reply.headers(ctx.headers.cursor(answer.cursor));
+    if (answer.headers) reply.headers(answer.headers);
+    const body = answer.body ?? serialize(answer.json);
+    return ctx.compression.send(req, reply, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE));
+  };
+
+  function negotiate(accept: string | undefined): WireFormat {
+    // An operation with a type of its own (the explorer) or JSON only ignores Accept, as the reference.
+    if (jsonAllowed || op.formats.length === 0) return op.formats.length > 1 ? acceptType(accept) : "json";
+    if (namedType(accept) === "json") {
+      throw new ApiError(
+        403,
+        "api_disabled",
+        `${op.summary} is not allowed with Accept: application/json. Only BCS is supported as an AcceptType: send Accept: application/x-bcs`,
+      );
+    }
+    return "bcs";
+  }
+
+  function failureText(input: Input<unknown, unknown, unknown>): string {
+    return typeof op.failure === "string" ? op.failure : op.failure(input);
+  }
+}
