@@ -3,7 +3,11 @@
  * side with a bare Fastify route that returns a constant, in the same run (rounds alternate, the
  * median of each is reported). Also the import rate of that ledger.
  *
- *   npm run build && node --import tsx bench/api.bench.ts [--txns 1000000] [--duration 5] [--rounds 3]
+ *   npm run build && node --import tsx bench/api.bench.ts [--txns 1000000] [--duration 5] [--rounds 3] [--compare DIR]
+ *
+ * `--compare DIR`: also serves the same ledger from another checkout's build (`DIR/dist/cli.js`,
+ * e.g. a worktree of the previous commit) and runs every operation on it in the same rounds, as
+ * a baseline: a change's effect measured side by side.
  *
  * The ledger is the real genesis (test/fixtures: 57 framework modules at 0x1)
  * followed by devnet blocks. Loopback only; every run is bounded in time.
@@ -22,6 +26,7 @@ const arg = (name: string, def: number) => {
 const TXNS = arg("txns", 1_000_000);
 const DURATION = arg("duration", 5);
 const ROUNDS = arg("rounds", 3);
+const COMPARE = process.argv.includes("--compare") ? process.argv[process.argv.indexOf("--compare") + 1]! : null;
 
 mkdirSync(OUT, { recursive: true });
 const file = `${OUT}ledger-${TXNS}.ndjson`;
@@ -113,7 +118,8 @@ async function main(): Promise<void> {
     // The same node with its page cache off: what a page costs when it is not served again.
     const cold = await startServer([...serveArgs, "--page-cache-mb", "0"]);
     const base = await startServer(["--import", "tsx", "bench/constServer.ts", "0", saved]);
-    return { api, cold, base, kill: () => [api, cold, base].forEach((s) => s.child.kill()) };
+    const previous = COMPARE ? await startServer([`${COMPARE}/dist/cli.js`, ...serveArgs.slice(1)]) : null;
+    return { api, cold, base, previous, kill: () => [api, cold, base, previous].forEach((s) => s?.child.kill()) };
   };
   // The devnet writes and deletes keys 0..63: read the ones that exist at the latest version.
   const liveKeys: number[] = [];
@@ -149,10 +155,28 @@ async function main(): Promise<void> {
     target: string;
     opts: Opts;
     pid: number;
-    baselines: Array<{ name: string; opts: Opts }>;
+    /** `pid`: the process serving the baseline, when not the constant server. */
+    baselines: Array<{ name: string; opts: Opts; pid?: number }>;
   };
   /** The rows, for one set of running servers. */
-  const opsOf = ({ api, cold, base }: Servers): Op[] => {
+  const opsOf = (servers: Servers): Op[] => {
+    const { api, previous } = servers;
+    const rows = opsOn(servers);
+    if (!previous) return rows;
+    // The same request to the other build: the first baseline of each row.
+    return rows.map((op) =>
+      op.pid !== api.child.pid
+        ? op
+        : {
+            ...op,
+            baselines: [
+              { name: `previous build (${COMPARE})`, opts: { ...op.opts, url: op.opts.url!.toString().replace(api.url, previous.url) }, pid: previous.child.pid! },
+              ...op.baselines,
+            ],
+          },
+    );
+  };
+  const opsOn = ({ api, cold, base }: Servers): Op[] => {
     const B = `${api.url}/v1`;
     const GET = { name: "GET constant", opts: { url: `${base.url}/const` } };
     // The POST baseline parses the same bodies raw_item does.
@@ -209,7 +233,7 @@ async function main(): Promise<void> {
     for (const [i, op] of ops.entries()) {
       const row = (runs[i] ??= { op, o: [], c: op.baselines.map(() => []) });
       for (const [j, b] of op.baselines.entries()) {
-        const l = await load({ ...b.opts, duration: DURATION }, servers.base.child.pid);
+        const l = await load({ ...b.opts, duration: DURATION }, b.pid ?? servers.base.child.pid);
         if (l.non2xx > 0) throw new Error(`baseline ${b.name} (${b.opts.url}) answered ${l.non2xx} non-2xx`);
         row.c[j]!.push(l);
       }
@@ -256,7 +280,7 @@ Import: ${imported}
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 `;
-  writeSection("API throughput (SQLite)", body);
+  writeSection(COMPARE ? "API throughput, side by side with the previous build (SQLite)" : "API throughput (SQLite)", body);
   console.log(body);
 }
 

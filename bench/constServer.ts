@@ -10,7 +10,7 @@
  */
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import { readdirSync, readFileSync } from "node:fs";
-import { settleNextTickShape } from "../src/api/tickShape.js";
+import { settleNextTickShape } from "../src/tickShape.js";
 
 settleNextTickShape();
 

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
 import { serveMetrics, type NodeMetrics } from "./api/metrics.js";
-import { settleNextTickShape } from "./api/tickShape.js";
+import { settleNextTickShape } from "./tickShape.js";
 import type { DevnetOptions } from "./ingest/devnet.js";
 import { LocalWriters, WriterThread, type WriterEvents, type Writers, type WritersOptions } from "./ingest/writers.js";
 import { WriterStatus } from "./ingest/writerStatus.js";

@@ -69,8 +69,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   const badRequest = metrics.operation("bad_request");
   const app = Fastify({
     // Fastify's logger only with --log-requests: a log line per request costs more than a point
-    // read, and even silent its per-request bookkeeping cost a bare GET 1 µs of 10 (same-run
-    // probe). Without it, errors and the node's own events go to the same pino logger directly.
+    // read, and even silent its per-request bookkeeping costs every request. Without it, errors
+    // and the node's own events go to the same pino logger directly.
     ...(opts.logRequests ? { loggerInstance: log } : { logger: false }),
     genReqId: requestId,
     bodyLimit: config.bodyLimit,

@@ -46,6 +46,10 @@ export function resolveVersions(info: LedgerInfo, requested: RequestedVersions):
 
 const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: [] };
 
+function namesVersions(requested: RequestedVersions): boolean {
+  return requested.at !== undefined || requested.bounds.some((b) => b !== undefined);
+}
+
 /** How one input property is parsed after the schema checked it. */
 type PropertyKind = "address" | "u64" | "hex" | "as-is";
 
@@ -178,7 +182,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     // 4. check the versions again where the read may have raced a prune, and send
     const exactAt = answer.exactAt ?? at?.info;
     if (answer.exactAt) resolveVersions(answer.exactAt, requested);
-    else if (answer.readAfterPosition && requested !== NO_VERSIONS) resolveVersions(await ctx.ledger(true), requested);
+    else if (answer.readAfterPosition && namesVersions(requested)) resolveVersions(await ctx.ledger(true), requested);
     if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));
     if (answer.cursor) reply.headers(ctx.headers.cursor(answer.cursor));
     if (answer.headers) reply.headers(answer.headers);

@@ -4,6 +4,8 @@
  * are excluded, and the first that is exactly `application/json` or `application/x-bcs`
  * (other parameters ignored) wins; otherwise JSON. Never 406.
  */
+import { LRUCache } from "lru-cache";
+
 export type WireFormat = "json" | "bcs";
 
 export const JSON_TYPE = "application/json";
@@ -13,8 +15,7 @@ export const BCS_TYPE = "application/x-bcs";
 const QVALUE = /^(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)$/u;
 
 /** Answers by header text: clients send a handful of distinct values, again and again. */
-const named = new Map<string, WireFormat | null>();
-const NAMED_MAX = 256;
+const named = new LRUCache<string, WireFormat | "neither">({ max: 256 });
 
 /** The format the best-ranked `application/json` or `application/x-bcs` entry names, or null. */
 export function namedType(accept: string | undefined): WireFormat | null {
@@ -24,11 +25,10 @@ export function namedType(accept: string | undefined): WireFormat | null {
   if (accept === JSON_TYPE) return "json";
   let f = named.get(accept);
   if (f === undefined) {
-    f = rank(accept);
-    if (named.size >= NAMED_MAX) named.clear();
+    f = rank(accept) ?? "neither";
     named.set(accept, f);
   }
-  return f;
+  return f === "neither" ? null : f;
 }
 
 function rank(accept: string): WireFormat | null {

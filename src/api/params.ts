@@ -2,6 +2,7 @@
  * Parsing of path and query values. Failures are 400 `web_framework_error` naming the parameter
  * and the bad value (DECISIONS §5), in the reference node's wording where it has one.
  */
+import { LRUCache } from "lru-cache";
 import { addressError, parseAddress } from "../ledger/address.js";
 import { ApiError, quote } from "./errors.js";
 
@@ -62,12 +63,9 @@ export function u64Query(name: string, raw: string | undefined): bigint | undefi
 
 /**
  * Path addresses already parsed, by their text: clients ask for the same accounts and tables again
- * and again, and a parse (pattern, padding, hex decode, a new buffer) cost a raw_item request
- * 0.5–0.7 µs of its 19 (two runs of debug routes side by side in one process, medians of 7 rounds).
- * Cleared when full, so any number of distinct addresses costs a parse each and no more memory.
+ * and again, and a parse (pattern, padding, hex decode, a new buffer) costs more than the lookup.
  */
-const addresses = new Map<string, Uint8Array>();
-const ADDRESSES_MAX = 4096;
+const addresses = new LRUCache<string, Uint8Array>({ max: 4096 });
 
 /**
  * An address in a path: `0x` and 1 to 64 hex digits, or 64 without `0x` (DECISIONS §4). The bytes are shared
@@ -80,7 +78,6 @@ export function addressPath(name: string, raw: string): Uint8Array {
   if (!a) {
     throw ApiError.badParam(`failed to parse path \`${name}\`: failed to parse "string(Address)": Invalid account address: ${addressError(raw)}`);
   }
-  if (addresses.size >= ADDRESSES_MAX) addresses.clear();
   addresses.set(raw, a);
   return a;
 }
