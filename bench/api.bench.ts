@@ -45,7 +45,8 @@ async function generate(): Promise<void> {
   let ts = 1_700_000_000_000_000n;
   while (chain.pos.version < BigInt(TXNS)) {
     let buf = "";
-    for (const t of chain.nextBlock((ts += 1_000_000n))) buf += JSON.stringify(t) + "\n";
+    ts += 1_000_000n;
+    for (const t of chain.nextBlock(ts)) buf += JSON.stringify(t) + "\n";
     await write(buf);
   }
   await new Promise<void>((r) => out.end(() => r()));
@@ -119,7 +120,15 @@ async function main(): Promise<void> {
     const cold = await startServer([...serveArgs, "--page-cache-mb", "0"]);
     const base = await startServer(["--import", "tsx", "bench/constServer.ts", "0", saved]);
     const previous = COMPARE ? await startServer([`${COMPARE}/dist/cli.js`, ...serveArgs.slice(1)]) : null;
-    return { api, cold, base, previous, kill: () => [api, cold, base, previous].forEach((s) => s?.child.kill()) };
+    return {
+      api,
+      cold,
+      base,
+      previous,
+      kill: () => {
+        for (const s of [api, cold, base, previous]) s?.child.kill();
+      },
+    };
   };
   // The devnet writes and deletes keys 0..63: read the ones that exist at the latest version.
   const liveKeys: number[] = [];
@@ -231,7 +240,8 @@ async function main(): Promise<void> {
     for (const b of new Set(ops.flatMap((op) => op.baselines))) await load({ ...b.opts, duration: 2 });
     for (const op of ops) await load({ ...op.opts, duration: 1 });
     for (const [i, op] of ops.entries()) {
-      const row = (runs[i] ??= { op, o: [], c: op.baselines.map(() => []) });
+      const row = runs[i] ?? { op, o: [], c: op.baselines.map(() => []) };
+      runs[i] = row;
       for (const [j, b] of op.baselines.entries()) {
         const l = await load({ ...b.opts, duration: DURATION }, b.pid ?? servers.base.child.pid);
         if (l.non2xx > 0) throw new Error(`baseline ${b.name} (${b.opts.url}) answered ${l.non2xx} non-2xx`);

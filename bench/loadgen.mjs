@@ -26,7 +26,7 @@ if (!keepBodies) {
   if (readsBodies(opts) || (opts.requests ?? []).some(readsBodies)) {
     throw new Error("this run drops response bodies: set BENCH_KEEP_BODIES=1 to check them");
   }
-  createRequire(import.meta.url)("autocannon/lib/pipelinedRequestsQueue.js").prototype.addBody = function () {};
+  createRequire(import.meta.url)("autocannon/lib/pipelinedRequestsQueue.js").prototype.addBody = () => {};
 }
 
 /** user + system CPU time of a process so far, in microseconds (Linux /proc, 100 Hz ticks). */

@@ -47,7 +47,7 @@ const decode = Array.from({ length: RUNS }, () => decodeRun(50));
 
 const cache = new AbiCache();
 const hashes = modules.map(codeHash);
-hashes.forEach((h, i) => cache.json(h, modules[i]!));
+for (const [i, h] of hashes.entries()) cache.json(h, modules[i]!);
 cacheRun(cache, hashes, 1_000_000); // warm-up
 const hits = Array.from({ length: RUNS }, () => cacheRun(cache, hashes, 2_000_000));
 

@@ -48,7 +48,10 @@ function* ledger(): Generator<unknown> {
     defaultDevnetChainOptions,
   );
   let ts = 1_700_000_000_000_000n;
-  while (chain.pos.version < BigInt(TXNS)) yield* chain.nextBlock((ts += 1_000_000n));
+  while (chain.pos.version < BigInt(TXNS)) {
+    ts += 1_000_000n;
+    yield* chain.nextBlock(ts);
+  }
 }
 
 async function importInto(db: string): Promise<{ versions: bigint; rate: number }> {
@@ -170,7 +173,7 @@ const u64le = (v: number): string => {
 };
 
 /** Keys of the devnet table that hold a value at the newest version (the others answer 404). */
-let liveKeys: number[] = [];
+const liveKeys: number[] = [];
 
 const OPS: Array<{ name: string; opts: (base: string) => autocannon.Options }> = [
   {
