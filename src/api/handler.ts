@@ -56,10 +56,10 @@ type PropertyKind = "address" | "u64" | "hex" | "as-is";
 function propertyKinds(schema: unknown): Array<[string, PropertyKind]> {
   const props = (resolveRef(schema) as ObjectSchema | undefined)?.properties ?? {};
   return Object.entries(props).map(([name, p]) => {
-    const s = p as { $ref?: string; type?: string; format?: string };
-    if (s.$ref === "Address#") return [name, "address"];
-    if (s.$ref === "U64#") return [name, "u64"];
-    if (s.type === "string" && s.format === "hex") return [name, "hex"];
+    const property = p as { $ref?: string; type?: string; format?: string };
+    if (property.$ref === "Address#") return [name, "address"];
+    if (property.$ref === "U64#") return [name, "u64"];
+    if (property.type === "string" && property.format === "hex") return [name, "hex"];
     return [name, "as-is"];
   });
 }
@@ -125,14 +125,14 @@ export function strictInput(op: AnyOperation) {
   if (decimals.length === 0 && strings.length === 0) return undefined;
   return (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     try {
-      const q = req.query as Record<string, unknown>;
-      for (const n of decimals) checkDecimalQuery(n, q[n]);
-      const b = req.body;
-      if (typeof b === "object" && b !== null && !Array.isArray(b)) {
-        for (const n of strings) {
-          const v = (b as Record<string, unknown>)[n];
+      const query = req.query as Record<string, unknown>;
+      for (const name of decimals) checkDecimalQuery(name, query[name]);
+      const body = req.body;
+      if (typeof body === "object" && body !== null && !Array.isArray(body)) {
+        for (const name of strings) {
+          const v = (body as Record<string, unknown>)[name];
           if (v !== undefined && typeof v !== "string") {
-            throw ApiError.badParam(`parse request payload error: ${n}: expected a JSON string, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`}`);
+            throw ApiError.badParam(`parse request payload error: ${name}: expected a JSON string, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`}`);
           }
         }
       }

@@ -165,7 +165,7 @@ export function defineOperation<P = undefined, Q = undefined, B = undefined, T =
 }
 
 /** Any operation, as the route table holds them. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the table holds operations of every input type; each is type-checked where it is defined
 export type AnyOperation = Operation<any, any, any, any>;
 
 // ---------------------------------------------------------------------------------------------

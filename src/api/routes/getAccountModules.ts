@@ -128,7 +128,10 @@ async function readPage(
     return { body: new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries).toBytes())), meta };
   }
   const parts: Buffer[] = [OPEN];
-  page.forEach((p, i) => (i === 0 ? parts.push(p.json!) : parts.push(COMMA, p.json!)));
+  for (const [i, entry] of page.entries()) {
+    if (i > 0) parts.push(COMMA);
+    parts.push(entry.json!);
+  }
   parts.push(CLOSE);
   return { body: new EncodedBody(Buffer.concat(parts)), meta };
 }

@@ -8,6 +8,8 @@
 import type { LedgerInfo } from "../../ledger/types.js";
 import { defineOperation } from "../operation.js";
 
+const u64 = { type: "string", format: "uint64" } as const;
+
 export const getInfo = defineOperation({
   operationId: "info",
   method: "GET",
@@ -16,24 +18,38 @@ export const getInfo = defineOperation({
   description: "Shows basic information about the node: chain id, node type, software version, storage and pruning.",
   tags: ["General"],
   formats: ["json"],
-  response: { description: "Node information", json: { type: "object", additionalProperties: true } },
+  response: {
+    description: "Node information",
+    json: {
+      type: "object",
+      required: ["chain_id", "node_type", "version", "storage", "prune_window", "ledger_version", "oldest_ledger_version", "block_height", "oldest_block_height", "epoch"],
+      properties: {
+        chain_id: { type: "integer", format: "uint8", nullable: true },
+        node_type: { type: "string" },
+        version: { type: "string" },
+        storage: { type: "string", enum: ["sqlite", "postgres"] },
+        prune_window: { type: "string", description: "The pruning window as configured" },
+        ledger_version: { ...u64, nullable: true },
+        oldest_ledger_version: { ...u64, nullable: true },
+        block_height: { ...u64, nullable: true },
+        oldest_block_height: { ...u64, nullable: true },
+        epoch: { ...u64, nullable: true },
+        git_hash: { type: "string" },
+      },
+    },
+  },
   errors: [],
   // Its own terms: an unreadable or empty ledger is shown as nulls, not answered 503.
   ledger: "none",
   failure: "Failed to read the ledger",
   handler: (ctx) => {
-    // The body changes only when the ledger moves.
-    let last: { version: bigint; oldest: bigint; body: string } | null = null;
     return async function getInfo() {
       const info = await orNull(() => ctx.store.getLedgerInfo());
-      if (info && last && last.version === info.ledgerVersion && last.oldest === info.oldestVersion) return { body: last.body };
       const chainId = info ? info.chainId : await orNull(() => ctx.store.getChainId());
-      const body = infoJson(info, chainId);
-      if (info) last = { version: info.ledgerVersion, oldest: info.oldestVersion, body };
-      return { body };
+      return { json: infoJson(info, chainId) };
     };
 
-    function infoJson(info: LedgerInfo | null, chainId: number | null): string {
+    function infoJson(info: LedgerInfo | null, chainId: number | null): Record<string, unknown> {
       const body: Record<string, unknown> = {
         chain_id: chainId,
         node_type: "ledger-node",
@@ -47,7 +63,7 @@ export const getInfo = defineOperation({
         epoch: info ? info.epoch.toString() : null,
       };
       if (ctx.config.gitHash) body.git_hash = ctx.config.gitHash;
-      return JSON.stringify(body);
+      return body;
     }
   },
 });
