@@ -5,7 +5,7 @@
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
-import { StorageUnavailableError, type Awaitable, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
+import { StorageUnavailableError, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
@@ -13,6 +13,9 @@ import { PageCache } from "./pageCache.js";
 import { EncodedBody } from "./compression.js";
 import type { WriterStatus } from "../ingest/writerStatus.js";
 import type { NodeMetrics } from "./metrics.js";
+
+/** A value now or later: what a handler step returns (see `andThen`). */
+export type Awaitable<T> = T | Promise<T>;
 
 export class NodeContext {
   readonly headers: HeaderWriter;

@@ -3,7 +3,7 @@
  * app registers these, and the OpenAPI document is generated from the same schemas.
  */
 import type { FastifyReply, FastifyRequest, FastifySchema } from "fastify";
-import type { Awaitable } from "../storage/LedgerStore.js";
+import type { Awaitable } from "./context.js";
 import type { NodeContext } from "./context.js";
 
 /**
