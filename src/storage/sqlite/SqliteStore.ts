@@ -4,7 +4,8 @@
  * State is kept as versioned rows `(key…, version, value)`; a read at V takes the newest row with
  * version <= V, and a NULL value is a deletion. u64 values are stored as SQLite INTEGER through
  * `BigInt.asIntN(64)` and read back with `asUintN`, so the full u64 range round-trips. The rules
- * both backends share (row mappers, summaries window, prune plan) are in `../rules.ts`.
+ * both backends share (row mappers, summaries window, prune plan) are in `../rules.ts`; how the
+ * two schemas differ, and why, in `../README.md`.
  */
 import Database from "better-sqlite3";
 import type { Database as Db, Statement } from "better-sqlite3";
