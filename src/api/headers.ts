@@ -27,13 +27,13 @@ export interface HeaderWriter {
 
 /** Builds the header writer once; per request it only fills values. */
 export function headerWriter(aptosHeaders: boolean): HeaderWriter {
-  // The store hands out the same LedgerInfo object while the ledger has not moved, so the values
-  // are printed once per block, not per request. The returned record is shared: read it only.
+  // The ledger version and oldest version fix every other field, so the values are printed once
+  // per block (and prune), not per request. The returned record is shared: read it only.
   let lastInfo: LedgerInfo | null = null;
   let last: Record<string, string> = {};
   return {
     ledger(i: LedgerInfo): Record<string, string> {
-      if (i === lastInfo) return last;
+      if (lastInfo && i.ledgerVersion === lastInfo.ledgerVersion && i.oldestVersion === lastInfo.oldestVersion) return last;
       const values = [i.chainId, i.ledgerVersion, i.oldestVersion, i.timestampUsec, i.epoch, i.blockHeight, i.oldestBlockHeight];
       const h: Record<string, string> = {};
       for (let k = 0; k < FIELDS.length; k++) {
