@@ -529,10 +529,10 @@ export class SqliteStore implements LedgerStore {
    * each whole state table (the primary key orders rows of a key by version).
    */
   private runPrune(plan: PrunePlan): PruneResult {
-    const O = plan.oldestVersion;
+    const oldest = plan.oldestVersion;
     const run = (sql: string, ...args: unknown[]): number => this.db.prepare(sql).run(...args).changes;
-    const transactionsDeleted = run("DELETE FROM transactions WHERE version < ?", O);
-    run("DELETE FROM account_transactions WHERE version < ?", O);
+    const transactionsDeleted = run("DELETE FROM transactions WHERE version < ?", oldest);
+    run("DELETE FROM account_transactions WHERE version < ?", oldest);
     const blocksDeleted = run("DELETE FROM blocks WHERE height < ?", plan.oldestBlockHeight);
     let stateRowsDeleted = 0;
     for (const { table, keys, value } of plan.stateTables) {
@@ -540,10 +540,10 @@ export class SqliteStore implements LedgerStore {
       stateRowsDeleted += run(
         `DELETE FROM ${table} WHERE version < ? AND EXISTS (
            SELECT 1 FROM ${table} n WHERE ${sameKey} AND n.version > ${table}.version AND n.version <= ?)`,
-        O,
-        O,
+        oldest,
+        oldest,
       );
-      stateRowsDeleted += run(`DELETE FROM ${table} WHERE version <= ? AND ${value} IS NULL`, O);
+      stateRowsDeleted += run(`DELETE FROM ${table} WHERE version <= ? AND ${value} IS NULL`, oldest);
     }
     // Code no kept module version refers to any more (not state rows: not counted).
     run("DELETE FROM code WHERE code_hash NOT IN (SELECT code_hash FROM modules WHERE code_hash IS NOT NULL)");
