@@ -15,6 +15,9 @@
  *   `StorageUnavailableError` (503 at the API edge); the pool reconnects on the next call, so a
  *   server recovers by itself once the database is back. Nothing waits unboundedly: connecting,
  *   waiting for a pooled connection and every statement have time limits (`settings.ts`).
+ *
+ * The rules both backends share (row mappers, summaries window, prune plan) are in `../rules.ts`;
+ * how the two schemas differ, and why, in `../README.md`.
  */
 import pg from "pg";
 import type { PoolClient, QueryResultRow } from "pg";
