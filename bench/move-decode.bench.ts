@@ -1,11 +1,12 @@
 /**
  * Move decode benchmark: bytecode → ABI objects throughput over the 63 genesis modules, and the
- * cost of a cached `AbiCache.json` hit.
+ * cost of a cached `AbiCache.record` hit (the module record a modules page sends).
  *
  *   node --import tsx bench/move-decode.bench.ts
  */
 import { moduleAbi } from "../src/move/abi.js";
-import { AbiCache, codeHash } from "../src/move/abiCache.js";
+import { AbiCache } from "../src/move/abiCache.js";
+import { codeHash } from "../src/ledger/codeHash.js";
 import { genesisModules } from "../test/helpers/moveFixtures.js";
 
 const RUNS = 7;
@@ -35,7 +36,7 @@ function cacheRun(cache: AbiCache, hashes: string[], lookups: number): number {
   const start = process.hrtime.bigint();
   for (let i = 0; i < lookups; i++) {
     const j = i % modules.length;
-    sink += cache.json(hashes[j]!, modules[j]!).length;
+    sink += cache.record(hashes[j]!, modules[j]!).length;
   }
   const ns = Number(process.hrtime.bigint() - start);
   if (sink === 0) throw new Error("nothing looked up");
@@ -47,7 +48,7 @@ const decode = Array.from({ length: RUNS }, () => decodeRun(50));
 
 const cache = new AbiCache();
 const hashes = modules.map(codeHash);
-for (const [i, h] of hashes.entries()) cache.json(h, modules[i]!);
+for (const [i, h] of hashes.entries()) cache.record(h, modules[i]!);
 cacheRun(cache, hashes, 1_000_000); // warm-up
 const hits = Array.from({ length: RUNS }, () => cacheRun(cache, hashes, 2_000_000));
 
@@ -56,6 +57,6 @@ console.log(`modules: ${modules.length}, bytecode: ${totalBytes} bytes (genesis,
 console.log(`decode → ABI objects: median ${mbps.toFixed(1)} MB/s over ${RUNS} runs ` +
   `(min ${Math.min(...decode).toFixed(1)}, max ${Math.max(...decode).toFixed(1)}); ` +
   `${((totalBytes / modules.length) / mbps).toFixed(2)} µs per average module`);
-console.log(`AbiCache.json hit: median ${median(hits).toFixed(1)} ns/module over ${RUNS} runs ` +
+console.log(`AbiCache.record hit: median ${median(hits).toFixed(1)} ns/module over ${RUNS} runs ` +
   `(min ${Math.min(...hits).toFixed(1)}, max ${Math.max(...hits).toFixed(1)})`);
 console.log(`target ≥ 50 MB/s: ${mbps >= 50 ? "met" : "NOT met"}`);

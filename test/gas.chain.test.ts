@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { IngestError } from "../src/ingest/aptosJson.js";
 import { Importer } from "../src/ingest/importer.js";
-import { GasEstimator, makeGasConfig, type GasEstimate, type GasEstimationConfigInput } from "../src/ledger/gas.js";
+import { GasEstimator, defaultGasConfig, type GasEstimate, type GasEstimationConfig } from "../src/ledger/gas.js";
 import {
   EXECUTION_CONFIG_TYPE,
   OnChainExecutionConfigBcs,
@@ -92,18 +92,18 @@ async function storeOf(chain: ChainBuilder): Promise<LedgerStore> {
   return store;
 }
 
-async function estimate(store: LedgerStore, gas = new GasEstimator(makeGasConfig({ cacheExpirationMs: 0 }))): Promise<GasEstimate> {
+async function estimate(store: LedgerStore, gas = new GasEstimator({ ...defaultGasConfig, cacheExpirationMs: 0 })): Promise<GasEstimate> {
   const info = await store.getLedgerInfo(true);
   if (!info) throw new Error("empty ledger");
   return gas.estimate(info, store);
 }
 
 /** One block under test, then an empty newest block (which the walk skips). */
-async function oneBlock(chain: ChainBuilder, txns: UserTxn[], cfg: GasEstimationConfigInput = {}, endInfo?: { gas: boolean; output: boolean }) {
+async function oneBlock(chain: ChainBuilder, txns: UserTxn[], cfg: Partial<GasEstimationConfig> = {}, endInfo?: { gas: boolean; output: boolean }) {
   chain.block(txns, endInfo ? { endInfo } : {});
   chain.block([]);
   const store = await storeOf(chain);
-  return estimate(store, new GasEstimator(makeGasConfig(cfg)));
+  return estimate(store, new GasEstimator({ ...defaultGasConfig, ...cfg }));
 }
 
 describe("full blocks on an imported ledger", () => {
@@ -172,7 +172,7 @@ describe("full blocks on an imported ledger", () => {
     await chain.importInto(db);
     const store = await openStore(db);
     stores.push(store);
-    const gas = new GasEstimator(makeGasConfig({ cacheExpirationMs: 0 }));
+    const gas = new GasEstimator({ ...defaultGasConfig, cacheExpirationMs: 0 });
     expect(await estimate(store, gas)).toEqual(NOT_FULL);
 
     // Governance writes a block gas limit of 1000 in epoch 1: the estimate keeps epoch 1's config.

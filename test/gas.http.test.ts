@@ -7,6 +7,7 @@ import { bcs } from "@mysten/bcs";
 import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { EXECUTION_CONFIG_TYPE, OnChainExecutionConfigBcs } from "../src/ledger/executionConfig.js";
+import { defaultGasConfig, type GasEstimationConfig } from "../src/ledger/gas.js";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
 import { FIXTURES, startTestNode, type TestNode } from "./helpers/node.js";
@@ -45,10 +46,10 @@ for (const factory of backendFactories) {
       for (const n of nodes) await n.close();
       await backend.cleanup();
     });
-    async function serve(chain: ChainBuilder, gas?: Record<string, unknown>): Promise<TestNode> {
+    async function serve(chain: ChainBuilder, gas?: Partial<GasEstimationConfig>): Promise<TestNode> {
       const db = await backend.newDb();
       await chain.importInto(db);
-      const node = await startTestNode(db, gas ? { api: { gas: { ...(await import("../src/ledger/gas.js")).makeGasConfig(gas) } } } : {});
+      const node = await startTestNode(db, gas ? { api: { gas: { ...defaultGasConfig, ...gas } } } : {});
       nodes.push(node);
       return node;
     }
@@ -84,7 +85,7 @@ for (const factory of backendFactories) {
     });
 
     it("test_gas_estimation_static_override answers its golden", async () => {
-      const node = await serve(referenceGenesis(), { staticOverride: { low: 100, market: 200, aggressive: 300 } });
+      const node = await serve(referenceGenesis(), { staticOverride: { low: 100n, market: 200n, aggressive: 300n } });
       expect(await estimate(node)).toEqual(golden("static_override"));
     });
 

@@ -355,6 +355,28 @@ export function storeSuite(factory: () => Backend): void {
       expect((await reader.readTableItem(H, K1, undefined))!.info.ledgerVersion).toBe(10n);
     });
 
+    it("answers every read with a Promise, a memoized one too, and the ledger position as a plain value", async () => {
+      const db = await backend.newDb();
+      const writer = await openStore(db);
+      const reader = await openStore(db, { memoLagMs: 60_000 });
+      opened.push(reader, writer);
+      await writer.initChain(4);
+      await writer.commitBlocks!(HISTORY.slice(0, 2));
+      for (let round = 0; round < 2; round++) {
+        // the second round is answered from the memo where the store keeps one
+        const reads = [
+          reader.getLedgerInfo(),
+          reader.readTableItem(H, K1, undefined),
+          reader.readModulesVersion(A, undefined),
+          reader.readSummariesVersion(A, 3n),
+        ];
+        for (const r of reads) expect(r).toBeInstanceOf(Promise);
+        const [info, item, modules, summaries] = await Promise.all(reads);
+        // the same position, field by field, whichever object each read built
+        for (const snap of [item, modules, summaries]) expect((snap as { info: unknown }).info).toEqual(info);
+      }
+    });
+
     it("names the version of an account's newest module write or deletion, beside the ledger position", async () => {
       const info = (await h.getLedgerInfo())!;
       const at = async (v: bigint | undefined, a = A) => {

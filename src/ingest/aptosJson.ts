@@ -14,7 +14,7 @@ import type {
   TxnWrite,
 } from "../storage/LedgerStore.js";
 import { moduleAbi } from "../move/abi.js";
-import { TXN_KINDS } from "../storage/common.js";
+import { TXN_KINDS } from "../storage/rules.js";
 
 export class IngestError extends Error {
   constructor(message: string) {

@@ -129,12 +129,11 @@ export class Importer {
   }
 
   /** Ends the input: commits the last block when it is complete. */
-  async finish(opts: { forceLastBlock?: boolean } = {}): Promise<ImportStats> {
+  async finish(): Promise<ImportStats> {
     const last = this.block[this.block.length - 1];
     const complete =
       last !== undefined &&
-      (opts.forceLastBlock === true ||
-        last.txn.kind === "state_checkpoint_transaction" ||
+      (last.txn.kind === "state_checkpoint_transaction" ||
         last.txn.kind === "block_epilogue_transaction" ||
         (this.block.length === 1 && last.txn.kind === "genesis_transaction"));
     if (complete) this.queueBlock();

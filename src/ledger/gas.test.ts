@@ -5,15 +5,13 @@ import { describe, expect, it } from "vitest";
 import {
   GAS_SCHEDULE_LEGACY_TYPE,
   GAS_SCHEDULE_V2_TYPE,
-  GasConfigError,
   GasEstimator,
   GasScheduleError,
   defaultGasConfig,
-  makeGasConfig,
   minGasPriceFromSchedule,
   nextBucket,
   type GasEstimate,
-  type GasEstimationConfigInput,
+  type GasEstimationConfig,
   type GasHistorySource,
 } from "./gas.js";
 import { EXECUTION_CONFIG_TYPE, OnChainExecutionConfigBcs, type OnChainExecutionConfigInput } from "./executionConfig.js";
@@ -165,8 +163,9 @@ function clock(): { now: () => number; advance: (ms: number) => void } {
   return { now: () => t, advance: (ms) => (t += ms) };
 }
 
-function estimator(cfg: GasEstimationConfigInput = {}, now?: () => number): GasEstimator {
-  return new GasEstimator(makeGasConfig(cfg), now ?? clock().now);
+/** An estimator with `cfg` over the defaults, built as the node builds its config. */
+function estimator(cfg: Partial<GasEstimationConfig> = {}, now?: () => number): GasEstimator {
+  return new GasEstimator({ ...defaultGasConfig, ...cfg }, now ?? clock().now);
 }
 
 const est = (low: number, market: number, aggressive: number): GasEstimate => ({
@@ -497,11 +496,11 @@ describe("disabled and static override", () => {
 
   it("static override is returned as given, without reads; enabled=false is checked first", async () => {
     const chain = new FakeChain();
-    const gas = estimator({ staticOverride: { low: 1, market: "2", aggressive: 3n } });
+    const gas = estimator({ staticOverride: { low: 1n, market: 2n, aggressive: 3n } });
     expect(await gas.estimate(chain.ledger(), chain.withMin(100n))).toEqual(est(1, 2, 3));
     expect(chain.blockReads).toBe(0);
     // `enabled` is checked first.
-    const off = estimator({ enabled: false, staticOverride: { low: 1, market: 2, aggressive: 3 } });
+    const off = estimator({ enabled: false, staticOverride: { low: 1n, market: 2n, aggressive: 3n } });
     expect(await off.estimate(chain.ledger(), chain.withMin(100n))).toEqual(est(100, 100, 150));
   });
 });
@@ -516,7 +515,7 @@ describe("caches", () => {
     chain.execution = JSON.stringify({ config: "0x08" }); // no variant 8
     chain.addMany(2, { users: 300, price: 100n, contract: "0x" + "ab".repeat(32) });
     const warnings: string[] = [];
-    const gas = new GasEstimator(makeGasConfig({ cacheExpirationMs: 0 }), clock().now, (m) => warnings.push(m));
+    const gas = new GasEstimator({ ...defaultGasConfig, cacheExpirationMs: 0 }, clock().now, (m) => warnings.push(m));
     // Missing: NoShuffling, so the contract majority does not matter and 300 txns are full.
     expect(await gas.estimate(chain.ledger(), chain)).toEqual(est(150, 150, 300));
     expect(chain.resourceReads).toBe(2); // GasScheduleV2, ExecutionConfig
@@ -580,7 +579,7 @@ describe("caches", () => {
     expect(gas.peek(chain.ledger())).toBeNull(); // expired: estimate would read again
     expect(chain.blockReads + chain.txnReads).toBe(0);
     expect(estimator({ enabled: false }).peek(chain.ledger())).toBeNull();
-    expect(estimator({ staticOverride: { low: 1, market: 2, aggressive: 3 } }).peek(chain.ledger())).toBeNull();
+    expect(estimator({ staticOverride: { low: 1n, market: 2n, aggressive: 3n } }).peek(chain.ledger())).toBeNull();
   });
 
   it("cacheExpirationMs 0 recomputes every time", async () => {
@@ -687,7 +686,7 @@ describe("majority use case", () => {
   async function run(
     spread: bigint | null,
     contract: BlockSpec["contract"],
-    cfg: GasEstimationConfigInput = {},
+    cfg: Partial<GasEstimationConfig> = {},
     users = 300,
   ): Promise<GasEstimate> {
     const chain = new FakeChain();
@@ -742,7 +741,6 @@ describe("majority use case", () => {
 
 describe("config", () => {
   it("defaults are the reference node's", () => {
-    expect(makeGasConfig()).toEqual(defaultGasConfig);
     expect(defaultGasConfig).toMatchObject({
       enabled: true,
       staticOverride: null,
@@ -755,41 +753,7 @@ describe("config", () => {
       defaultMinGasUnitPrice: 100n,
     });
     expect(defaultGasConfig.buckets).toEqual([0n, 150n, 300n, 500n, 1000n, 3000n, 5000n, 10000n, 100000n, 1000000n]);
-    expect(Object.isFrozen(makeGasConfig())).toBe(true);
-  });
-
-  it("accepts numbers and decimal strings for u64 settings", () => {
-    const c = makeGasConfig({ buckets: [1, "2", 3n], defaultMinGasUnitPrice: "7" });
-    expect(c.buckets).toEqual([1n, 2n, 3n]);
-    expect(c.defaultMinGasUnitPrice).toBe(7n);
-    // The block gas limit and the shuffler are on-chain (executionConfig.ts), not settings.
-    expect(() => makeGasConfig({ blockGasLimit: 9 } as GasEstimationConfigInput)).toThrow('unknown setting "blockGasLimit"');
-  });
-
-  it("sanitizer: histories > 0, low and market <= aggressive; messages name the value and the bound", () => {
-    const bad: [GasEstimationConfigInput, string][] = [
-      [{ lowBlockHistory: 0 }, "lowBlockHistory (0) must be > 0"],
-      [{ marketBlockHistory: 0 }, "marketBlockHistory (0) must be > 0"],
-      [{ aggressiveBlockHistory: 0, lowBlockHistory: 1, marketBlockHistory: 1 }, "aggressiveBlockHistory (0) must be > 0"],
-      [{ lowBlockHistory: 121 }, "lowBlockHistory (121) must be <= aggressiveBlockHistory (120)"],
-      [{ marketBlockHistory: 40, aggressiveBlockHistory: 30 }, "marketBlockHistory (40) must be <= aggressiveBlockHistory (30)"],
-      [{ fullBlockTxns: 0 }, "fullBlockTxns (0) must be > 0"],
-      [{ cacheExpirationMs: -1 }, "cacheExpirationMs (-1) must be >= 0"],
-      [{ lowBlockHistory: 1.5 }, "lowBlockHistory (1.5) must be an integer"],
-      [{ buckets: [0n, 150n, 150n] }, "buckets[2] (150) must be > buckets[1] (150)"],
-      [{ buckets: [-1] }, "buckets[0] (-1) must be between 0 and 18446744073709551615"],
-      [{ defaultMinGasUnitPrice: "1e3" }, "defaultMinGasUnitPrice (1e3) must be an unsigned 64-bit integer"],
-      [
-        { staticOverride: { low: 1n, market: 2n, aggressive: 1n << 60n } },
-        "staticOverride.aggressive (1152921504606846976) must be between 0 and 9007199254740991",
-      ],
-      [{ lowBlockhistory: 3 } as GasEstimationConfigInput, 'unknown setting "lowBlockhistory"'],
-    ];
-    for (const [input, message] of bad) {
-      expect(() => makeGasConfig(input)).toThrow(GasConfigError);
-      expect(() => makeGasConfig(input)).toThrow(message);
-    }
-    expect(makeGasConfig({ lowBlockHistory: 120, marketBlockHistory: 120 }).lowBlockHistory).toBe(120);
+    expect(Object.isFrozen(defaultGasConfig)).toBe(true);
   });
 });
 

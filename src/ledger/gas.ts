@@ -17,16 +17,7 @@ import { EXECUTION_CONFIG_TYPE, executionConfigFromResource, type ExecutionConfi
 import type { GasEstimationConfig } from "./gasConfig.js";
 import type { BlockInfo, LedgerInfo, UserTxnGas } from "./types.js";
 
-export {
-  DEFAULT_GAS_BUCKETS,
-  GasConfigError,
-  defaultGasConfig,
-  makeGasConfig,
-  type GasEstimationConfig,
-  type GasEstimationConfigInput,
-  type GasStaticOverride,
-  type U64Input,
-} from "./gasConfig.js";
+export { DEFAULT_GAS_BUCKETS, defaultGasConfig, type GasEstimationConfig, type GasStaticOverride } from "./gasConfig.js";
 
 /** The answer of `GET /estimate_gas_price`, as JSON numbers (DECISIONS §13 field names). */
 export interface GasEstimate {
@@ -171,7 +162,7 @@ function sat1(v: bigint): bigint {
  * caches); `estimate` may be called concurrently.
  *
  * @example
- * const gas = new GasEstimator(makeGasConfig(config.gasEstimation));
+ * const gas = new GasEstimator(defaultGasConfig);
  * reply.send(await gas.estimate(ledgerInfo, store)); // reads the gas schedule and execution config per epoch
  */
 export class GasEstimator {
@@ -192,7 +183,7 @@ export class GasEstimator {
   private onChainRead: { epoch: bigint; promise: Promise<OnChainGasInputs> } | null = null;
 
   /**
-   * @param config Validated settings (see `makeGasConfig`).
+   * @param config Settings (see `GasEstimationConfig`).
    * @param now Monotonic clock in milliseconds (tests inject a fake one).
    * @param warn Told, once per epoch, when the execution config resource exists but does not
    *   decode (the estimate then uses `Missing`, as the reference does, silently there).

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { formatPruneWindow, parsePruneWindow, pruneTarget } from "./pruning.js";
-import type { LedgerStore } from "../storage/LedgerStore.js";
+import { formatPruneWindow, parsePruneWindow, pruneTarget, type PruneTargetSource } from "./pruning.js";
 import type { BlockInfo, LedgerInfo } from "./types.js";
 
 /** A ledger of 10 blocks of 10 versions, one every minute of chain time. */
-function fakeStore(oldestHeight = 0n): LedgerStore {
+function fakeStore(oldestHeight = 0n): PruneTargetSource {
   const blocks: BlockInfo[] = Array.from({ length: 10 }, (_, h) => ({
     height: BigInt(h),
     epoch: 1n,
@@ -27,7 +26,7 @@ function fakeStore(oldestHeight = 0n): LedgerStore {
     getBlockByVersion: async (v: bigint) => blocks.find((b) => b.firstVersion <= v && v <= b.lastVersion) ?? null,
     getBlockByHeight: async (h: bigint) => blocks[Number(h)] ?? null,
     getFirstBlockAtOrAfter: async (t: bigint) => blocks.find((b) => b.timestampUsec >= t) ?? null,
-  } as unknown as LedgerStore;
+  };
 }
 
 describe("pruning window", () => {

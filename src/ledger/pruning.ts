@@ -28,8 +28,14 @@ export function formatPruneWindow(w: PruneWindow): string {
   return w.kind === "versions" ? w.versions.toString() : w.text;
 }
 
+/** What finding the prune target reads: the ledger position and blocks. */
+export type PruneTargetSource = Pick<LedgerStore, "getLedgerInfo" | "getBlockByVersion" | "getBlockByHeight" | "getFirstBlockAtOrAfter">;
+
+/** What pruning to the window needs: the target's reads, and the prune itself. */
+export type PruneStore = PruneTargetSource & Pick<LedgerStore, "prune">;
+
 /** Where the window puts the oldest kept block now, or null when nothing is to be pruned. */
-export async function pruneTarget(store: LedgerStore, window: PruneWindow): Promise<PruneTarget | null> {
+export async function pruneTarget(store: PruneTargetSource, window: PruneWindow): Promise<PruneTarget | null> {
   const info = await store.getLedgerInfo(true);
   if (!info) return null;
   let block;
@@ -48,7 +54,7 @@ export async function pruneTarget(store: LedgerStore, window: PruneWindow): Prom
 }
 
 /** Prunes to the window now. */
-export async function pruneNow(store: LedgerStore, window: PruneWindow): Promise<(PruneResult & PruneTarget) | null> {
+export async function pruneNow(store: PruneStore, window: PruneWindow): Promise<(PruneResult & PruneTarget) | null> {
   const target = await pruneTarget(store, window);
   if (!target) return null;
   return { ...target, ...(await store.prune(target)) };

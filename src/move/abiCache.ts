@@ -1,58 +1,35 @@
 /**
- * Decode-once cache of module ABI JSON, keyed by a content hash of the bytecode. A hit is one
- * `Map.get`; the map is bounded (oldest insertion evicted first), so memory stays capped.
+ * Decode-once cache of the module records the node API sends, keyed by the content hash of the
+ * bytecode (`src/ledger/codeHash.ts`). Bounded by entry count, least recently used evicted first.
  */
 
-import { createHash } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import { abiJson } from "./abi.js";
 
 /**
- * The content hash storage computes once per module at ingest: sha256, lowercase hex.
- *
- * @param bytecode - module bytes.
- */
-export function codeHash(bytecode: Uint8Array): string {
-  return createHash("sha256").update(bytecode).digest("hex");
-}
-
-/**
- * A bounded map from code hash to pre-serialized ABI JSON.
+ * A bounded map from code hash to the encoded module record.
  *
  * @example
  * ```ts
  * const cache = new AbiCache();
- * const json = cache.json(codeHash(bytes), bytes); // decodes once; later calls are a Map get
+ * const bytes = cache.record(hash, bytecode); // decodes once; later calls are a cache hit
  * ```
  */
 export class AbiCache {
-  private readonly entries = new Map<string, string>();
+  private readonly records: LRUCache<string, Buffer>;
 
-  /** @param maxEntries - entries kept before the oldest is evicted (at least 1). */
+  /** @param maxEntries - entries kept before the least recently used is evicted (at least 1). */
   constructor(readonly maxEntries = 10_000) {
     if (!(maxEntries >= 1)) throw new RangeError(`maxEntries ${maxEntries} must be >= 1`);
+    this.records = new LRUCache({ max: maxEntries });
   }
 
   /**
-   * The ABI JSON text of `bytecode` (`"null"` when it does not decode).
+   * The module record the node API sends, `{"bytecode":"0x…","abi":…}`, as encoded JSON bytes
+   * (`"abi":null` when the bytecode does not decode). Printed and encoded once per hash, so a page
+   * of modules is a `Buffer.concat` of cached records rather than strings joined and encoded anew.
    *
-   * @param hash - `codeHash(bytecode)`, computed by the caller (storage keeps it).
-   * @param bytecode - module bytes; read only on a miss.
-   */
-  json(hash: string, bytecode: Uint8Array): string {
-    const hit = this.entries.get(hash);
-    if (hit !== undefined) return hit;
-    const text = abiJson(bytecode);
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(hash, text);
-    return text;
-  }
-
-  /**
-   * The module record the node API sends, `{"bytecode":"0x…","abi":…}`, as encoded JSON bytes:
-   * the bytecode's hex and its ABI are printed and encoded once per hash, so a page of modules is
-   * a `Buffer.concat` (11 us for 150 KB, against 237 us to join and encode the strings).
-   *
-   * @param hash - `codeHash(bytecode)`.
+   * @param hash - the bytecode's code hash, as storage keeps it.
    * @param bytecode - module bytes; read only on a miss.
    */
   record(hash: string, bytecode: Uint8Array): Buffer {
@@ -60,7 +37,6 @@ export class AbiCache {
     if (hit !== undefined) return hit;
     const hex = Buffer.from(bytecode.buffer, bytecode.byteOffset, bytecode.byteLength).toString("hex");
     const bytes = Buffer.from(`{"bytecode":"0x${hex}","abi":${abiJson(bytecode)}}`, "utf8");
-    if (this.records.size >= this.maxEntries) this.records.delete(this.records.keys().next().value!);
     this.records.set(hash, bytes);
     return bytes;
   }
@@ -70,10 +46,8 @@ export class AbiCache {
     return this.records.get(hash);
   }
 
-  private readonly records = new Map<string, Buffer>();
-
   /** Number of cached entries. */
   get size(): number {
-    return this.entries.size + this.records.size;
+    return this.records.size;
   }
 }

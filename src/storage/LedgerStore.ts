@@ -10,6 +10,21 @@
  * - Pruning never removes the newest value of a key at or below the new oldest version, so every
  *   read at V >= oldest version stays exact.
  * - Nothing here knows about HTTP.
+ *
+ * What the reads guarantee:
+ * - Every read returns a Promise. A store may answer from a memo (the SQLite store does), still
+ *   through a Promise.
+ * - A snapshot read (`readTableItem`, `readModulesVersion`, `readSummariesVersion`) returns its
+ *   value with the ledger position of the same snapshot: the value is what a read at that position
+ *   gives, so a caller judging the requested version against that position (404 above it, 410
+ *   below its oldest version) cannot be overtaken by a concurrent prune. Other reads carry no
+ *   position: a caller that must know they were not pruned meanwhile re-checks with
+ *   `getLedgerInfo(true)`.
+ * - A memoized answer may lag another process's commits (a block, a prune) by a bounded time:
+ *   SQLite's `memoLagMs` (0 by default: never; the node serves with 1 ms). Commits and prunes made
+ *   through the same store object are seen at once, and `getLedgerInfo(true)` never lags.
+ * - `LedgerInfo` values are plain values: compare their fields, never their identity. Two reads of
+ *   an unchanged ledger may return equal objects or the same one.
  */
 import type {
   BlockInfo,
@@ -21,16 +36,6 @@ import type {
 } from "../ledger/types.js";
 
 export type StorageKind = "sqlite" | "postgres";
-
-/**
- * A value now or later. The four reads every request starts with (the ledger position and the
- * snapshot reads) may answer synchronously: the SQLite store does from its memo, and a request it
- * answers so is served without a promise (on one node, the raw_item handler's own cost over a bare
- * POST went from 5.2 to 3.8 µs so). Call sites `await` it, or hand it to `andThen`
- * (src/api/context.ts) to stay synchronous. Not named `then`: a module exporting `then` is itself
- * a thenable, and `await import()` of it would call that.
- */
-export type Awaitable<T> = T | Promise<T>;
 
 /** A value and the ledger position it was read with, from one consistent snapshot. */
 export interface Snapshot<T> {
@@ -134,12 +139,11 @@ export interface LedgerStore {
   initChain(chainId: number): Promise<void>;
 
   /**
-   * The ledger's position, or null when no block was committed yet. A store may answer this and
-   * the snapshot reads from a memo that lags another process's commits by a bounded time (SQLite's
-   * `memoLagMs`); `fresh` asks the database itself, for a check that must see every commit made
-   * before it, such as "was this version pruned while I read".
+   * The ledger's position, or null when no block was committed yet. May come from a memo that lags
+   * another process's commits (see above); `fresh` asks the database itself, for a check that must
+   * see every commit made before it, such as "was this version pruned while I read".
    */
-  getLedgerInfo(fresh?: boolean): Awaitable<LedgerInfo | null>;
+  getLedgerInfo(fresh?: boolean): Promise<LedgerInfo | null>;
 
   /** Modules of `address` at `version` from state key `start` (inclusive), at most `limit`. */
   getModules(
@@ -156,24 +160,24 @@ export interface LedgerStore {
    * undefined. The caller decides 404/410 from `info`, which a concurrent prune cannot have
    * overtaken. Null when no block was committed yet.
    */
-  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Awaitable<Snapshot<Uint8Array | null> | null>;
+  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null>;
   /**
    * The version of the newest module write or deletion of `address` at or below `version` (the
    * snapshot's ledger version when undefined), with the ledger position of the same snapshot.
    * Every module page of the account at `version` is the page at that version: the API keys its
    * page cache by it. Null when no block was committed yet.
    */
-  readModulesVersion(address: Uint8Array, version: bigint | undefined): Awaitable<Snapshot<bigint | null> | null>;
+  readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
-  /** Summaries ascending by version (see DECISIONS §9 for the window rules). */
+  /** Summaries ascending by version (window rules: DECISIONS §9 and `summaryRange` in rules.ts). */
   getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]>;
   /**
    * The version of the newest transaction sent by `sender` at or below `end` and the snapshot's
    * ledger version, with the ledger position of the same snapshot. Summary pages of the account
    * change only when it does: the API keys its page cache by it. Null when no block was committed yet.
    */
-  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Awaitable<Snapshot<bigint | null> | null>;
+  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
 
   /** The block holding `version`, or null (pruned or not yet committed). */
   getBlockByVersion(version: bigint): Promise<BlockInfo | null>;

@@ -15,16 +15,14 @@
  *   `StorageUnavailableError` (503 at the API edge); the pool reconnects on the next call, so a
  *   server recovers by itself once the database is back. Nothing waits unboundedly: connecting,
  *   waiting for a pooled connection and every statement have time limits (`settings.ts`).
+ *
+ * The rules both backends share (row mappers, summaries window, prune plan) are in `../rules.ts`;
+ * how the two schemas differ, and why, in `../README.md`.
  */
 import pg from "pg";
 import type { PoolClient, QueryResultRow } from "pg";
-import type {
-  BlockInfo,
-  LedgerInfo,
-  ModuleEntry,
-  TransactionSummary,
-  UserTxnGas,
-} from "../../ledger/types.js";
+import { codeHash } from "../../ledger/codeHash.js";
+import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type {
   BlockWrite,
   LedgerStore,
@@ -33,10 +31,34 @@ import type {
   Snapshot,
   StoredTxnFingerprint,
   SummaryQuery,
-  TxnKind,
 } from "../LedgerStore.js";
 import { StorageUnavailableError } from "../LedgerStore.js";
-import { TXN_KINDS, codeHash } from "../common.js";
+import {
+  NOTHING_PRUNED,
+  SUMMARY_COLUMNS,
+  blockOf,
+  checkChainId,
+  fingerprintOf,
+  ledgerColumnList,
+  ledgerInfoOf,
+  moduleEntryOf,
+  planPrune,
+  replayKindCode,
+  snapshotValue,
+  summaryOf,
+  summaryRange,
+  txnKindCode,
+  userTxnGasOf,
+  type BlockRow,
+  type ColumnDecoder,
+  type FingerprintRow,
+  type LedgerTuple,
+  type ModuleRow,
+  type PrunePlan,
+  type SnapshotTuple,
+  type SummaryTuple,
+  type UserTxnGasRow,
+} from "../rules.js";
 import { MIGRATIONS } from "./schema.js";
 import { parsePostgresUrl, redactUrl, type PostgresSettings, type PostgresStoreOptions } from "./settings.js";
 
@@ -51,13 +73,19 @@ const PRUNE_LOCK = BigInt("0x6c65646765727072").toString();
 /** A prune is maintenance, not a request: its statements may run this long (ms). */
 export const PRUNE_STATEMENT_TIMEOUT_MS = 10 * 60_000;
 
-type Row = QueryResultRow;
+/** u64 columns (`numeric`) travel as decimal strings both ways. */
+const u64Param = (v: bigint): string => v.toString();
+const u64FromColumn = (v: string): bigint => BigInt(v);
 
-const big = (v: unknown): bigint => BigInt(v as string);
-const dec = (v: bigint): string => v.toString();
+/** Columns as node-postgres returns them: `numeric` a decimal string, `boolean` a boolean. */
+const PG_COLUMNS: ColumnDecoder<string, boolean> = {
+  u64: u64FromColumn,
+  timestamp: u64FromColumn,
+  flag: (v) => v,
+};
 
-/** The ledger row's columns (alias `l`), as `ledgerInfo` reads them. */
-const LEDGER_COLS = "l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version, l.oldest_block_height";
+const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
+const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";
 
 /**
  * The read statements. Named once; node-postgres prepares each on a connection at its first use
@@ -66,7 +94,7 @@ const LEDGER_COLS = "l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.
 const SQL = {
   chainId: "SELECT chain_id FROM ledger WHERE id = 1",
   initChain: "INSERT INTO ledger (id, chain_id) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
-  ledger: `SELECT ${LEDGER_COLS} FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
+  ledger: `${LEDGER_SELECT} ${LEDGER_FROM}`,
   // Newest row per state key at or below $3 that is not a deletion, in state-key order from $2.
   modules: `SELECT m.state_key, m.name, m.code_hash FROM modules m
             WHERE m.address = $1 AND m.state_key >= $2 AND m.version <= $3::numeric AND m.bytecode IS NOT NULL
@@ -76,27 +104,27 @@ const SQL = {
             ORDER BY m.state_key LIMIT $4`,
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
   // The ledger row and the item in one statement, so one snapshot and one round trip.
-  tableItemAt: `SELECT ${LEDGER_COLS},
+  tableItemAt: `${LEDGER_SELECT},
                        (SELECT t.value FROM table_items t WHERE t.handle = $1 AND t.key = $2
                           AND t.version <= coalesce($3::numeric, l.ledger_version) ORDER BY t.version DESC LIMIT 1) AS value
-                FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
-  modulesVersionAt: `SELECT ${LEDGER_COLS},
+                ${LEDGER_FROM}`,
+  modulesVersionAt: `${LEDGER_SELECT},
                             (SELECT m.version FROM modules m WHERE m.address = $1
                                AND m.version <= coalesce($2::numeric, l.ledger_version) ORDER BY m.version DESC LIMIT 1) AS value
-                     FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
-  summariesVersionAt: `SELECT ${LEDGER_COLS},
+                     ${LEDGER_FROM}`,
+  summariesVersionAt: `${LEDGER_SELECT},
                               (SELECT t.version FROM transactions t WHERE t.sender = $1
                                  AND t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)
                                ORDER BY t.version DESC LIMIT 1) AS value
-                       FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
+                       ${LEDGER_FROM}`,
   resource: `SELECT value FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric
              ORDER BY version DESC LIMIT 1`,
-  summariesFwd: `SELECT sender, version, hash, replay_kind, replay_value FROM transactions
-                 WHERE sender = $1 AND version >= $2::numeric AND version <= $3::numeric
-                 ORDER BY version ASC LIMIT $4`,
-  summariesBack: `SELECT * FROM (SELECT sender, version, hash, replay_kind, replay_value FROM transactions
-                                 WHERE sender = $1 AND version <= $2::numeric ORDER BY version DESC LIMIT $3) s
-                  ORDER BY version ASC`,
+  summariesForward: `SELECT ${SUMMARY_COLUMNS} FROM transactions
+                     WHERE sender = $1 AND version >= $2::numeric AND version <= $3::numeric
+                     ORDER BY version ASC LIMIT $4`,
+  summariesBackward: `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM transactions
+                                     WHERE sender = $1 AND version <= $2::numeric ORDER BY version DESC LIMIT $3) s
+                      ORDER BY version ASC`,
   blockByVersion: `SELECT * FROM (SELECT * FROM blocks WHERE first_version <= $1::numeric
                                   ORDER BY first_version DESC LIMIT 1) b
                    WHERE last_version >= $1::numeric`,
@@ -139,13 +167,6 @@ const SQL = {
 } as const;
 
 type StatementName = keyof typeof SQL;
-
-/** State tables: key columns and the value column (NULL = deleted). */
-const STATE_TABLES = [
-  { table: "modules", keys: ["address", "state_key"], value: "bytecode" },
-  { table: "table_items", keys: ["handle", "key"], value: "value" },
-  { table: "resources", keys: ["address", "type"], value: "value" },
-] as const;
 
 /**
  * True when `e` means the database could not be used right now rather than that the statement
@@ -251,107 +272,105 @@ export class PostgresStore implements LedgerStore {
     }
   }
 
-  /** Runs one named statement on any pooled connection. */
-  private async q(name: StatementName, values: unknown[]): Promise<Row[]> {
+  /** Runs one named statement on any pooled connection; rows by column name. */
+  private async query<R extends QueryResultRow>(name: StatementName, values: unknown[]): Promise<R[]> {
     try {
-      const r = await this.pool.query({ name: `ln_${name}`, text: SQL[name], values });
-      return r.rows;
+      return (await this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values })).rows;
+    } catch (e) {
+      throw storageError(e, name);
+    }
+  }
+
+  /** `query`, rows as arrays in select-list order: the typed tuples rules.ts maps. */
+  private async queryTuples<R extends unknown[]>(name: StatementName, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" })).rows;
     } catch (e) {
       throw storageError(e, name);
     }
   }
 
   async getChainId(): Promise<number | null> {
-    const rows = await this.q("chainId", []);
+    const rows = await this.query<{ chain_id: number }>("chainId", []);
     return rows[0] ? Number(rows[0].chain_id) : null;
   }
 
   async initChain(chainId: number): Promise<void> {
-    await this.q("initChain", [chainId]);
-    const stored = await this.getChainId();
-    if (stored !== chainId) {
-      throw new Error(`this ledger has chain id ${stored}, not ${chainId}`);
-    }
+    await this.query("initChain", [chainId]);
+    checkChainId(await this.getChainId(), chainId);
   }
 
   async getLedgerInfo(): Promise<LedgerInfo | null> {
-    const r = (await this.q("ledger", []))[0];
-    return r ? ledgerInfo(r) : null;
+    const row = (await this.queryTuples<LedgerTuple<string>>("ledger", []))[0];
+    return row ? ledgerInfoOf(row, PG_COLUMNS) : null;
   }
 
   async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    const r = (await this.q("tableItemAt", [handle, key, version === undefined ? null : dec(version)]))[0];
-    if (!r) return null;
-    return { info: ledgerInfo(r), value: (r.value as Buffer | null) ?? null };
+    const row = (await this.queryTuples<SnapshotTuple<string, Buffer>>("tableItemAt", [handle, key, optionalVersion(version)]))[0];
+    return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
-    const rows = await this.q("modules", [address, start ?? Buffer.alloc(0), dec(version), limit]);
-    return rows.map((r) => ({ stateKey: r.state_key as Buffer, name: r.name as string, codeHash: r.code_hash as string }));
+    const rows = await this.query<ModuleRow>("modules", [address, start ?? Buffer.alloc(0), u64Param(version), limit]);
+    return rows.map(moduleEntryOf);
   }
 
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
-    const rows = await this.q("moduleCode", [codeHash]);
-    return (rows[0]?.bytecode as Buffer | undefined) ?? null;
+    const rows = await this.query<{ bytecode: Buffer }>("moduleCode", [codeHash]);
+    return rows[0]?.bytecode ?? null;
   }
 
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    const r = (await this.q("modulesVersionAt", [address, version === undefined ? null : dec(version)]))[0];
-    return r ? versionSnapshot(r) : null;
+    const row = (await this.queryTuples<SnapshotTuple<string, string>>("modulesVersionAt", [address, optionalVersion(version)]))[0];
+    return row ? versionSnapshot(row) : null;
   }
 
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    const r = (await this.q("summariesVersionAt", [sender, end === undefined ? null : dec(end)]))[0];
-    return r ? versionSnapshot(r) : null;
+    const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [sender, optionalVersion(end)]))[0];
+    return row ? versionSnapshot(row) : null;
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
-    const r = (await this.q("resource", [address, type, dec(version)]))[0];
-    return (r?.value as string | null | undefined) ?? null;
+    const row = (await this.query<{ value: string | null }>("resource", [address, type, u64Param(version)]))[0];
+    return row?.value ?? null;
   }
 
   async getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]> {
-    if (q.limit <= 0) return [];
-    let rows: Row[];
-    if (q.start !== undefined) {
-      rows = await this.q("summariesFwd", [q.sender, dec(q.start), dec(q.ledgerVersion), q.limit]);
-    } else {
-      const end = q.end !== undefined && q.end < q.ledgerVersion ? q.end : q.ledgerVersion;
-      rows = await this.q("summariesBack", [q.sender, dec(end), q.limit]);
-    }
-    return rows.map(toSummary);
+    const range = summaryRange(q);
+    if (!range) return [];
+    const rows =
+      range.direction === "forward"
+        ? await this.queryTuples<SummaryTuple<string>>("summariesForward", [q.sender, u64Param(range.from), u64Param(range.to), range.limit])
+        : await this.queryTuples<SummaryTuple<string>>("summariesBackward", [q.sender, u64Param(range.to), range.limit]);
+    const sender = Buffer.from(q.sender);
+    return rows.map((row) => summaryOf(sender, row, PG_COLUMNS));
   }
 
   async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
-    const r = (await this.q("blockByVersion", [dec(version)]))[0];
-    return r ? toBlock(r) : null;
+    return this.block("blockByVersion", version);
   }
 
   async getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
-    const r = (await this.q("blockByHeight", [dec(height)]))[0];
-    return r ? toBlock(r) : null;
+    return this.block("blockByHeight", height);
   }
 
   async getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
-    const r = (await this.q("blockAtTime", [dec(timestampUsec)]))[0];
-    return r ? toBlock(r) : null;
+    return this.block("blockAtTime", timestampUsec);
+  }
+
+  private async block(name: "blockByVersion" | "blockByHeight" | "blockAtTime", param: bigint): Promise<BlockInfo | null> {
+    const row = (await this.query<BlockRow<string, boolean>>(name, [u64Param(param)]))[0];
+    return row ? blockOf(row, PG_COLUMNS) : null;
   }
 
   async getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
-    return (await this.q("userGas", [dec(first), dec(last)])).map((r) => ({
-      version: big(r.version),
-      gasUnitPrice: big(r.gas_unit_price),
-      gasUsed: big(r.gas_used),
-      contractAddress: (r.contract as string | null) ?? null,
-    }));
+    const rows = await this.query<UserTxnGasRow<string>>("userGas", [u64Param(first), u64Param(last)]);
+    return rows.map((row) => userTxnGasOf(row, PG_COLUMNS));
   }
 
   async getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
-    return (await this.q("fingerprints", [dec(from), dec(to)])).map((r) => ({
-      version: big(r.version),
-      kind: TXN_KINDS[Number(r.kind)] as TxnKind,
-      hash: r.hash as Buffer,
-    }));
+    const rows = await this.query<FingerprintRow<string>>("fingerprints", [u64Param(from), u64Param(to)]);
+    return rows.map((row) => fingerprintOf(row, PG_COLUMNS));
   }
 
   async commitBlock(w: BlockWrite): Promise<void> {
@@ -381,45 +400,22 @@ export class PostgresStore implements LedgerStore {
    * to them; raising it last keeps the ledger row — which every block commit also updates —
    * locked only for the final statement instead of the whole prune.
    */
-  async prune(t: PruneTarget): Promise<PruneResult> {
-    const none = { transactionsDeleted: 0, stateRowsDeleted: 0, blocksDeleted: 0 };
+  async prune(target: PruneTarget): Promise<PruneResult> {
     return this.transaction("prune", async (c) => {
       const run = async (text: string, values: unknown[] = []) =>
         c.query({ text, values, query_timeout: PRUNE_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
       await run(`SET LOCAL statement_timeout = ${PRUNE_STATEMENT_TIMEOUT_MS}`);
       const locked = await run("SELECT pg_try_advisory_xact_lock($1::bigint) AS ok", [PRUNE_LOCK]);
-      if (!locked.rows[0]?.ok) return none; // another process is pruning right now
+      if (!locked.rows[0]?.ok) return { ...NOTHING_PRUNED }; // another process is pruning right now
       const row = (await run("SELECT oldest_version FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL")).rows[0];
-      if (!row || t.oldestVersion <= big(row.oldest_version)) return none;
-      const prev = row.oldest_version as string;
-      const O = dec(t.oldestVersion);
-      const count = async (text: string, values: unknown[]) => (await run(text, values)).rowCount ?? 0;
-      const transactionsDeleted = await count("DELETE FROM transactions WHERE version < $1::numeric", [O]);
-      const blocksDeleted = await count("DELETE FROM blocks WHERE height < $1::numeric", [dec(t.oldestBlockHeight)]);
-      let stateRowsDeleted = 0;
-      // After every prune each key keeps at most one row at or below the oldest version, so only
-      // keys written in [previous oldest, new oldest] can hold rows that became superseded: the
-      // version index finds them without scanning whole tables.
-      for (const { table, keys, value } of STATE_TABLES) {
-        const cols = keys.join(", ");
-        const same = keys.map((k) => `s.${k} = c.${k}`).join(" AND ");
-        stateRowsDeleted += await count(
-          `WITH c AS (SELECT ${cols}, max(version) AS newest FROM ${table}
-                      WHERE version >= $1::numeric AND version <= $2::numeric GROUP BY ${cols})
-           DELETE FROM ${table} s USING c WHERE ${same} AND s.version < c.newest`,
-          [prev, O],
-        );
-        // A deletion that is now the oldest row of its key hides nothing any more.
-        stateRowsDeleted += await count(
-          `DELETE FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric AND ${value} IS NULL`,
-          [prev, O],
-        );
-      }
+      const plan = planPrune(row ? u64FromColumn(row.oldest_version as string) : null, target);
+      if (!plan) return { ...NOTHING_PRUNED };
+      const result = await runPrune(plan, async (text, values) => (await run(text, values)).rowCount ?? 0);
       await run("UPDATE ledger SET oldest_version = $1::numeric, oldest_block_height = $2::numeric WHERE id = 1", [
-        O,
-        dec(t.oldestBlockHeight),
+        u64Param(plan.oldestVersion),
+        u64Param(plan.oldestBlockHeight),
       ]);
-      return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
+      return result;
     });
   }
 
@@ -462,36 +458,36 @@ function commitValues(w: BlockWrite): unknown[] {
   const items = lastWrites(w.tableItems, (t) => [t.handle, t.key, t.version]);
   const resources = lastWrites(w.resources, (r) => [r.address, r.type, r.version]);
   return [
-    dec(b.height),
-    dec(b.epoch),
-    dec(b.timestampUsec),
-    dec(b.firstVersion),
-    dec(b.lastVersion),
+    u64Param(b.height),
+    u64Param(b.epoch),
+    u64Param(b.timestampUsec),
+    u64Param(b.firstVersion),
+    u64Param(b.lastVersion),
     b.endInfo ? b.endInfo.blockGasLimitReached : null,
     b.endInfo ? b.endInfo.blockOutputLimitReached : null,
-    txns.map((t) => dec(t.version)),
-    txns.map((t) => TXN_KINDS.indexOf(t.kind)),
+    txns.map((t) => u64Param(t.version)),
+    txns.map((t) => txnKindCode(t.kind)),
     txns.map((t) => t.hash),
     txns.map((t) => t.user?.sender ?? null),
-    txns.map((t) => (t.user ? (t.user.replayProtector.type === "nonce" ? 0 : 1) : null)),
-    txns.map((t) => (t.user ? dec(t.user.replayProtector.value) : null)),
-    txns.map((t) => (t.user ? dec(t.user.gasUnitPrice) : null)),
-    txns.map((t) => (t.user ? dec(t.user.gasUsed) : null)),
+    txns.map((t) => (t.user ? replayKindCode(t.user.replayProtector) : null)),
+    txns.map((t) => (t.user ? u64Param(t.user.replayProtector.value) : null)),
+    txns.map((t) => (t.user ? u64Param(t.user.gasUnitPrice) : null)),
+    txns.map((t) => (t.user ? u64Param(t.user.gasUsed) : null)),
     txns.map((t) => (t.user ? t.user.success : null)),
     txns.map((t) => t.user?.contractAddress ?? null),
     modules.map((m) => m.address),
     modules.map((m) => m.stateKey),
-    modules.map((m) => dec(m.version)),
+    modules.map((m) => u64Param(m.version)),
     modules.map((m) => m.name),
     modules.map((m) => m.bytecode),
     modules.map((m) => (m.bytecode ? codeHash(m.bytecode) : null)),
     items.map((t) => t.handle),
     items.map((t) => t.key),
-    items.map((t) => dec(t.version)),
+    items.map((t) => u64Param(t.version)),
     items.map((t) => t.value),
     resources.map((r) => r.address),
     resources.map((r) => r.type),
-    resources.map((r) => dec(r.version)),
+    resources.map((r) => u64Param(r.version)),
     resources.map((r) => r.json),
   ];
 }
@@ -518,43 +514,39 @@ function lastWrites<T>(writes: T[], key: (w: T) => [Uint8Array, Uint8Array | str
   return writes.filter((_, i) => keep.has(i));
 }
 
-function toBlock(r: Row): BlockInfo {
-  const gas = r.gas_limit_reached as boolean | null;
-  const out = r.output_limit_reached as boolean | null;
-  return {
-    height: big(r.height),
-    epoch: big(r.epoch),
-    timestampUsec: big(r.timestamp_usec),
-    firstVersion: big(r.first_version),
-    lastVersion: big(r.last_version),
-    endInfo: gas === null || out === null ? null : { blockGasLimitReached: gas, blockOutputLimitReached: out },
-  };
+/**
+ * The plan's deletions, counted. The state tables have an index on `version`, so the keys written
+ * since the previous prune are found without scanning whole tables.
+ */
+async function runPrune(plan: PrunePlan, count: (sql: string, values: unknown[]) => Promise<number>): Promise<PruneResult> {
+  const upTo = u64Param(plan.oldestVersion);
+  const since = u64Param(plan.previousOldestVersion);
+  const transactionsDeleted = await count("DELETE FROM transactions WHERE version < $1::numeric", [upTo]);
+  const blocksDeleted = await count("DELETE FROM blocks WHERE height < $1::numeric", [u64Param(plan.oldestBlockHeight)]);
+  let stateRowsDeleted = 0;
+  for (const { table, keys, value } of plan.stateTables) {
+    const cols = keys.join(", ");
+    const sameKey = keys.map((k) => `s.${k} = c.${k}`).join(" AND ");
+    stateRowsDeleted += await count(
+      `WITH c AS (SELECT ${cols}, max(version) AS newest FROM ${table}
+                  WHERE version >= $1::numeric AND version <= $2::numeric GROUP BY ${cols})
+       DELETE FROM ${table} s USING c WHERE ${sameKey} AND s.version < c.newest`,
+      [since, upTo],
+    );
+    stateRowsDeleted += await count(
+      `DELETE FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric AND ${value} IS NULL`,
+      [since, upTo],
+    );
+  }
+  return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
 }
 
-function toSummary(r: Row): TransactionSummary {
-  const value = big(r.replay_value);
-  return {
-    sender: r.sender as Buffer,
-    version: big(r.version),
-    hash: r.hash as Buffer,
-    replayProtector: Number(r.replay_kind) === 0 ? { type: "nonce", value } : { type: "sequence_number", value },
-  };
+/** A snapshot read whose value is a version (null: none at or below the bound). */
+function versionSnapshot(row: SnapshotTuple<string, string>): Snapshot<bigint | null> {
+  return { info: ledgerInfoOf(row, PG_COLUMNS), value: snapshotValue(row, u64FromColumn) };
 }
 
-/** The ledger row as LedgerInfo. */
-function ledgerInfo(r: Row): LedgerInfo {
-  return {
-    chainId: Number(r.chain_id),
-    ledgerVersion: big(r.ledger_version),
-    oldestVersion: big(r.oldest_version),
-    timestampUsec: big(r.timestamp_usec),
-    epoch: big(r.epoch),
-    blockHeight: big(r.block_height),
-    oldestBlockHeight: big(r.oldest_block_height),
-  };
-}
-
-/** A snapshot read of a version: the ledger row's columns, then `value` (null: none). */
-function versionSnapshot(r: Row): Snapshot<bigint | null> {
-  return { info: ledgerInfo(r), value: r.value === null ? null : big(r.value) };
+/** A version bound of a snapshot read: undefined reads at the snapshot's own ledger version. */
+function optionalVersion(v: bigint | undefined): string | null {
+  return v === undefined ? null : u64Param(v);
 }

@@ -3,13 +3,8 @@
  * under an advisory lock (`schema_version` records each one applied). Append; never edit a
  * released entry.
  *
- * Layout mirrors the SQLite schema (`../sqlite/schema.ts`): state is kept as versioned rows
- * `(key…, version, value)` and a NULL value is a deletion. Differences, and why:
- * - u64 values use the domain `u64` = `numeric(20,0)` limited to [0, 2^64-1]: exact over the
- *   whole u64 range and ordered correctly (no sign-flip trick needed), readable in `psql`.
- * - Every state table has an index on `version`, so a prune touches only the rows that changed
- *   since the previous prune instead of scanning whole tables (see `PostgresStore.prune`).
- * - Text keys use the "C" collation: byte order, no locale dependence.
+ * Same tables and meaning as the SQLite schema (`../sqlite/schema.ts`); where the two differ and
+ * why (u64 as `numeric`, version indexes for pruning, "C" collation): `../README.md`.
  */
 export const MIGRATIONS: readonly string[] = [
   `

@@ -3,19 +3,17 @@
  *
  * State is kept as versioned rows `(key…, version, value)`; a read at V takes the newest row with
  * version <= V, and a NULL value is a deletion. u64 values are stored as SQLite INTEGER through
- * `BigInt.asIntN(64)` and read back with `asUintN`, so the full u64 range round-trips.
+ * `BigInt.asIntN(64)` and read back with `asUintN`, so the full u64 range round-trips. The rules
+ * both backends share (row mappers, summaries window, prune plan) are in `../rules.ts`; how the
+ * two schemas differ, and why, in `../README.md`.
  */
 import Database from "better-sqlite3";
 import type { Database as Db, Statement } from "better-sqlite3";
+import { LRUCache } from "lru-cache";
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import type {
-  BlockInfo,
-  LedgerInfo,
-  ModuleEntry,
-  TransactionSummary,
-  UserTxnGas,
-} from "../../ledger/types.js";
+import { codeHash } from "../../ledger/codeHash.js";
+import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type {
   BlockWrite,
   LedgerStore,
@@ -24,46 +22,188 @@ import type {
   Snapshot,
   StoredTxnFingerprint,
   SummaryQuery,
-  TxnKind,
 } from "../LedgerStore.js";
 import { StorageUnavailableError } from "../LedgerStore.js";
-import { TXN_KINDS, codeHash } from "../common.js";
+import {
+  NOTHING_PRUNED,
+  SUMMARY_COLUMNS,
+  blockOf,
+  checkChainId,
+  fingerprintOf,
+  ledgerColumnList,
+  ledgerInfoOf,
+  moduleEntryOf,
+  planPrune,
+  replayKindCode,
+  snapshotValue,
+  summaryOf,
+  summaryRange,
+  txnKindCode,
+  userTxnGasOf,
+  type BlockRow,
+  type ColumnDecoder,
+  type FingerprintRow,
+  type LedgerTuple,
+  type ModuleRow,
+  type PrunePlan,
+  type SnapshotTuple,
+  type SummaryTuple,
+  type UserTxnGasRow,
+} from "../rules.js";
 import { MIGRATIONS } from "./schema.js";
 
-const i64 = (v: bigint): bigint => BigInt.asIntN(64, v);
+/** A u64 as SQLite INTEGER (signed 64-bit) and back. */
+const u64ToSql = (v: bigint): bigint => BigInt.asIntN(64, v);
+const u64FromSql = (x: bigint): bigint => BigInt.asUintN(64, x);
 const I64_MAX = (1n << 63n) - 1n;
-/** Versions are stored as SQLite INTEGER; a query bound past i64 can only mean "beyond everything". */
-const ver = (v: bigint): bigint => (v > I64_MAX ? I64_MAX : v);
+/** Versions are stored as plain INTEGER; a query bound past i64 can only mean "beyond everything". */
+const versionParam = (v: bigint): bigint => (v > I64_MAX ? I64_MAX : v);
 /**
  * Timestamps are searched by range, so they are stored order-preserving: the top bit flipped maps
  * u64 order onto SQLite's signed order (0 -> i64 min, u64 max -> i64 max).
  */
-const TOP = 1n << 63n;
-const tsIn = (v: bigint): bigint => BigInt.asIntN(64, v ^ TOP);
-const tsOut = (x: bigint): bigint => BigInt.asUintN(64, x) ^ TOP;
-const u64 = (v: bigint | number): bigint => BigInt.asUintN(64, BigInt(v));
+const TOP_BIT = 1n << 63n;
+const timestampToSql = (v: bigint): bigint => BigInt.asIntN(64, v ^ TOP_BIT);
+const timestampFromSql = (x: bigint): bigint => BigInt.asUintN(64, x) ^ TOP_BIT;
 
-type Row = Record<string, unknown>;
+/** Columns as better-sqlite3 returns them with safe integers on: every INTEGER a bigint. */
+const SQLITE_COLUMNS: ColumnDecoder<bigint, bigint> = {
+  u64: u64FromSql,
+  timestamp: timestampFromSql,
+  flag: (v) => v === 1n,
+};
 
 /** Bounds of the read memo (see `SqliteStore.memo`): all of it, and one entry (key and value), in bytes. */
 const MEMO_BYTES = 8 * 1024 * 1024;
 const MEMO_ENTRY_BYTES = 4 * 1024;
-/** Bytes as a string key (one char per byte); request parameters arrive as Buffers already. */
-const bin = (b: Uint8Array): string => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).toString("latin1");
+/** Fixed cost counted per memo entry besides its key and value bytes. */
+const MEMO_ENTRY_OVERHEAD = 64;
+/** Bytes as a memo key (one char per byte); request parameters arrive as Buffers already. */
+const memoKeyOf = (b: Uint8Array): string =>
+  (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).toString("latin1");
 
-/** The ledger row's columns as snapshot reads select them, in `infoFromRow`'s order (alias `l`). */
-const LEDGER_COLS =
-  "l.chain_id, l.ledger_version, l.timestamp_usec, l.epoch, l.block_height, l.oldest_version, l.oldest_block_height";
+const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
+const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";
+
+type Version = bigint | null;
+
+/** Every statement the store runs more than once, prepared once. */
+function prepareStatements(db: Db) {
+  /** Reads by named column, every INTEGER a bigint. */
+  const rows = <P extends unknown[], R>(sql: string): Statement<P, R> => db.prepare<P, R>(sql).safeIntegers(true);
+  /**
+   * Reads as row arrays, for the hot paths (no row object to build): the result type is the
+   * typed tuple one rules.ts mapper reads.
+   */
+  const tuples = <P extends unknown[], R extends unknown[]>(sql: string): Statement<P, R> =>
+    db.prepare<P, R>(sql).safeIntegers(true).raw(true);
+  const writes = <P extends unknown[]>(sql: string): Statement<P> => db.prepare<P>(sql);
+  return {
+    chainId: rows<[], { chain_id: bigint }>("SELECT chain_id FROM ledger WHERE id = 1"),
+    dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
+    initChain: writes<[number]>("INSERT INTO ledger (id, chain_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING"),
+    ledger: tuples<[], LedgerTuple<bigint>>(`${LEDGER_SELECT} ${LEDGER_FROM}`),
+    modules: rows<[Uint8Array, Uint8Array, bigint, bigint, number], ModuleRow>(
+      `SELECT m.state_key, m.name, m.code_hash FROM modules m
+       WHERE m.address = ? AND m.state_key >= ? AND m.version <= ?
+         AND m.version = (SELECT max(version) FROM modules m2
+                           WHERE m2.address = m.address AND m2.state_key = m.state_key AND m2.version <= ?)
+         AND m.code_hash IS NOT NULL
+       ORDER BY m.state_key LIMIT ?`,
+    ),
+    code: rows<[string], { bytecode: Buffer }>("SELECT bytecode FROM code WHERE code_hash = ?"),
+    // The ledger row and the item in one statement: one snapshot, one read lock (WAL read marks
+    // are taken and dropped per statement, with a few system calls each).
+    tableItemAt: tuples<[Uint8Array, Uint8Array, Version], SnapshotTuple<bigint, Buffer>>(
+      `${LEDGER_SELECT},
+              (SELECT t.value FROM table_items t WHERE t.handle = ? AND t.key = ?
+                 AND t.version <= coalesce(?, l.ledger_version) ORDER BY t.version DESC LIMIT 1)
+       ${LEDGER_FROM}`,
+    ),
+    modulesVersionAt: tuples<[Uint8Array, Version], SnapshotTuple<bigint, bigint>>(
+      `${LEDGER_SELECT},
+              (SELECT m.version FROM modules m WHERE m.address = ? AND m.version <= coalesce(?, l.ledger_version)
+               ORDER BY m.version DESC LIMIT 1)
+       ${LEDGER_FROM}`,
+    ),
+    summariesVersionAt: tuples<[Uint8Array, Version], SnapshotTuple<bigint, bigint>>(
+      `${LEDGER_SELECT},
+              (SELECT a.version FROM account_transactions a
+               WHERE a.sender = ? AND a.version <= min(coalesce(?, l.ledger_version), l.ledger_version)
+               ORDER BY a.version DESC LIMIT 1)
+       ${LEDGER_FROM}`,
+    ),
+    resource: rows<[Uint8Array, string, bigint], { value: string | null }>(
+      `SELECT value FROM resources WHERE address = ? AND type = ? AND version <= ?
+       ORDER BY version DESC LIMIT 1`,
+    ),
+    summariesForward: tuples<[Uint8Array, bigint, bigint, number], SummaryTuple<bigint>>(
+      `SELECT ${SUMMARY_COLUMNS} FROM account_transactions
+       WHERE sender = ? AND version >= ? AND version <= ? ORDER BY version ASC LIMIT ?`,
+    ),
+    summariesBackward: tuples<[Uint8Array, bigint, number], SummaryTuple<bigint>>(
+      `SELECT ${SUMMARY_COLUMNS} FROM account_transactions
+       WHERE sender = ? AND version <= ? ORDER BY version DESC LIMIT ?`,
+    ),
+    blockByVersion: rows<[bigint], BlockRow<bigint, bigint>>(
+      "SELECT * FROM blocks WHERE first_version <= ? ORDER BY first_version DESC LIMIT 1",
+    ),
+    blockByHeight: rows<[bigint], BlockRow<bigint, bigint>>("SELECT * FROM blocks WHERE height = ?"),
+    blockAtTime: rows<[bigint], BlockRow<bigint, bigint>>(
+      "SELECT * FROM blocks WHERE timestamp_usec >= ? ORDER BY height ASC LIMIT 1",
+    ),
+    userGas: rows<[bigint, bigint], UserTxnGasRow<bigint>>(
+      `SELECT version, gas_unit_price, gas_used, contract FROM transactions
+       WHERE version >= ? AND version <= ? AND sender IS NOT NULL ORDER BY version`,
+    ),
+    fingerprints: rows<[bigint, bigint], FingerprintRow<bigint>>(
+      "SELECT version, kind, hash FROM transactions WHERE version >= ? AND version <= ? ORDER BY version",
+    ),
+    insertBlock: writes<[bigint, bigint, bigint, bigint, bigint, number | null, number | null]>(
+      `INSERT INTO blocks (height, epoch, timestamp_usec, first_version, last_version,
+                           gas_limit_reached, output_limit_reached)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertTxn: writes<
+      [bigint, number, Uint8Array, Uint8Array | null, number | null, bigint | null, bigint | null, bigint | null, number | null, string | null]
+    >(
+      `INSERT INTO transactions (version, kind, hash, sender, replay_kind, replay_value,
+                                 gas_unit_price, gas_used, success, contract)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertModule: writes<[Uint8Array, Uint8Array, bigint, string, string | null]>(
+      "INSERT OR REPLACE INTO modules (address, state_key, version, name, code_hash) VALUES (?, ?, ?, ?, ?)",
+    ),
+    insertCode: writes<[string, Uint8Array]>("INSERT OR IGNORE INTO code (code_hash, bytecode) VALUES (?, ?)"),
+    insertAccountTxn: writes<[Uint8Array, bigint, Uint8Array, number, bigint]>(
+      "INSERT INTO account_transactions (sender, version, hash, replay_kind, replay_value) VALUES (?, ?, ?, ?, ?)",
+    ),
+    insertTableItem: writes<[Uint8Array, Uint8Array, bigint, Uint8Array | null]>(
+      "INSERT OR REPLACE INTO table_items (handle, key, version, value) VALUES (?, ?, ?, ?)",
+    ),
+    insertResource: writes<[Uint8Array, string, bigint, string | null]>(
+      "INSERT OR REPLACE INTO resources (address, type, version, value) VALUES (?, ?, ?, ?)",
+    ),
+    setLedger: writes<[bigint, bigint, bigint, bigint, bigint, bigint]>(
+      `UPDATE ledger SET ledger_version = ?, timestamp_usec = ?, epoch = ?, block_height = ?,
+              oldest_version = coalesce(oldest_version, ?), oldest_block_height = coalesce(oldest_block_height, ?)
+       WHERE id = 1`,
+    ),
+    setOldest: writes<[bigint, bigint]>("UPDATE ledger SET oldest_version = ?, oldest_block_height = ? WHERE id = 1"),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
 
 export interface SqliteStoreOptions {
   readonly?: boolean;
   /**
    * How long, in milliseconds, a memoized answer is served without asking SQLite whether another
-   * connection has committed since (`PRAGMA data_version`, about 2.3 µs of a point read's 24, the
-   * largest single cost of one: it takes and drops a WAL read lock). 0, the default, asks on every
-   * read. The node serves with 1: a block committed by another process (an import, a prune, the
-   * devnet of a `--workers` node) is then answered from the next millisecond on. Reads that miss
-   * the memo, and `getLedgerInfo(true)`, always ask first.
+   * connection has committed since (`PRAGMA data_version`: the largest single cost of a point
+   * read, since it takes and drops a WAL read lock). 0, the default, asks on every read. The node
+   * serves with 1: a block committed by another process (an import, a prune, the devnet of a
+   * `--workers` node) is then answered from the next millisecond on. Reads that miss the memo, and
+   * `getLedgerInfo(true)`, always ask first.
    */
   memoLagMs?: number;
   /** How long a statement waits for another connection's lock before failing (default 5000 ms). */
@@ -73,7 +213,7 @@ export interface SqliteStoreOptions {
 export class SqliteStore implements LedgerStore {
   readonly kind = "sqlite" as const;
   private readonly db: Db;
-  private readonly s: Record<string, Statement>;
+  private readonly statements: Statements;
   private readonly commitTx: (w: BlockWrite) => void;
   private readonly commitManyTx: (ws: BlockWrite[]) => void;
   private readonly pruneTx: (t: PruneTarget) => PruneResult;
@@ -82,15 +222,14 @@ export class SqliteStore implements LedgerStore {
    * unchanged: `PRAGMA data_version` moves when another connection or process commits, and this
    * connection's own commits and prunes clear the memo. While nothing changed, the same statement
    * would give the same answer; the PRAGMA costs less than the statement and its WAL read lock.
+   * Bounded in bytes (key, value and a fixed overhead per entry); an entry larger than
+   * MEMO_ENTRY_BYTES is not kept. An empty ledger's null answers are not kept either.
    */
-  private readonly memo = new Map<string, unknown>();
-  private memoBytes = 0;
+  private readonly memo = new LRUCache<string, object>({ maxSize: MEMO_BYTES, maxEntrySize: MEMO_ENTRY_BYTES });
   private memoDataVersion = -1;
   private readonly memoLagMs: number;
   /** Until when (performance.now()) the memo is served without asking; see `memoLagMs`. */
   private memoTrustedUntil = -Infinity;
-  /** The last LedgerInfo built from a snapshot read (see `infoFromRow`). */
-  private lastRowInfo: LedgerInfo | null = null;
   /** Device and inode of the file as opened: a path that no longer leads to them was deleted or replaced. */
   private readonly fileId: { dev: number; ino: number } | null;
 
@@ -118,7 +257,7 @@ export class SqliteStore implements LedgerStore {
     }
     this.fileId = path === ":memory:" ? null : fileIdOf(path);
     this.memoLagMs = opts.memoLagMs ?? 0;
-    this.s = this.prepare();
+    this.statements = prepareStatements(this.db);
     this.commitTx = this.db.transaction((w: BlockWrite) => this.commitInTx(w));
     this.commitManyTx = this.db.transaction((ws: BlockWrite[]) => {
       for (const w of ws) this.commitInTx(w);
@@ -140,264 +279,127 @@ export class SqliteStore implements LedgerStore {
     }
   }
 
-  private prepare(): Record<string, Statement> {
-    const raw = (sql: string): Statement => this.db.prepare(sql).safeIntegers(true).raw(true);
-    const p = (sql: string, safe = true): Statement => {
-      const st = this.db.prepare(sql);
-      return st.reader && safe ? st.safeIntegers(true) : st;
-    };
-    return {
-      chainId: p("SELECT chain_id FROM ledger WHERE id = 1", false),
-      dataVersion: this.db.prepare("PRAGMA data_version").pluck(),
-      initChain: p("INSERT INTO ledger (id, chain_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING"),
-      ledger: raw(`SELECT ${LEDGER_COLS} FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`),
-      modules: p(
-        `SELECT m.state_key, m.name, m.code_hash FROM modules m
-         WHERE m.address = ? AND m.state_key >= ? AND m.version <= ?
-           AND m.version = (SELECT max(version) FROM modules m2
-                             WHERE m2.address = m.address AND m2.state_key = m.state_key AND m2.version <= ?)
-           AND m.code_hash IS NOT NULL
-         ORDER BY m.state_key LIMIT ?`,
-      ),
-      code: p("SELECT bytecode FROM code WHERE code_hash = ?"),
-      // The ledger row and the item in one statement: one snapshot, one read lock (WAL read marks
-      // are taken and dropped per statement, with a few system calls each).
-      tableItemAt: raw(
-        `SELECT ${LEDGER_COLS},
-                (SELECT t.value FROM table_items t WHERE t.handle = ? AND t.key = ?
-                   AND t.version <= coalesce(?, l.ledger_version) ORDER BY t.version DESC LIMIT 1)
-         FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
-      ),
-      modulesVersionAt: raw(
-        `SELECT ${LEDGER_COLS},
-                (SELECT m.version FROM modules m WHERE m.address = ? AND m.version <= coalesce(?, l.ledger_version)
-                 ORDER BY m.version DESC LIMIT 1)
-         FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
-      ),
-      summariesVersionAt: raw(
-        `SELECT ${LEDGER_COLS},
-                (SELECT a.version FROM account_transactions a
-                 WHERE a.sender = ? AND a.version <= min(coalesce(?, l.ledger_version), l.ledger_version)
-                 ORDER BY a.version DESC LIMIT 1)
-         FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
-      ),
-      resource: p(
-        `SELECT value FROM resources WHERE address = ? AND type = ? AND version <= ?
-         ORDER BY version DESC LIMIT 1`,
-      ),
-      summariesFwd: raw(
-        `SELECT version, hash, replay_kind, replay_value FROM account_transactions
-         WHERE sender = ? AND version >= ? AND version <= ? ORDER BY version ASC LIMIT ?`,
-      ),
-      summariesBack: raw(
-        `SELECT version, hash, replay_kind, replay_value FROM account_transactions
-         WHERE sender = ? AND version <= ? ORDER BY version DESC LIMIT ?`,
-      ),
-      blockByVersion: p(
-        `SELECT * FROM blocks WHERE first_version <= ? ORDER BY first_version DESC LIMIT 1`,
-      ),
-      blockByHeight: p("SELECT * FROM blocks WHERE height = ?"),
-      blockAtTime: p("SELECT * FROM blocks WHERE timestamp_usec >= ? ORDER BY height ASC LIMIT 1"),
-      userGas: p(
-        `SELECT version, gas_unit_price, gas_used, contract FROM transactions
-         WHERE version >= ? AND version <= ? AND sender IS NOT NULL ORDER BY version`,
-      ),
-      fingerprints: p("SELECT version, kind, hash FROM transactions WHERE version >= ? AND version <= ? ORDER BY version"),
-      insBlock: p(
-        `INSERT INTO blocks (height, epoch, timestamp_usec, first_version, last_version,
-                             gas_limit_reached, output_limit_reached)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      insTxn: p(
-        `INSERT INTO transactions (version, kind, hash, sender, replay_kind, replay_value,
-                                   gas_unit_price, gas_used, success, contract)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      insModule: p(`INSERT OR REPLACE INTO modules (address, state_key, version, name, code_hash) VALUES (?, ?, ?, ?, ?)`),
-      insCode: p(`INSERT OR IGNORE INTO code (code_hash, bytecode) VALUES (?, ?)`),
-      insAccountTxn: p(
-        `INSERT INTO account_transactions (sender, version, hash, replay_kind, replay_value) VALUES (?, ?, ?, ?, ?)`,
-      ),
-      insTableItem: p(`INSERT OR REPLACE INTO table_items (handle, key, version, value) VALUES (?, ?, ?, ?)`),
-      insResource: p(`INSERT OR REPLACE INTO resources (address, type, version, value) VALUES (?, ?, ?, ?)`),
-      setLedger: p(
-        `UPDATE ledger SET ledger_version = ?, timestamp_usec = ?, epoch = ?, block_height = ?,
-                oldest_version = coalesce(oldest_version, ?), oldest_block_height = coalesce(oldest_block_height, ?)
-         WHERE id = 1`,
-      ),
-      setOldest: p("UPDATE ledger SET oldest_version = ?, oldest_block_height = ? WHERE id = 1"),
-    };
-  }
-
   async getChainId(): Promise<number | null> {
-    const row = this.s.chainId!.get() as { chain_id: number } | undefined;
-    return row ? row.chain_id : null;
+    const row = this.statements.chainId.get();
+    return row ? Number(row.chain_id) : null;
   }
 
   async initChain(chainId: number): Promise<void> {
-    this.s.initChain!.run(chainId);
-    this.clearMemo();
-    const stored = await this.getChainId();
-    if (stored !== chainId) {
-      throw new Error(`this ledger has chain id ${stored}, not ${chainId}`);
-    }
+    this.statements.initChain.run(chainId);
+    this.memo.clear();
+    checkChainId(await this.getChainId(), chainId);
   }
 
-  getLedgerInfo(fresh = false): LedgerInfo | null {
+  async getLedgerInfo(fresh = false): Promise<LedgerInfo | null> {
     return this.memoized("ledger", () => this.readLedgerInfo(), undefined, fresh);
   }
 
   /**
-   * `read()`'s result, from the memo when the database has not changed since it was read. A new
-   * result is kept unless its entry (key, about 64 bytes of overhead, and `bytesOf` its value)
-   * passes MEMO_ENTRY_BYTES; the memo starts over when it would pass MEMO_BYTES. Within
-   * `memoLagMs` of the last check, a key the memo holds is answered without checking.
+   * `read()`'s result, from the memo when the database has not changed since it was read. Within
+   * `memoLagMs` of the last check, a key the memo holds is answered without checking. `valueBytes`
+   * is what the value holds besides its fixed overhead (a table item's bytes).
    */
-  private memoized<T>(key: string, read: () => T, bytesOf: (v: T) => number = () => 0, fresh = false): T {
+  private memoized<T extends object>(key: string, read: () => T | null, valueBytes?: (v: T) => number, fresh = false): T | null {
     if (this.memoLagMs > 0) {
       const now = performance.now();
       if (!fresh && now < this.memoTrustedUntil) {
         const hit = this.memo.get(key);
-        if (hit !== undefined || this.memo.has(key)) return hit as T;
+        if (hit !== undefined) return hit as T;
       }
       this.memoTrustedUntil = now + this.memoLagMs;
     }
-    const dataVersion = this.s.dataVersion!.get() as number;
+    const dataVersion = this.statements.dataVersion.get()!;
     if (dataVersion !== this.memoDataVersion) {
-      this.clearMemo();
+      this.memo.clear();
       this.memoDataVersion = dataVersion;
-    } else if (this.memo.has(key)) {
-      return this.memo.get(key) as T;
+    } else {
+      const hit = this.memo.get(key);
+      if (hit !== undefined) return hit as T;
     }
     const value = read();
-    const bytes = key.length + 64 + bytesOf(value);
-    if (bytes > MEMO_ENTRY_BYTES) return value;
-    if (this.memoBytes + bytes > MEMO_BYTES) this.clearMemo();
-    this.memo.set(key, value);
-    this.memoBytes += bytes;
+    if (value !== null) {
+      const size = key.length + MEMO_ENTRY_OVERHEAD + (valueBytes ? valueBytes(value) : 0);
+      this.memo.set(key, value, { size });
+    }
     return value;
   }
 
-  private clearMemo(): void {
-    this.memo.clear();
-    this.memoBytes = 0;
-  }
-
   private readLedgerInfo(): LedgerInfo | null {
-    const r = this.s.ledger!.get() as unknown[] | undefined;
-    return r ? this.infoFromRow(r) : null;
+    const row = this.statements.ledger.get();
+    return row ? ledgerInfoOf(row, SQLITE_COLUMNS) : null;
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
-    const rows = this.s.modules!.all(address, start ?? Buffer.alloc(0), ver(version), ver(version), limit) as Row[];
-    return rows.map((r) => ({ stateKey: r.state_key as Buffer, name: r.name as string, codeHash: r.code_hash as string }));
+    const at = versionParam(version);
+    return this.statements.modules.all(address, start ?? Buffer.alloc(0), at, at, limit).map(moduleEntryOf);
   }
 
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
-    const r = this.s.code!.get(codeHash) as { bytecode: Buffer } | undefined;
-    return r?.bytecode ?? null;
+    return this.statements.code.get(codeHash)?.bytecode ?? null;
   }
 
-  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Snapshot<Uint8Array | null> | null {
+  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
     const read = (): Snapshot<Uint8Array | null> | null => {
-      const r = this.s.tableItemAt!.get(handle, key, version === undefined ? null : ver(version)) as unknown[] | undefined;
-      return r ? this.snapshotOf(r) : null;
+      const row = this.statements.tableItemAt.get(handle, key, version === undefined ? null : versionParam(version));
+      return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
     };
-    // A large key or value is read every time (see MEMO_ENTRY_BYTES).
+    // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
     if (key.length > MEMO_ENTRY_BYTES) return read();
-    return this.memoized(`t${version ?? ""}|${bin(handle)}|${bin(key)}`, read, (snap) => snap?.value?.length ?? 0);
+    return this.memoized(`t${version ?? ""}|${memoKeyOf(handle)}|${memoKeyOf(key)}`, read, (snap) => snap.value?.length ?? 0);
   }
 
-  readModulesVersion(address: Uint8Array, version: bigint | undefined): Snapshot<bigint | null> | null {
-    return this.memoized(`m${version ?? ""}|${bin(address)}`, () => {
-      const r = this.s.modulesVersionAt!.get(address, version === undefined ? null : ver(version)) as unknown[] | undefined;
-      return r ? this.snapshotOf(r) : null;
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    return this.memoized(`m${version ?? ""}|${memoKeyOf(address)}`, () => {
+      const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
+      return row ? versionSnapshot(row) : null;
     });
   }
 
-  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Snapshot<bigint | null> | null {
-    return this.memoized(`s${end ?? ""}|${bin(sender)}`, () => {
-      const r = this.s.summariesVersionAt!.get(sender, end === undefined ? null : ver(end)) as unknown[] | undefined;
-      return r ? this.snapshotOf(r) : null;
+  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    return this.memoized(`s${end ?? ""}|${memoKeyOf(sender)}`, () => {
+      const row = this.statements.summariesVersionAt.get(sender, end === undefined ? null : versionParam(end));
+      return row ? versionSnapshot(row) : null;
     });
-  }
-
-  /** A snapshot read's row: the `LEDGER_COLS` columns, then the value (null: none). */
-  private snapshotOf<T>(r: unknown[]): Snapshot<T | null> {
-    return { info: this.infoFromRow(r), value: (r[7] as T | null) ?? null };
-  }
-
-  /**
-   * LedgerInfo from the `LEDGER_COLS` columns of a snapshot read. The object is reused while the
-   * ledger has not moved (version and oldest version fix every other field), so per-ledger work
-   * downstream, such as the header values, is done once per block.
-   */
-  private infoFromRow(r: unknown[]): LedgerInfo {
-    const last = this.lastRowInfo;
-    if (last && last.ledgerVersion === r[1] && last.oldestVersion === r[5]) return last;
-    const info: LedgerInfo = {
-      chainId: Number(r[0]),
-      ledgerVersion: r[1] as bigint,
-      oldestVersion: r[5] as bigint,
-      timestampUsec: tsOut(r[2] as bigint),
-      epoch: r[3] as bigint,
-      blockHeight: r[4] as bigint,
-      oldestBlockHeight: r[6] as bigint,
-    };
-    this.lastRowInfo = info;
-    return info;
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
-    const r = this.s.resource!.get(address, type, ver(version)) as { value: string | null } | undefined;
-    return r?.value ?? null;
+    return this.statements.resource.get(address, type, versionParam(version))?.value ?? null;
   }
 
   async getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]> {
-    if (q.limit <= 0) return [];
-    let rows: SummaryRow[];
-    if (q.start !== undefined) {
-      rows = this.s.summariesFwd!.all(q.sender, ver(q.start), ver(q.ledgerVersion), q.limit) as SummaryRow[];
-    } else {
-      const end = q.end !== undefined && q.end < q.ledgerVersion ? q.end : q.ledgerVersion;
-      rows = (this.s.summariesBack!.all(q.sender, ver(end), q.limit) as SummaryRow[]).reverse();
-    }
+    const range = summaryRange(q);
+    if (!range) return [];
+    const rows =
+      range.direction === "forward"
+        ? this.statements.summariesForward.all(q.sender, versionParam(range.from), versionParam(range.to), range.limit)
+        : this.statements.summariesBackward.all(q.sender, versionParam(range.to), range.limit).reverse();
     const sender = Buffer.from(q.sender);
-    return rows.map((r) => toSummary(sender, r));
+    return rows.map((row) => summaryOf(sender, row, SQLITE_COLUMNS));
   }
 
   async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
-    const r = this.s.blockByVersion!.get(ver(version)) as Row | undefined;
-    if (!r) return null;
-    const b = toBlock(r);
-    return b.lastVersion >= version ? b : null;
+    const row = this.statements.blockByVersion.get(versionParam(version));
+    if (!row) return null;
+    const block = blockOf(row, SQLITE_COLUMNS);
+    return block.lastVersion >= version ? block : null;
   }
 
   async getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
-    const r = this.s.blockByHeight!.get(ver(height)) as Row | undefined;
-    return r ? toBlock(r) : null;
+    const row = this.statements.blockByHeight.get(versionParam(height));
+    return row ? blockOf(row, SQLITE_COLUMNS) : null;
   }
 
   async getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
-    const r = this.s.blockAtTime!.get(tsIn(timestampUsec < 0n ? 0n : timestampUsec)) as Row | undefined;
-    return r ? toBlock(r) : null;
+    const row = this.statements.blockAtTime.get(timestampToSql(timestampUsec < 0n ? 0n : timestampUsec));
+    return row ? blockOf(row, SQLITE_COLUMNS) : null;
   }
 
   async getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
-    return (this.s.userGas!.all(ver(first), ver(last)) as Row[]).map((r) => ({
-      version: r.version as bigint,
-      gasUnitPrice: u64(r.gas_unit_price as bigint),
-      gasUsed: u64(r.gas_used as bigint),
-      contractAddress: (r.contract as string | null) ?? null,
-    }));
+    return this.statements.userGas.all(versionParam(first), versionParam(last)).map((row) => userTxnGasOf(row, SQLITE_COLUMNS));
   }
 
   async getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
-    return (this.s.fingerprints!.all(ver(from), ver(to)) as Row[]).map((r) => ({
-      version: r.version as bigint,
-      kind: TXN_KINDS[Number(r.kind)] as TxnKind,
-      hash: r.hash as Buffer,
-    }));
+    return this.statements.fingerprints.all(versionParam(from), versionParam(to)).map((row) => fingerprintOf(row, SQLITE_COLUMNS));
   }
 
   /**
@@ -428,7 +430,7 @@ export class SqliteStore implements LedgerStore {
     } catch (e) {
       throw this.writeError(e);
     } finally {
-      this.clearMemo();
+      this.memo.clear();
     }
   }
 
@@ -470,78 +472,78 @@ export class SqliteStore implements LedgerStore {
   }
 
   private commitInTx(w: BlockWrite): void {
-    const s = this.s;
+    const st = this.statements;
     const b = w.block;
-    s.insBlock!.run(
+    const flag = (on: boolean): number => (on ? 1 : 0);
+    st.insertBlock.run(
       b.height,
       b.epoch,
-      tsIn(b.timestampUsec),
+      timestampToSql(b.timestampUsec),
       b.firstVersion,
       b.lastVersion,
-      b.endInfo ? (b.endInfo.blockGasLimitReached ? 1 : 0) : null,
-      b.endInfo ? (b.endInfo.blockOutputLimitReached ? 1 : 0) : null,
+      b.endInfo ? flag(b.endInfo.blockGasLimitReached) : null,
+      b.endInfo ? flag(b.endInfo.blockOutputLimitReached) : null,
     );
     for (const t of w.transactions) {
       const u = t.user;
-      s.insTxn!.run(
+      st.insertTxn.run(
         t.version,
-        TXN_KINDS.indexOf(t.kind),
+        txnKindCode(t.kind),
         t.hash,
         u ? u.sender : null,
-        u ? (u.replayProtector.type === "nonce" ? 0 : 1) : null,
-        u ? i64(u.replayProtector.value) : null,
-        u ? i64(u.gasUnitPrice) : null,
-        u ? i64(u.gasUsed) : null,
-        u ? (u.success ? 1 : 0) : null,
+        u ? replayKindCode(u.replayProtector) : null,
+        u ? u64ToSql(u.replayProtector.value) : null,
+        u ? u64ToSql(u.gasUnitPrice) : null,
+        u ? u64ToSql(u.gasUsed) : null,
+        u ? flag(u.success) : null,
         u ? u.contractAddress : null,
       );
       if (u) {
-        s.insAccountTxn!.run(u.sender, t.version, t.hash, u.replayProtector.type === "nonce" ? 0 : 1, i64(u.replayProtector.value));
+        st.insertAccountTxn.run(u.sender, t.version, t.hash, replayKindCode(u.replayProtector), u64ToSql(u.replayProtector.value));
       }
     }
     for (const m of w.modules) {
       const hash = m.bytecode ? codeHash(m.bytecode) : null;
-      if (m.bytecode) s.insCode!.run(hash, m.bytecode);
-      s.insModule!.run(m.address, m.stateKey, m.version, m.name, hash);
+      if (m.bytecode) st.insertCode.run(hash!, m.bytecode);
+      st.insertModule.run(m.address, m.stateKey, m.version, m.name, hash);
     }
-    for (const t of w.tableItems) s.insTableItem!.run(t.handle, t.key, t.version, t.value);
-    for (const r of w.resources) s.insResource!.run(r.address, r.type, r.version, r.json);
-    s.setLedger!.run(b.lastVersion, tsIn(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
+    for (const t of w.tableItems) st.insertTableItem.run(t.handle, t.key, t.version, t.value);
+    for (const r of w.resources) st.insertResource.run(r.address, r.type, r.version, r.json);
+    st.setLedger.run(b.lastVersion, timestampToSql(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
   }
 
   async prune(target: PruneTarget): Promise<PruneResult> {
     return this.write(() => this.pruneTx(target));
   }
 
-  private pruneInTx(t: PruneTarget): PruneResult {
-    const info = this.readLedgerInfo();
-    if (!info || t.oldestVersion <= info.oldestVersion) {
-      return { transactionsDeleted: 0, stateRowsDeleted: 0, blocksDeleted: 0 };
-    }
+  private pruneInTx(target: PruneTarget): PruneResult {
+    const plan = planPrune(this.readLedgerInfo()?.oldestVersion ?? null, target);
+    if (!plan) return { ...NOTHING_PRUNED };
     // The new oldest version first: from this commit on, readers answer 410 below it.
-    this.s.setOldest!.run(t.oldestVersion, t.oldestBlockHeight);
-    const O = t.oldestVersion;
+    this.statements.setOldest.run(plan.oldestVersion, plan.oldestBlockHeight);
+    return this.runPrune(plan);
+  }
+
+  /**
+   * The plan's deletions. No index on `version` here: the superseded rows are found by key, over
+   * each whole state table (the primary key orders rows of a key by version).
+   */
+  private runPrune(plan: PrunePlan): PruneResult {
+    const oldest = plan.oldestVersion;
     const run = (sql: string, ...args: unknown[]): number => this.db.prepare(sql).run(...args).changes;
-    const transactionsDeleted = run("DELETE FROM transactions WHERE version < ?", O);
-    run("DELETE FROM account_transactions WHERE version < ?", O);
-    const blocksDeleted = run("DELETE FROM blocks WHERE height < ?", t.oldestBlockHeight);
+    const transactionsDeleted = run("DELETE FROM transactions WHERE version < ?", oldest);
+    run("DELETE FROM account_transactions WHERE version < ?", oldest);
+    const blocksDeleted = run("DELETE FROM blocks WHERE height < ?", plan.oldestBlockHeight);
     let stateRowsDeleted = 0;
-    for (const [table, keyCols] of [
-      ["modules", ["address", "state_key"]],
-      ["table_items", ["handle", "key"]],
-      ["resources", ["address", "type"]],
-    ] as const) {
-      const same = keyCols.map((c) => `n.${c} = ${table}.${c}`).join(" AND ");
-      // Superseded: a newer row of the same key exists at or below the new oldest version.
+    for (const { table, keys, value } of plan.stateTables) {
+      const sameKey = keys.map((c) => `n.${c} = ${table}.${c}`).join(" AND ");
       stateRowsDeleted += run(
         `DELETE FROM ${table} WHERE version < ? AND EXISTS (
-           SELECT 1 FROM ${table} n WHERE ${same} AND n.version > ${table}.version AND n.version <= ?)`,
-        O,
-        O,
+           SELECT 1 FROM ${table} n WHERE ${sameKey} AND n.version > ${table}.version AND n.version <= ?)`,
+        oldest,
+        oldest,
       );
-      // A deletion that is now the oldest row of its key hides nothing any more.
-      const valueCol = table === "modules" ? "code_hash" : "value";
-      stateRowsDeleted += run(`DELETE FROM ${table} WHERE version <= ? AND ${valueCol} IS NULL`, O);
+      stateRowsDeleted += run(`DELETE FROM ${table} WHERE version <= ? AND ${value} IS NULL`, oldest);
     }
     // Code no kept module version refers to any more (not state rows: not counted).
     run("DELETE FROM code WHERE code_hash NOT IN (SELECT code_hash FROM modules WHERE code_hash IS NOT NULL)");
@@ -562,28 +564,7 @@ function fileIdOf(path: string): { dev: number; ino: number } | null {
   }
 }
 
-function toBlock(r: Row): BlockInfo {
-  const gas = r.gas_limit_reached as bigint | null;
-  const out = r.output_limit_reached as bigint | null;
-  return {
-    height: r.height as bigint,
-    epoch: r.epoch as bigint,
-    timestampUsec: tsOut(r.timestamp_usec as bigint),
-    firstVersion: r.first_version as bigint,
-    lastVersion: r.last_version as bigint,
-    endInfo: gas === null || out === null ? null : { blockGasLimitReached: gas === 1n, blockOutputLimitReached: out === 1n },
-  };
-}
-
-/** `[version, hash, replay_kind, replay_value]`, read as arrays (cheaper than row objects). */
-type SummaryRow = [bigint, Buffer, bigint, bigint];
-
-function toSummary(sender: Uint8Array, [version, hash, kind, replay]: SummaryRow): TransactionSummary {
-  const value = u64(replay);
-  return {
-    sender,
-    version,
-    hash,
-    replayProtector: kind === 0n ? { type: "nonce", value } : { type: "sequence_number", value },
-  };
+/** A snapshot read whose value is a version (null: none at or below the bound). */
+function versionSnapshot(row: SnapshotTuple<bigint, bigint>): Snapshot<bigint | null> {
+  return { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, u64FromSql) };
 }

@@ -1,0 +1,9 @@
+import { createHash } from "node:crypto";
+
+/**
+ * The content hash of a module's bytecode: sha256, lowercase hex. Storage keeps bytecode once per
+ * hash and lists modules by it; the API's ABI cache is keyed by it.
+ */
+export function codeHash(bytecode: Uint8Array): string {
+  return createHash("sha256").update(bytecode).digest("hex");
+}
