@@ -13,9 +13,6 @@ import { Compression, type EncodedBody } from "./compression.js";
 import type { WriterStatus } from "../ingest/writerStatus.js";
 import type { NodeMetrics } from "./metrics.js";
 
-/** A value now or later: what a handler step returns (see `andThen`). */
-export type Awaitable<T> = T | Promise<T>;
-
 export class NodeContext {
   readonly headers: HeaderWriter;
   /** Encoded pages of the page operations, keyed by what they depend on. */

@@ -69,7 +69,7 @@ export const getInfo = defineOperation({
 });
 
 /** The store's answer, or null when it fails: /v1/info answers without it. */
-async function orNull<T>(read: () => Promise<T | null> | T | null): Promise<T | null> {
+async function orNull<T>(read: () => Promise<T | null>): Promise<T | null> {
   try {
     return await read();
   } catch {
