@@ -23,6 +23,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../src/ingest/devnet.js";
 import type { LocalWriters } from "../src/ingest/writers.js";
 import type { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
+import { CLI, requireBuiltCli } from "./helpers/cli.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 import { holdWriteLock } from "./helpers/sqliteLock.js";
 
@@ -88,9 +89,9 @@ function expectNoGap(db: string, blocks: number): void {
 
 describe("serve --devnet under a lock held by another process (built CLI, its own timer and log)", () => {
   it("logs each failure and the recovery, answers 503 meanwhile, and leaves no gap", { timeout: 90_000 }, async () => {
-    const cli = new URL("../dist/cli.js", import.meta.url).pathname;
+    requireBuiltCli();
     const db = join(dir, "cli-lock.db");
-    const child = spawn(process.execPath, [cli, "serve", "--devnet", "--block-interval", "100", "--prune-window", "100000000", "--db", db, "--port", "0"], {
+    const child = spawn(process.execPath, [CLI, "serve", "--devnet", "--block-interval", "100", "--prune-window", "100000000", "--db", db, "--port", "0"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";

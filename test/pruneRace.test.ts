@@ -7,15 +7,15 @@ import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
+import { CLI, requireBuiltCli } from "./helpers/cli.js";
 import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
 
-const CLI = ["--import", "tsx", new URL("../src/cli.ts", import.meta.url).pathname];
 const H = addr("7ab1e");
 const KEYS = 4;
 
 function pruneCli(db: string, window: number): Promise<number> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [...CLI, "prune", "--db", db, "--window", String(window)], { stdio: "ignore" });
+    const p = spawn(process.execPath, [CLI, "prune", "--db", db, "--window", String(window)], { stdio: "ignore" });
     p.once("exit", (code) => resolve(code ?? -1));
   });
 }
@@ -28,6 +28,7 @@ for (const factory of backendFactories) {
     /** Expected value of each key at each version: the last write at or below it. */
     const writes: Array<{ version: bigint; key: number; value: bigint }> = [];
     beforeAll(async () => {
+      requireBuiltCli();
       for (let b = 0; b < 150; b++) {
         const key = b % KEYS;
         writes.push({ version: chain.nextUserVersion, key, value: BigInt(b) });
