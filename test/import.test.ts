@@ -106,7 +106,8 @@ describe("ledger-node import", () => {
 
   it("survives kill -9 mid-import: every block whole, and a second import continues to the end", async () => {
     const big = join(dir, "big.ndjson");
-    const gen = run(["devnet", "--out", big, "--blocks", "4000", "--max-txns", "20"]);
+    // ~48,000 transactions: a few seconds of import, so the kill lands mid-way with room on both sides.
+    const gen = run(["devnet", "--out", big, "--blocks", "800", "--max-txns", "20"]);
     expect(gen.status, gen.stderr).toBe(0);
     const total = readFileSync(big, "utf8").trim().split("\n").length;
     const db = join(dir, "killed.db");
@@ -114,7 +115,7 @@ describe("ledger-node import", () => {
     // Wait until it has committed some blocks, then kill it without warning.
     const deadline = Date.now() + 60_000;
     for (;;) {
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 20));
       const info = await ledgerOf(db).catch(() => null);
       if (info && info.ledgerVersion > 2000n) break;
       if (Date.now() > deadline) throw new Error("import made no progress");
