@@ -130,7 +130,9 @@ describe("serve --devnet under a lock held by another process (built CLI, its ow
       expect(await failures()).toBe(0);
       expect(out).toContain(`devnet: writing failed (attempt 1): writing SQLite database ${db} failed: database is locked; block `);
       expect(out).toMatch(/database is locked; block [0-9]+ is kept and tried again/);
-      expect(out).toMatch(/devnet: writing works again after [0-9]+ failed attempts?; block [0-9]+ committed/);
+      // The log line may reach us after the health check already answers 200: wait for it.
+      const recovered = /devnet: writing works again after [0-9]+ failed attempts?; block [0-9]+ committed/;
+      await poll("the recovery log line", async () => (recovered.test(out) ? true : undefined));
     } finally {
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
