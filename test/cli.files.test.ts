@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
+import { CLI, requireBuiltCli } from "./helpers/cli.js";
 
-const CLI = new URL("../dist/cli.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-cli-"));
 const running: ChildProcess[] = [];
 
@@ -56,7 +56,7 @@ describe("the CLI and its files (built dist/cli.js)", () => {
   const chainFile = join(dir, "chain.ndjson");
   let lines: string[] = [];
   beforeAll(() => {
-    expect(existsSync(CLI), `${CLI} is missing: run \`npm run build\` (npm test does)`).toBe(true);
+    requireBuiltCli();
     const r = run(["devnet", "--out", chainFile, "--blocks", "12"]);
     expect(r.status, r.stderr).toBe(0);
     lines = readFileSync(chainFile, "utf8").trim().split("\n");

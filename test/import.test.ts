@@ -1,5 +1,5 @@
 /**
- * `ledger-node import` as a user runs it (a real process on real SQLite files): idempotent
+ * `ledger-node import` as a user runs it (the built `dist/cli.js`, a real process on real SQLite files): idempotent
  * re-import, errors naming the version, stdin, a trailing half block, and kill -9 mid-way.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
+import { CLI, requireBuiltCli } from "./helpers/cli.js";
 
-const CLI = ["--import", "tsx", new URL("../src/cli.ts", import.meta.url).pathname];
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-import-"));
 const run = (args: string[], input?: string) =>
-  spawnSync(process.execPath, [...CLI, ...args], { encoding: "utf8", input, timeout: 120_000 });
+  spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", input, timeout: 120_000 });
 
 async function ledgerOf(db: string) {
   const s = new SqliteStore(db, { readonly: true });
@@ -27,6 +27,7 @@ describe("ledger-node import", () => {
   const chainFile = join(dir, "chain.ndjson");
   let lines: string[] = [];
   beforeAll(() => {
+    requireBuiltCli();
     const r = run(["devnet", "--out", chainFile, "--blocks", "120"]);
     expect(r.status, r.stderr).toBe(0);
     lines = readFileSync(chainFile, "utf8").trim().split("\n");
@@ -105,15 +106,16 @@ describe("ledger-node import", () => {
 
   it("survives kill -9 mid-import: every block whole, and a second import continues to the end", async () => {
     const big = join(dir, "big.ndjson");
-    const gen = run(["devnet", "--out", big, "--blocks", "4000", "--max-txns", "20"]);
+    // ~48,000 transactions: a few seconds of import, so the kill lands mid-way with room on both sides.
+    const gen = run(["devnet", "--out", big, "--blocks", "800", "--max-txns", "20"]);
     expect(gen.status, gen.stderr).toBe(0);
     const total = readFileSync(big, "utf8").trim().split("\n").length;
     const db = join(dir, "killed.db");
-    const child = spawn(process.execPath, [...CLI, "import", "--db", db, big], { stdio: "ignore" });
+    const child = spawn(process.execPath, [CLI, "import", "--db", db, big], { stdio: "ignore" });
     // Wait until it has committed some blocks, then kill it without warning.
     const deadline = Date.now() + 60_000;
     for (;;) {
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 20));
       const info = await ledgerOf(db).catch(() => null);
       if (info && info.ledgerVersion > 2000n) break;
       if (Date.now() > deadline) throw new Error("import made no progress");

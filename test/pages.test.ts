@@ -1,5 +1,6 @@
 /**
- * The page cache and response compression, over real HTTP on both backends.
+ * The page cache (on both backends: it keys pages by the store's versions) and response
+ * compression (SQLite only), over real HTTP.
  *
  * Pages (modules, transaction summaries) are cached by the version of the account's data they
  * depend on. These tests move the ledger under a running node (imports from another connection,
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePruneWindow, pruneNow } from "../src/ledger/pruning.js";
 import { buildModule } from "../src/move/builder.js";
 import { openStore } from "../src/storage/open.js";
-import { backendFactories } from "./helpers/backends.js";
+import { backendFactories, sqliteBackend } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeModule, writeTable } from "./helpers/chain.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 import { rawRequest as get, untilBrotliShrinks, type RawResponse } from "./helpers/rawHttp.js";
@@ -138,7 +139,11 @@ for (const factory of backendFactories) {
       expect(await same(chain.version - 1n)).toEqual(new Set([200, 410]));
     });
   });
+}
 
+/** Compression is the HTTP layer's: SQLite only. */
+{
+  const backend = sqliteBackend();
   describe(`compression (${backend.name})`, () => {
     const chain = new ChainBuilder().genesis();
     let nodes: TestNode[] = [];

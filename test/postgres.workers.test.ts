@@ -1,5 +1,5 @@
 /**
- * `ledger-node serve --workers 2` as a user runs it (a real process tree on a real port), on every
+ * `ledger-node serve --workers 2` as a user runs it (the built `dist/cli.js`, a real process tree on a real port), on every
  * backend: two processes answer on one port, the devnet writes in one and both serve what it
  * wrote, a dead worker is replaced, and SIGTERM stops them all.
  */
@@ -9,8 +9,8 @@ import { Agent, get } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
 import { devnetAccount } from "../src/ingest/devnetChain.js";
 import { backendFactories } from "./helpers/backends.js";
+import { CLI, requireBuiltCli } from "./helpers/cli.js";
 
-const CLI = ["--import", "tsx", new URL("../src/cli.ts", import.meta.url).pathname];
 
 interface LogLine {
   pid?: number;
@@ -134,9 +134,10 @@ for (const factory of backendFactories) {
     });
 
     it("serves one advancing ledger from two processes on one port, replaces a dead worker, stops on SIGTERM", async () => {
+      requireBuiltCli();
       const db = await backend.newDb();
       const s = new Served(
-        spawn(process.execPath, [...CLI, "serve", "--workers", "2", "--devnet", "--block-interval", "100", "--db", db, "--port", "0"], {
+        spawn(process.execPath, [CLI, "serve", "--workers", "2", "--devnet", "--block-interval", "100", "--db", db, "--port", "0"], {
           stdio: ["ignore", "pipe", "pipe"],
         }),
       );

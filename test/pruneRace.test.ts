@@ -1,21 +1,23 @@
 /**
  * Reads racing the pruner: while `ledger-node prune` (another process) raises the oldest version
  * step by step, concurrent reads at every version answer either the exact value of that version
- * or 410 — never a wrong value, never a 5xx.
+ * or 410 — never a wrong value, never a 5xx. Seeded (`TEST_SEED=n`; the seed is in the test's name).
  */
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
+import { CLI, requireBuiltCli } from "./helpers/cli.js";
 import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
+import { prng, testSeed } from "./helpers/seed.js";
 
-const CLI = ["--import", "tsx", new URL("../src/cli.ts", import.meta.url).pathname];
 const H = addr("7ab1e");
 const KEYS = 4;
+const SEED = testSeed(4_2026);
 
 function pruneCli(db: string, window: number): Promise<number> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [...CLI, "prune", "--db", db, "--window", String(window)], { stdio: "ignore" });
+    const p = spawn(process.execPath, [CLI, "prune", "--db", db, "--window", String(window)], { stdio: "ignore" });
     p.once("exit", (code) => resolve(code ?? -1));
   });
 }
@@ -28,6 +30,7 @@ for (const factory of backendFactories) {
     /** Expected value of each key at each version: the last write at or below it. */
     const writes: Array<{ version: bigint; key: number; value: bigint }> = [];
     beforeAll(async () => {
+      requireBuiltCli();
       for (let b = 0; b < 150; b++) {
         const key = b % KEYS;
         writes.push({ version: chain.nextUserVersion, key, value: BigInt(b) });
@@ -43,14 +46,15 @@ for (const factory of backendFactories) {
       return v;
     };
 
-    it("answers the exact value or 410 while the window shrinks", async () => {
+    it(`answers the exact value or 410 while the window shrinks (seed ${SEED})`, async () => {
+      const random = prng(SEED);
       const latest = chain.version - 1n;
       let stop = false;
       const counts = { ok: 0, gone: 0, missing: 0 };
       const reader = async () => {
         while (!stop) {
-          const at = BigInt(Math.floor(Math.random() * Number(latest + 1n)));
-          const key = Math.floor(Math.random() * KEYS);
+          const at = BigInt(Math.floor(random() * Number(latest + 1n)));
+          const key = Math.floor(random() * KEYS);
           const res = await fetch(`${node.base}/tables/${H}/raw_item?ledger_version=${at}`, {
             method: "POST",
             headers: { "content-type": "application/json", accept: "application/x-bcs" },

@@ -2,7 +2,7 @@
  * Raw HTTP over a TCP socket (issue 18): bad request lines, methods, versions, headers (malformed,
  * huge, conflicting lengths), bad percent-encoding, bad chunked encoding and garbage bodies. Every
  * response is a 2xx, or the JSON error object with a 4xx the API uses — never a 5xx, never
- * Fastify's or Node's own shape, never a silently closed connection. Seeded: FUZZ_SEED=n repeats a
+ * Fastify's or Node's own shape, never a silently closed connection. Seeded: TEST_SEED=n repeats a
  * run, and a failure prints its seed.
  */
 import fc from "fast-check";
@@ -12,9 +12,10 @@ import { ERROR_CODES } from "../src/api/errors.js";
 import { sqliteBackend } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
 import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
+import { testSeed } from "./helpers/seed.js";
 
 const RUNS = 1_500;
-const SEED = Number(process.env.FUZZ_SEED ?? 18_2026);
+const SEED = testSeed(18_2026);
 const ALLOWED = new Set([400, 403, 404, 405, 408, 410, 413, 414, 415, 417, 431]);
 const H = addr("7ab1e");
 
@@ -179,7 +180,7 @@ describe("raw HTTP fuzz (sqlite)", () => {
         { numRuns: RUNS, seed: SEED },
       );
     } catch (e) {
-      console.error(`raw HTTP fuzz failed: repeat with FUZZ_SEED=${SEED}`);
+      console.error(`raw HTTP fuzz failed: repeat with TEST_SEED=${SEED}`);
       throw e;
     }
     console.log(`raw fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);

@@ -1,13 +1,14 @@
 /**
  * Connections over real sockets: close() (what SIGINT/SIGTERM run) ends even when a client holds a
- * connection open, and a connection that goes silent is closed after the connection timeout.
+ * connection open, and a connection that goes silent is closed after the connection timeout. No
+ * upper time bounds: whether close() had to force connections shut is seen on the server itself.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { startTestNode } from "./helpers/node.js";
+import { startTestNode, type TestNode } from "./helpers/node.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-shutdown-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,19 +22,31 @@ async function open(url: string): Promise<Socket> {
 }
 const closed = (s: Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once("close", () => resolve())));
 
+/** Records whether close() forced the remaining connections shut (its grace period ran out). */
+function watchForcedClose(node: TestNode): () => boolean {
+  const server = node.app.server;
+  const closeAll = server.closeAllConnections.bind(server);
+  let forced = false;
+  server.closeAllConnections = () => {
+    forced = true;
+    closeAll();
+  };
+  return () => forced;
+}
+
 describe("close()", () => {
-  it("ends within seconds while a client holds a connection that never sent a request (browsers open those ahead of need)", async () => {
+  it("ends while a client holds a connection that never sent a request (browsers open those ahead of need), forcing it shut after the grace period", async () => {
     const node = await startTestNode(join(dir, "a.db"), { devnet: true });
     const silent = await open(node.url);
     const keptAlive = await open(node.url);
     keptAlive.write("GET /v1/info HTTP/1.1\r\nHost: test\r\n\r\n");
     const answer = await new Promise<string>((resolve) => keptAlive.once("data", (d: Buffer) => resolve(d.toString("latin1"))));
     expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    const t0 = performance.now();
+    const forced = watchForcedClose(node);
     await node.close();
-    const took = performance.now() - t0;
-    expect(took).toBeLessThan(8_000);
     await Promise.all([closed(silent), closed(keptAlive)]);
+    // The silent connection held it until the grace period ran out; then it was closed by force.
+    expect(forced()).toBe(true);
     expect(silent.destroyed && keptAlive.destroyed).toBe(true);
   }, 30_000);
 
@@ -42,14 +55,15 @@ describe("close()", () => {
     const res = await fetch(`${node.base}/info`); // undici keeps this connection alive
     expect(res.status).toBe(200);
     await res.arrayBuffer();
-    const t0 = performance.now();
+    const forced = watchForcedClose(node);
     const closing = node.close();
     const late = fetch(`${node.base}/info`).then(
       (r) => r.status,
       () => "refused",
     );
     await closing;
-    expect(performance.now() - t0).toBeLessThan(1_500);
+    // Idle connections were closed at once: the grace period never ran out.
+    expect(forced()).toBe(false);
     expect([200, 503, "refused"]).toContain(await late);
   }, 30_000);
 });
@@ -60,20 +74,24 @@ describe("connection timeout", () => {
     try {
       const silent = await open(node.url);
       const t0 = performance.now();
-      const silentClosed = closed(silent).then(() => performance.now() - t0);
-      // a keep-alive connection with a request every 100 ms, for three timeouts' worth
+      let silentAfter: number | null = null;
+      const silentClosed = closed(silent).then(() => void (silentAfter = performance.now() - t0));
+      // A keep-alive connection with a request every 100 ms (idle gaps shorter than the timeout),
+      // until the silent one is closed and two more after that: in use across a whole timeout.
       const busy = await open(node.url);
       let answers = 0;
       busy.on("data", (d: Buffer) => (answers += d.toString("latin1").split("HTTP/1.1 200 OK").length - 1));
-      for (let i = 0; i < 12; i++) {
+      let sent = 0;
+      for (let after = 0; after < 2; after += silentAfter === null ? 0 : 1) {
         busy.write("GET /v1/info HTTP/1.1\r\nHost: test\r\n\r\n");
+        sent++;
         await new Promise((r) => setTimeout(r, 100));
       }
-      const after = await silentClosed;
-      expect(after).toBeGreaterThanOrEqual(350);
-      expect(after).toBeLessThan(1_200); // closed by the timeout, not by anything at the end
+      await silentClosed;
+      // closed by the timeout while the node ran, and not before it
+      expect(silentAfter!).toBeGreaterThanOrEqual(350);
       expect(busy.destroyed).toBe(false);
-      expect(answers).toBe(12);
+      await expect.poll(() => answers).toBe(sent);
       busy.destroy();
     } finally {
       await node.close();

@@ -1,25 +1,32 @@
 /**
- * transaction_summaries racing a prune in another process, on both backends: 50,000 requests with
+ * transaction_summaries racing a prune in another process, on both backends: requests with
  * `start_version` / `end_version` near the oldest version (and latest pages of an account whose
  * page is short, so it reaches down to the oldest version) while a pruner process raises the
- * oldest version one block at a time. Every answer must be exactly the page an oracle built from
- * the chain gives for the ledger position in the answer's own headers, or 410. Never a short or
- * empty 200 where rows were due, never a page starting past `start_version`.
+ * oldest version one block at a time, 249 commits. The pruner is stepped by the answers, not by a
+ * clock: one prune commit per `ANSWERS_PER_STEP` answers, each commit racing the `IN_FLIGHT`
+ * requests still open, so the race is as dense on a fast machine as on a loaded one. Every answer
+ * must be exactly the page an oracle built from the chain gives for the ledger position in the
+ * answer's own headers, or 410. Never a short or empty 200 where rows were due, never a page
+ * starting past `start_version`. Seeded (`TEST_SEED=n`; the seed is in the test's name).
  */
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
+import { requireBuiltCli } from "./helpers/cli.js";
 import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
+import { prng, testSeed } from "./helpers/seed.js";
 
-const REQUESTS = 50_000;
-const IN_FLIGHT = 48;
-const BLOCKS = 3_000;
+const IN_FLIGHT = 32;
+const BLOCKS = 300;
 /** The pruner stops this many blocks before the newest. */
-const KEEP_BLOCKS = 100;
-/** Pause between prune commits: the ~2,900 steps then outlast the requests on a loaded 2-core machine. */
-const PAUSE_MS = 10;
-const PRUNER = ["--import", "tsx", new URL("./helpers/pruneSteps.ts", import.meta.url).pathname];
+const KEEP_BLOCKS = 50;
+/** Prune commits: one per block from genesis up to `BLOCKS - KEEP_BLOCKS`. */
+const STEPS = BLOCKS - KEEP_BLOCKS - 1;
+/** Answers between two prune commits. */
+const ANSWERS_PER_STEP = 10;
+const PRUNER = new URL("./helpers/pruneSteps.mjs", import.meta.url).pathname;
+const SEED = testSeed(20_260_315);
 
 /** S sends in every third block (so pages near the oldest version are sometimes empty); T rarely (short pages). */
 const S = addr("5e" + "1".repeat(62));
@@ -38,7 +45,6 @@ interface Summary {
   replay_protector: { type: string; sequence_number?: string };
 }
 
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
 
 for (const factory of backendFactories) {
   const backend = factory();
@@ -90,28 +96,46 @@ for (const factory of backendFactories) {
       return q.limit === 0 ? [] : upTo.slice(-q.limit);
     }
 
-    // About 30-50 s per backend on 2 shared cores; the file's default of 60 s is too close.
-    it(`answers ${REQUESTS} requests exactly or 410 while another process prunes`, { timeout: 150_000 }, async () => {
-      const pruner = spawn(process.execPath, [...PRUNER, node.db, String(BLOCKS - KEEP_BLOCKS), String(PAUSE_MS)], { stdio: ["pipe", "pipe", "inherit"] });
+    it(`answers every request exactly or 410 while another process prunes ${STEPS} times (seed ${SEED})`, { timeout: 150_000 }, async () => {
+      requireBuiltCli(); // the pruner runs on dist/
+      const random = prng(SEED);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+      const pruner = spawn(process.execPath, [PRUNER, node.db, String(BLOCKS - KEEP_BLOCKS)], { stdio: ["pipe", "pipe", "inherit"] });
       let prunes = 0;
       let prunerDone = false;
+      /** Resolves at the pruner's next line (`pruned …` or `done`). */
+      let stepped: () => void = () => undefined;
       pruner.stdout!.on("data", (d: Buffer) => {
         const text = d.toString();
         prunes += text.match(/^pruned /gm)?.length ?? 0;
         if (/^done$/m.test(text)) prunerDone = true;
+        stepped();
       });
-      const prunerExit = new Promise<number | null>((resolve) => pruner.once("exit", (code) => ((prunerDone = true), resolve(code))));
+      const prunerExit = new Promise<number | null>((resolve) => pruner.once("exit", (code) => ((prunerDone = true), stepped(), resolve(code))));
+      let answered = 0;
+      /** Resolves once `answered` reaches the given count. */
+      let waitingFor: { count: number; resolve: () => void } | null = null;
+      const answers = (count: number) => new Promise<void>((resolve) => (answered >= count ? resolve() : (waitingFor = { count, resolve })));
+      /** One prune commit per ANSWERS_PER_STEP answers, until the pruner reaches its floor. */
+      const driver = (async () => {
+        while (!prunerDone) {
+          await answers(answered + ANSWERS_PER_STEP);
+          const line = new Promise<void>((resolve) => (stepped = resolve));
+          pruner.stdin!.write("step\n");
+          await line;
+        }
+      })();
 
       let oldestSeen = 0n;
       let issued = 0;
       const counts = { exact: 0, empty: 0, gone: 0, wrong: 0, duringPrune: 0 };
       const wrongExamples: string[] = [];
       const client = async () => {
-        while (issued < REQUESTS) {
+        while (!prunerDone) {
           issued++;
-          const sender = Math.random() < 0.8 ? S : T;
+          const sender = random() < 0.8 ? S : T;
           const mode = pick(["start", "start", "end", "end", "none"] as const);
-          const around = oldestSeen + BigInt(Math.floor(Math.random() * 60) - 15);
+          const around = oldestSeen + BigInt(Math.floor(random() * 60) - 15);
           const q = {
             limit: pick([0, 1, 2, 3, 5, 10, 100]),
             ...(mode === "start" ? { start: around < 0n ? 0n : around } : {}),
@@ -123,6 +147,8 @@ for (const factory of backendFactories) {
             (q.end !== undefined ? `&end_version=${q.end}` : "");
           const res = await fetch(url);
           const text = await res.text();
+          answered++;
+          if (waitingFor && answered >= waitingFor.count) waitingFor.resolve();
           // Answered while the pruner was still committing (it may have ended during the request).
           if (!prunerDone) counts.duringPrune++;
           const oldest = BigInt(res.headers.get("x-node-ledger-oldest-version") ?? "-1");
@@ -157,22 +183,24 @@ for (const factory of backendFactories) {
           }
         }
       };
-      const started = performance.now();
       await Promise.all(Array.from({ length: IN_FLIGHT }, client));
-      const secs = (performance.now() - started) / 1000;
+      // Clients stop once the pruner is done (or gone): release a driver still waiting for answers.
+      (waitingFor as { resolve: () => void } | null)?.resolve();
+      await driver;
       pruner.stdin!.end();
       expect(await prunerExit).toBe(0);
       console.log(
-        `${backend.name}: ${REQUESTS} requests in ${secs.toFixed(1)} s, ${counts.duringPrune} while the pruner ran (${prunes} prune commits): ` +
+        `${backend.name}: ${issued} requests, ${counts.duringPrune} while the pruner ran (${prunes} prune commits): ` +
           `${counts.exact} exact (${counts.empty} empty), ${counts.gone} 410, ${counts.wrong} wrong`,
       );
       expect(wrongExamples).toEqual([]);
       expect(counts.wrong).toBe(0);
-      expect(counts.exact + counts.gone).toBe(REQUESTS);
-      // The race was real: the pruner committed many times while most requests ran, and both
-      // outcomes, including empty pages, occurred.
-      expect(prunes).toBeGreaterThan(100);
-      expect(counts.duringPrune).toBeGreaterThan(REQUESTS / 2);
+      expect(counts.exact + counts.gone).toBe(issued);
+      // The race was real: the pruner committed every step while requests ran, and both outcomes,
+      // including empty pages, occurred.
+      expect(prunes).toBe(STEPS);
+      expect(issued).toBeGreaterThanOrEqual(STEPS * ANSWERS_PER_STEP);
+      expect(counts.duringPrune).toBeGreaterThan(issued / 2);
       expect(counts.gone).toBeGreaterThan(0);
       expect(counts.exact).toBeGreaterThan(0);
       expect(counts.empty).toBeGreaterThan(0);

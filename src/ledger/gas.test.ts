@@ -739,23 +739,6 @@ describe("majority use case", () => {
 // Settings
 // ---------------------------------------------------------------------------------------------
 
-describe("config", () => {
-  it("defaults are the reference node's", () => {
-    expect(defaultGasConfig).toMatchObject({
-      enabled: true,
-      staticOverride: null,
-      fullBlockTxns: 250,
-      lowBlockHistory: 10,
-      marketBlockHistory: 30,
-      aggressiveBlockHistory: 120,
-      cacheExpirationMs: 500,
-      incorporateReorderingEffects: true,
-      defaultMinGasUnitPrice: 100n,
-    });
-    expect(defaultGasConfig.buckets).toEqual([0n, 150n, 300n, 500n, 1000n, 3000n, 5000n, 10000n, 100000n, 1000000n]);
-    expect(Object.isFrozen(defaultGasConfig)).toBe(true);
-  });
-});
 
 // ---------------------------------------------------------------------------------------------
 // Minimum gas unit price from the gas schedule

@@ -17,7 +17,7 @@ import { Ajv, type ValidateFunction } from "ajv";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount } from "../../src/ingest/devnetChain.js";
-import { backendFactories } from "../helpers/backends.js";
+import { sqliteBackend } from "../helpers/backends.js";
 import { pruneServed, startTestNode, type TestNode } from "../helpers/node.js";
 import { APTOS_SPEC, call, GENESIS, GENESIS_TABLE_ITEM, startDevnetNode, startGenesisNode } from "./helpers.js";
 
@@ -148,199 +148,197 @@ function problems(v: SpecValidator, x: Exchange): string[] {
   return out;
 }
 
-for (const factory of backendFactories) {
-  const backend = factory();
-  describe(`bodies conform to the reference OpenAPI document (${backend.name})`, () => {
-    let genesis: TestNode;
-    let devnet: TestNode;
-    let empty: TestNode;
-    let reference: SpecValidator;
-    let ours: SpecValidator;
-    const exchanges: Exchange[] = [];
+const backend = sqliteBackend();
+describe(`bodies conform to the reference OpenAPI document (${backend.name})`, () => {
+  let genesis: TestNode;
+  let devnet: TestNode;
+  let empty: TestNode;
+  let reference: SpecValidator;
+  let ours: SpecValidator;
+  const exchanges: Exchange[] = [];
 
-    async function send(what: string, node: TestNode, path: string, init: RequestInit = {}): Promise<Exchange> {
-      const r = await call(`${node.base}${path}`, init);
-      const type = r.headers.get("content-type") ?? "";
-      const body = type.startsWith("application/json") ? r.json : type.startsWith("text/html") ? r.bytes.toString("utf8") : r.bytes;
-      const x: Exchange = { what, method: init.method ?? "GET", path: (path.split("?")[0] || "/"), status: r.status, type, headers: r.headers, body };
-      exchanges.push(x);
-      return x;
+  async function send(what: string, node: TestNode, path: string, init: RequestInit = {}): Promise<Exchange> {
+    const r = await call(`${node.base}${path}`, init);
+    const type = r.headers.get("content-type") ?? "";
+    const body = type.startsWith("application/json") ? r.json : type.startsWith("text/html") ? r.bytes.toString("utf8") : r.bytes;
+    const x: Exchange = { what, method: init.method ?? "GET", path: (path.split("?")[0] || "/"), status: r.status, type, headers: r.headers, body };
+    exchanges.push(x);
+    return x;
+  }
+
+  beforeAll(async () => {
+    reference = new SpecValidator("aptos-spec.json", loadReference());
+    genesis = await startGenesisNode(await backend.newDb(), { aptosHeaders: true });
+    // 20 blocks: sequence-number and orderless transactions, a full-block burst, table churn.
+    devnet = await startDevnetNode(await backend.newDb(), 20, { aptosHeaders: true, api: { bodyLimit: 4096 } });
+    empty = await startTestNode(await backend.newDb(), { aptosHeaders: true });
+    ours = new SpecValidator("ledger-node-spec.json", (await call(`${genesis.base}/spec.json`)).json);
+
+    const json = { "content-type": "application/json" };
+    const bcs = { ...json, accept: "application/x-bcs" };
+    const rawItem = (node: TestNode, handle: string, key: string, q = "", headers: Record<string, string> = bcs) =>
+      [node, `/tables/${handle}/raw_item${q}`, { method: "POST", headers, body: JSON.stringify({ key }) }] as const;
+
+    // 200s: every operation, several shapes of each.
+    await send("spec", genesis, "/spec");
+    await send("info", genesis, "/info");
+    await send("info (devnet)", devnet, "/info");
+    await send("index", devnet, "");
+    await send("index with slash", genesis, "/");
+    await send("healthy", devnet, "/-/healthy");
+    await send("healthy fresh", devnet, "/-/healthy?duration_secs=600");
+    await send("modules 0x1", genesis, "/accounts/0x1/modules");
+    await send("modules 0x3", genesis, "/accounts/0x3/modules");
+    const page = await send("modules page", genesis, "/accounts/0x1/modules?limit=10");
+    await send("modules next page", genesis, `/accounts/0x1/modules?limit=10&start=${page.headers.get("x-node-cursor")}`);
+    await send("modules empty account", genesis, "/accounts/0xabc/modules");
+    await send("modules devnet 0x1", devnet, "/accounts/0x1/modules");
+    await send("modules devnet app", devnet, `/accounts/${DEVNET_APP_ADDRESS}/modules`);
+    for (let i = 0; i < 6; i++) await send(`summaries account ${i}`, devnet, `/accounts/${devnetAccount(i)}/transaction_summaries?limit=100`);
+    await send("summaries start", devnet, `/accounts/${devnetAccount(1)}/transaction_summaries?start_version=20&limit=5`);
+    await send("summaries end", devnet, `/accounts/${devnetAccount(1)}/transaction_summaries?end_version=200&limit=5`);
+    await send("summaries none", genesis, "/accounts/0x1/transaction_summaries");
+    await send("gas", genesis, "/estimate_gas_price");
+    await send("gas devnet", devnet, "/estimate_gas_price");
+    await send("raw item", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key));
+    await send("raw item devnet", ...rawItem(devnet, DEVNET_TABLE_HANDLE, "0x0100000000000000", "?ledger_version=0"));
+
+    // Errors of every kind.
+    await send("400 limit", genesis, "/accounts/0x1/modules?limit=hello");
+    await send("400 limit zero", genesis, "/accounts/0x1/modules?limit=0");
+    await send("400 address", genesis, "/accounts/nope/modules");
+    await send("400 ledger_version", genesis, "/accounts/0x1/modules?ledger_version=abc");
+    await send("400 cursor", genesis, "/accounts/0x1/modules?start=zz");
+    await send("400 start_version", devnet, `/accounts/${devnetAccount(0)}/transaction_summaries?start_version=-1`);
+    await send("400 key", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, "zz"));
+    await send("400 no key", genesis, `/tables/${GENESIS_TABLE_ITEM.handle}/raw_item`, { method: "POST", headers: bcs, body: "{}" });
+    await send("400 duration", genesis, "/-/healthy?duration_secs=abc");
+    await send("403 raw item as JSON", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key, "", { ...json, accept: "application/json" }));
+    await send("404 item", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, "0x00"));
+    await send("404 version", genesis, "/accounts/0x1/modules?ledger_version=5");
+    await send("404 route", genesis, "/accounts/0x1/nothing");
+    await send("405", genesis, "/estimate_gas_price", { method: "POST", headers: json, body: "{}" });
+    await send("413", devnet, `/tables/${DEVNET_TABLE_HANDLE}/raw_item`, { method: "POST", headers: bcs, body: JSON.stringify({ key: "0x" + "00".repeat(4096) }) });
+    await send("415", genesis, `/tables/${GENESIS_TABLE_ITEM.handle}/raw_item`, { method: "POST", headers: { "content-type": "text/plain" }, body: "0x00" });
+    await send("503 stale", genesis, "/-/healthy?duration_secs=10");
+    for (const [what, path] of [
+      ["503 empty modules", "/accounts/0x1/modules"],
+      ["503 empty summaries", "/accounts/0x1/transaction_summaries"],
+      ["503 empty gas", "/estimate_gas_price"],
+      ["503 empty index", ""],
+      ["503 empty healthy", "/-/healthy"],
+    ]) {
+      await send(what!, empty, path!);
     }
-
-    beforeAll(async () => {
-      reference = new SpecValidator("aptos-spec.json", loadReference());
-      genesis = await startGenesisNode(await backend.newDb(), { aptosHeaders: true });
-      // 20 blocks: sequence-number and orderless transactions, a full-block burst, table churn.
-      devnet = await startDevnetNode(await backend.newDb(), 20, { aptosHeaders: true, api: { bodyLimit: 4096 } });
-      empty = await startTestNode(await backend.newDb(), { aptosHeaders: true });
-      ours = new SpecValidator("ledger-node-spec.json", (await call(`${genesis.base}/spec.json`)).json);
-
-      const json = { "content-type": "application/json" };
-      const bcs = { ...json, accept: "application/x-bcs" };
-      const rawItem = (node: TestNode, handle: string, key: string, q = "", headers: Record<string, string> = bcs) =>
-        [node, `/tables/${handle}/raw_item${q}`, { method: "POST", headers, body: JSON.stringify({ key }) }] as const;
-
-      // 200s: every operation, several shapes of each.
-      await send("spec", genesis, "/spec");
-      await send("info", genesis, "/info");
-      await send("info (devnet)", devnet, "/info");
-      await send("index", devnet, "");
-      await send("index with slash", genesis, "/");
-      await send("healthy", devnet, "/-/healthy");
-      await send("healthy fresh", devnet, "/-/healthy?duration_secs=600");
-      await send("modules 0x1", genesis, "/accounts/0x1/modules");
-      await send("modules 0x3", genesis, "/accounts/0x3/modules");
-      const page = await send("modules page", genesis, "/accounts/0x1/modules?limit=10");
-      await send("modules next page", genesis, `/accounts/0x1/modules?limit=10&start=${page.headers.get("x-node-cursor")}`);
-      await send("modules empty account", genesis, "/accounts/0xabc/modules");
-      await send("modules devnet 0x1", devnet, "/accounts/0x1/modules");
-      await send("modules devnet app", devnet, `/accounts/${DEVNET_APP_ADDRESS}/modules`);
-      for (let i = 0; i < 6; i++) await send(`summaries account ${i}`, devnet, `/accounts/${devnetAccount(i)}/transaction_summaries?limit=100`);
-      await send("summaries start", devnet, `/accounts/${devnetAccount(1)}/transaction_summaries?start_version=20&limit=5`);
-      await send("summaries end", devnet, `/accounts/${devnetAccount(1)}/transaction_summaries?end_version=200&limit=5`);
-      await send("summaries none", genesis, "/accounts/0x1/transaction_summaries");
-      await send("gas", genesis, "/estimate_gas_price");
-      await send("gas devnet", devnet, "/estimate_gas_price");
-      await send("raw item", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key));
-      await send("raw item devnet", ...rawItem(devnet, DEVNET_TABLE_HANDLE, "0x0100000000000000", "?ledger_version=0"));
-
-      // Errors of every kind.
-      await send("400 limit", genesis, "/accounts/0x1/modules?limit=hello");
-      await send("400 limit zero", genesis, "/accounts/0x1/modules?limit=0");
-      await send("400 address", genesis, "/accounts/nope/modules");
-      await send("400 ledger_version", genesis, "/accounts/0x1/modules?ledger_version=abc");
-      await send("400 cursor", genesis, "/accounts/0x1/modules?start=zz");
-      await send("400 start_version", devnet, `/accounts/${devnetAccount(0)}/transaction_summaries?start_version=-1`);
-      await send("400 key", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, "zz"));
-      await send("400 no key", genesis, `/tables/${GENESIS_TABLE_ITEM.handle}/raw_item`, { method: "POST", headers: bcs, body: "{}" });
-      await send("400 duration", genesis, "/-/healthy?duration_secs=abc");
-      await send("403 raw item as JSON", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key, "", { ...json, accept: "application/json" }));
-      await send("404 item", ...rawItem(genesis, GENESIS_TABLE_ITEM.handle, "0x00"));
-      await send("404 version", genesis, "/accounts/0x1/modules?ledger_version=5");
-      await send("404 route", genesis, "/accounts/0x1/nothing");
-      await send("405", genesis, "/estimate_gas_price", { method: "POST", headers: json, body: "{}" });
-      await send("413", devnet, `/tables/${DEVNET_TABLE_HANDLE}/raw_item`, { method: "POST", headers: bcs, body: JSON.stringify({ key: "0x" + "00".repeat(4096) }) });
-      await send("415", genesis, `/tables/${GENESIS_TABLE_ITEM.handle}/raw_item`, { method: "POST", headers: { "content-type": "text/plain" }, body: "0x00" });
-      await send("503 stale", genesis, "/-/healthy?duration_secs=10");
-      for (const [what, path] of [
-        ["503 empty modules", "/accounts/0x1/modules"],
-        ["503 empty summaries", "/accounts/0x1/transaction_summaries"],
-        ["503 empty gas", "/estimate_gas_price"],
-        ["503 empty index", ""],
-        ["503 empty healthy", "/-/healthy"],
-      ]) {
-        await send(what!, empty, path!);
-      }
-      await send("503 empty raw item", ...rawItem(empty, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key));
-      // 410: prune the devnet to its last 50 versions, then ask for version 0.
-      await pruneServed(devnet, "50");
-      await send("410 modules", devnet, "/accounts/0x1/modules?ledger_version=0");
-      await send("410 summaries", devnet, `/accounts/${devnetAccount(0)}/transaction_summaries?start_version=0`);
-      await send("410 raw item", ...rawItem(devnet, DEVNET_TABLE_HANDLE, "0x0100000000000000", "?ledger_version=0"));
-    });
-    afterAll(async () => {
-      await Promise.all([genesis, devnet, empty].map((n) => n?.close()));
-      await backend.cleanup();
-    });
-
-    it("the exchanges cover every operation's 200 and every error status", () => {
-      const ops = new Set(exchanges.filter((x) => x.status === 200).map((x) => `${x.method} ${reference.template(x.method, x.path)}`));
-      expect([...ops].sort()).toEqual(
-        [
-          "GET /",
-          "GET /-/healthy",
-          "GET /accounts/{address}/modules",
-          "GET /accounts/{address}/transaction_summaries",
-          "GET /estimate_gas_price",
-          "GET /info",
-          "GET /spec",
-          "POST /tables/{table_handle}/raw_item",
-        ].sort(),
-      );
-      const statuses = new Set(exchanges.map((x) => x.status));
-      expect([...statuses].sort()).toEqual([200, 400, 403, 404, 405, 410, 413, 415, 503]);
-      for (const x of exchanges) {
-        const expected = Number(/^[0-9]{3}/.exec(x.what)?.[0] ?? 200);
-        expect(x.status, `${x.what}: ${JSON.stringify(x.body)}`).toBe(expected);
-      }
-      // Non-trivial data: orderless and sequence-number summaries, modules with ABIs.
-      const summaries = exchanges.filter((x) => x.what.startsWith("summaries account")).flatMap((x) => x.body as Json[]);
-      expect(new Set(summaries.map((s) => s.replay_protector.type))).toEqual(new Set(["sequence_number", "nonce"]));
-    });
-
-    it("every 200 body and every error body satisfies the reference document's schemas", () => {
-      const failures = exchanges.flatMap((x) => problems(reference, x).map((p) => `${x.what}: ${p}`));
-      expect(failures).toEqual([]);
-    });
-
-    it("every 200 body and every error body satisfies our own /v1/spec.json (six operations)", () => {
-      const documented = exchanges.filter((x) => ours.template(x.method, x.path) !== null || x.status >= 400);
-      expect(documented.length).toBeGreaterThan(40);
-      const failures = documented.flatMap((x) => problems(ours, x).map((p) => `${x.what}: ${p}`));
-      expect(failures).toEqual([]);
-    });
-
-    it("our document names the reference's tags, parameters and parameter schemas for the four data operations", () => {
-      const ops = (doc: Json) => {
-        const out = new Map<string, Json>();
-        for (const item of Object.values<Json>(doc.paths)) for (const op of Object.values<Json>(item)) out.set(op.operationId, op);
-        return out;
-      };
-      const theirs = ops(reference.doc);
-      const mine = ops(ours.doc);
-      const shape = (op: Json) => ({
-        tags: op.tags,
-        // The reference's limit schema is {type, format}; ours adds the bounds it validates.
-        parameters: (op.parameters ?? []).map((p: Json) => ({ in: p.in, name: p.name, required: p.required, ref: p.schema.$ref ?? `${p.schema.type}(${p.schema.format})` })),
-        contentTypes: Object.fromEntries(Object.entries<Json>(op.responses).map(([st, r]) => [st, Object.keys(r.content ?? {}).sort()])),
-      });
-      for (const id of ["get_account_transaction_summaries", "get_account_modules", "get_raw_table_item", "estimate_gas_price"]) {
-        const want = shape(theirs.get(id)!);
-        // raw_item's 200 is BCS only (DECISIONS §11; the reference answers JSON with 403 too).
-        if (id === "get_raw_table_item") want.contentTypes["200"] = ["application/x-bcs"];
-        expect(shape(mine.get(id)!), id).toEqual(want);
-      }
-      for (const name of ["Address", "U64", "StateKeyWrapper"]) {
-        expect(ours.doc.components.schemas[name].type, name).toBe(reference.doc.components.schemas[name].type);
-      }
-    });
-
-    it("each waiver of the reference document is forced by the reference node itself", () => {
-      const strict = new SpecValidator("aptos-spec-unpatched.json", loadReferenceUnpatched());
-      // The real node's ABIs (genesis fixture): 78 distinct parameter types break MoveType's pattern.
-      const moveType = strict.component("MoveType");
-      const printed = genesisAbiTypes();
-      const broken = printed.filter((t) => !moveType(t));
-      expect(broken).toEqual(expect.arrayContaining(["&signer", "T0", "&mut 0x1::coin::Coin<T0>"]));
-      expect(broken.length).toBeGreaterThan(50);
-      // The reference node's index golden (aptos-test-behaviours.md §6) has encryption_key null.
-      const golden = { chain_id: 4, epoch: "0", ledger_version: "0", oldest_ledger_version: "0", ledger_timestamp: "0", node_role: "validator", oldest_block_height: "0", block_height: "0", git_hash: "", encryption_key: null };
-      const index = strict.component("IndexResponse");
-      expect(index(golden)).toBe(false);
-      expect(strict.errors(index)).toBe("/encryption_key must be string");
-      expect(reference.component("IndexResponse")(golden)).toBe(true);
-      // replay_protector: neither tagged objects nor bare U64 strings pass.
-      const rp = strict.component("ReplayProtector");
-      for (const v of [{ type: "sequence_number", sequence_number: "5" }, { type: "sequence_number" }, "5", { type: "nonce", nonce: "7" }]) {
-        expect(rp(v), JSON.stringify(v)).toBe(false);
-      }
-    });
-
-    it("the reference document's schemas are really applied (a broken body fails)", () => {
-      const modules = exchanges.find((x) => x.what === "modules 0x1")!;
-      const broken = structuredClone(modules.body) as Json[];
-      broken[0]!.abi.exposed_functions[0].is_view = "yes";
-      delete broken[1]!.bytecode;
-      expect(problems(reference, { ...modules, body: broken }).join("\n")).toMatch(/is_view must be boolean[\s\S]*must have required property 'bytecode'/);
-      const gas = exchanges.find((x) => x.what === "gas")!;
-      expect(problems(reference, { ...gas, body: { gas_estimate: "100" } })).toHaveLength(1);
-      const summary = exchanges.find((x) => x.what === "summaries account 0")!;
-      const badVersion = (summary.body as Json[]).map((s) => ({ ...s, version: "18446744073709551616" }));
-      expect(problems(reference, { ...summary, body: badVersion })[0]).toMatch(/must match format "uint64"/);
-      const err = exchanges.find((x) => x.what === "400 limit")!;
-      expect(problems(reference, { ...err, body: { message: "x", error_code: "teapot" } })[0]).toMatch(/error_code must be equal to one of the allowed values/);
-      const noHeaders = new Headers([...modules.headers].filter(([k]) => !k.startsWith("x-aptos-")));
-      expect(problems(reference, { ...modules, headers: noHeaders })).toContain("aptos-spec.json: required header X-APTOS-CHAIN-ID missing");
-    });
+    await send("503 empty raw item", ...rawItem(empty, GENESIS_TABLE_ITEM.handle, GENESIS_TABLE_ITEM.key));
+    // 410: prune the devnet to its last 50 versions, then ask for version 0.
+    await pruneServed(devnet, "50");
+    await send("410 modules", devnet, "/accounts/0x1/modules?ledger_version=0");
+    await send("410 summaries", devnet, `/accounts/${devnetAccount(0)}/transaction_summaries?start_version=0`);
+    await send("410 raw item", ...rawItem(devnet, DEVNET_TABLE_HANDLE, "0x0100000000000000", "?ledger_version=0"));
   });
-}
+  afterAll(async () => {
+    await Promise.all([genesis, devnet, empty].map((n) => n?.close()));
+    await backend.cleanup();
+  });
+
+  it("the exchanges cover every operation's 200 and every error status", () => {
+    const ops = new Set(exchanges.filter((x) => x.status === 200).map((x) => `${x.method} ${reference.template(x.method, x.path)}`));
+    expect([...ops].sort()).toEqual(
+      [
+        "GET /",
+        "GET /-/healthy",
+        "GET /accounts/{address}/modules",
+        "GET /accounts/{address}/transaction_summaries",
+        "GET /estimate_gas_price",
+        "GET /info",
+        "GET /spec",
+        "POST /tables/{table_handle}/raw_item",
+      ].sort(),
+    );
+    const statuses = new Set(exchanges.map((x) => x.status));
+    expect([...statuses].sort()).toEqual([200, 400, 403, 404, 405, 410, 413, 415, 503]);
+    for (const x of exchanges) {
+      const expected = Number(/^[0-9]{3}/.exec(x.what)?.[0] ?? 200);
+      expect(x.status, `${x.what}: ${JSON.stringify(x.body)}`).toBe(expected);
+    }
+    // Non-trivial data: orderless and sequence-number summaries, modules with ABIs.
+    const summaries = exchanges.filter((x) => x.what.startsWith("summaries account")).flatMap((x) => x.body as Json[]);
+    expect(new Set(summaries.map((s) => s.replay_protector.type))).toEqual(new Set(["sequence_number", "nonce"]));
+  });
+
+  it("every 200 body and every error body satisfies the reference document's schemas", () => {
+    const failures = exchanges.flatMap((x) => problems(reference, x).map((p) => `${x.what}: ${p}`));
+    expect(failures).toEqual([]);
+  });
+
+  it("every 200 body and every error body satisfies our own /v1/spec.json (six operations)", () => {
+    const documented = exchanges.filter((x) => ours.template(x.method, x.path) !== null || x.status >= 400);
+    expect(documented.length).toBeGreaterThan(40);
+    const failures = documented.flatMap((x) => problems(ours, x).map((p) => `${x.what}: ${p}`));
+    expect(failures).toEqual([]);
+  });
+
+  it("our document names the reference's tags, parameters and parameter schemas for the four data operations", () => {
+    const ops = (doc: Json) => {
+      const out = new Map<string, Json>();
+      for (const item of Object.values<Json>(doc.paths)) for (const op of Object.values<Json>(item)) out.set(op.operationId, op);
+      return out;
+    };
+    const theirs = ops(reference.doc);
+    const mine = ops(ours.doc);
+    const shape = (op: Json) => ({
+      tags: op.tags,
+      // The reference's limit schema is {type, format}; ours adds the bounds it validates.
+      parameters: (op.parameters ?? []).map((p: Json) => ({ in: p.in, name: p.name, required: p.required, ref: p.schema.$ref ?? `${p.schema.type}(${p.schema.format})` })),
+      contentTypes: Object.fromEntries(Object.entries<Json>(op.responses).map(([st, r]) => [st, Object.keys(r.content ?? {}).sort()])),
+    });
+    for (const id of ["get_account_transaction_summaries", "get_account_modules", "get_raw_table_item", "estimate_gas_price"]) {
+      const want = shape(theirs.get(id)!);
+      // raw_item's 200 is BCS only (DECISIONS §11; the reference answers JSON with 403 too).
+      if (id === "get_raw_table_item") want.contentTypes["200"] = ["application/x-bcs"];
+      expect(shape(mine.get(id)!), id).toEqual(want);
+    }
+    for (const name of ["Address", "U64", "StateKeyWrapper"]) {
+      expect(ours.doc.components.schemas[name].type, name).toBe(reference.doc.components.schemas[name].type);
+    }
+  });
+
+  it("each waiver of the reference document is forced by the reference node itself", () => {
+    const strict = new SpecValidator("aptos-spec-unpatched.json", loadReferenceUnpatched());
+    // The real node's ABIs (genesis fixture): 78 distinct parameter types break MoveType's pattern.
+    const moveType = strict.component("MoveType");
+    const printed = genesisAbiTypes();
+    const broken = printed.filter((t) => !moveType(t));
+    expect(broken).toEqual(expect.arrayContaining(["&signer", "T0", "&mut 0x1::coin::Coin<T0>"]));
+    expect(broken.length).toBeGreaterThan(50);
+    // The reference node's index golden (aptos-test-behaviours.md §6) has encryption_key null.
+    const golden = { chain_id: 4, epoch: "0", ledger_version: "0", oldest_ledger_version: "0", ledger_timestamp: "0", node_role: "validator", oldest_block_height: "0", block_height: "0", git_hash: "", encryption_key: null };
+    const index = strict.component("IndexResponse");
+    expect(index(golden)).toBe(false);
+    expect(strict.errors(index)).toBe("/encryption_key must be string");
+    expect(reference.component("IndexResponse")(golden)).toBe(true);
+    // replay_protector: neither tagged objects nor bare U64 strings pass.
+    const rp = strict.component("ReplayProtector");
+    for (const v of [{ type: "sequence_number", sequence_number: "5" }, { type: "sequence_number" }, "5", { type: "nonce", nonce: "7" }]) {
+      expect(rp(v), JSON.stringify(v)).toBe(false);
+    }
+  });
+
+  it("the reference document's schemas are really applied (a broken body fails)", () => {
+    const modules = exchanges.find((x) => x.what === "modules 0x1")!;
+    const broken = structuredClone(modules.body) as Json[];
+    broken[0]!.abi.exposed_functions[0].is_view = "yes";
+    delete broken[1]!.bytecode;
+    expect(problems(reference, { ...modules, body: broken }).join("\n")).toMatch(/is_view must be boolean[\s\S]*must have required property 'bytecode'/);
+    const gas = exchanges.find((x) => x.what === "gas")!;
+    expect(problems(reference, { ...gas, body: { gas_estimate: "100" } })).toHaveLength(1);
+    const summary = exchanges.find((x) => x.what === "summaries account 0")!;
+    const badVersion = (summary.body as Json[]).map((s) => ({ ...s, version: "18446744073709551616" }));
+    expect(problems(reference, { ...summary, body: badVersion })[0]).toMatch(/must match format "uint64"/);
+    const err = exchanges.find((x) => x.what === "400 limit")!;
+    expect(problems(reference, { ...err, body: { message: "x", error_code: "teapot" } })[0]).toMatch(/error_code must be equal to one of the allowed values/);
+    const noHeaders = new Headers([...modules.headers].filter(([k]) => !k.startsWith("x-aptos-")));
+    expect(problems(reference, { ...modules, headers: noHeaders })).toContain("aptos-spec.json: required header X-APTOS-CHAIN-ID missing");
+  });
+});

@@ -1,0 +1,319 @@
+/**
+ * Golden answers per operation, as aptos-core's API tests keep them (`check_golden_output`): for
+ * each operation a success case and every error case it can return, asked of a real node on a real
+ * port over a small deterministic SQLite ledger, and compared exactly with
+ * `test/goldens/<operation>/<case>.json`: the status, the headers that carry meaning
+ * (content-type, allow, the x-node-* ledger headers and x-node-cursor; never date or request id)
+ * and the body (parsed JSON, or hex for BCS). They pin the handlers' observable behaviour for
+ * refactors: a difference fails with the case's file name.
+ *
+ * Regenerate (after a deliberate change, then review the diff): `UPDATE_GOLDENS=1 npx vitest run
+ * test/operations.golden.test.ts`. A missing golden fails unless UPDATE_GOLDENS is set.
+ *
+ * The ledger has no wall-clock data (ChainBuilder's timestamps and hashes follow from the
+ * versions), so the goldens are stable. The node version in /v1/info is written as `<version>`
+ * and checked against package.json instead, so a release does not touch the goldens.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { dirname } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildModule } from "../src/move/builder.js";
+import { sqliteBackend } from "./helpers/backends.js";
+import { ChainBuilder, addr, deleteTable, u64le, writeModule, writeTable, type UserTxn } from "./helpers/chain.js";
+import { pruneServed, serveChain, stopNode, type TestNode } from "./helpers/node.js";
+
+const GOLDENS = new URL("./goldens/", import.meta.url).pathname;
+const UPDATE = process.env.UPDATE_GOLDENS === "1" || process.env.UPDATE_GOLDENS === "true";
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+const ALICE = addr("a11ce");
+const APP = addr("cafe");
+const TABLE = addr("7ab1e");
+const JSON_CT = { "content-type": "application/json" };
+const BCS = { accept: "application/x-bcs" };
+
+/**
+ * The ledger: genesis, then 8 blocks. Alice sends in every block (sequence numbers, and nonces in
+ * blocks 2 and 5); block 1 publishes three modules at 0xcafe, block 4 upgrades one; the table
+ * gets keys 1..3, key 2 is deleted in block 6.
+ */
+function ledger(): ChainBuilder {
+  const mod = (name: string, fns: number) =>
+    buildModule({
+      address: APP,
+      name,
+      structs: [{ name: "Item", abilities: ["store", "drop"], fields: [{ name: "value", type: "u64" }] }],
+      functions: Array.from({ length: fns }, (_, i) => ({ name: `f${i}`, entry: true, params: ["&signer", "u64"] })),
+    });
+  const chain = new ChainBuilder().genesis();
+  let seq = 0;
+  for (let b = 1; b <= 8; b++) {
+    const changes = [];
+    if (b === 1) changes.push(writeModule(APP, mod("shop", 1)), writeModule(APP, mod("bank", 1)), writeModule(APP, mod("a", 1)));
+    if (b === 4) changes.push(writeModule(APP, mod("shop", 2)));
+    if (b <= 3) changes.push(writeTable(TABLE, u64le(b), u64le(100 + b)));
+    if (b === 6) changes.push(deleteTable(TABLE, u64le(2)));
+    const users: UserTxn[] = [{ sender: ALICE, seq: seq++, price: 100 + b * 10, changes }];
+    if (b === 2 || b === 5) users.push({ sender: ALICE, nonce: 7000 + b, price: 150 });
+    chain.block(users);
+  }
+  return chain;
+}
+
+interface Req {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+interface Golden {
+  request: { method: string; path: string; headers?: Record<string, string>; body?: string };
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** A request over node:http (no Accept-Encoding, no decoding), bytes as sent. */
+function send(base: string, r: Req): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(base + r.path, { method: r.method ?? "GET", headers: r.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(r.body);
+  });
+}
+
+/** The answer as a golden records it. */
+async function answer(node: TestNode, r: Req, summarize?: (body: unknown) => unknown): Promise<Golden> {
+  const res = await send(node.base, r);
+  const headers: Record<string, string> = {};
+  for (const name of Object.keys(res.headers).sort()) {
+    if (name === "content-type" || name === "allow" || name.startsWith("x-node-")) headers[name] = String(res.headers[name]);
+  }
+  const type = headers["content-type"] ?? "";
+  let body: unknown = type.startsWith("application/json") ? JSON.parse(res.body.toString("utf8")) : "0x" + res.body.toString("hex");
+  if (summarize) body = summarize(body);
+  const request: Golden["request"] = { method: r.method ?? "GET", path: r.path };
+  if (r.headers) request.headers = r.headers;
+  if (r.body !== undefined) request.body = r.body.length > 200 ? `<${r.body.length} bytes>` : r.body;
+  return { request, status: res.status, headers, body };
+}
+
+/** Compares with (or, with UPDATE_GOLDENS=1, writes) `test/goldens/<operation>/<name>.json`. */
+function checkGolden(operation: string, name: string, got: Golden): void {
+  const file = `${GOLDENS}${operation}/${name}.json`;
+  const text = JSON.stringify(got, null, 2) + "\n";
+  if (UPDATE) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+    return;
+  }
+  if (!existsSync(file)) throw new Error(`no golden ${file}: run with UPDATE_GOLDENS=1 to record it, then review it`);
+  expect(got, `${operation}/${name}.json (UPDATE_GOLDENS=1 regenerates)`).toEqual(JSON.parse(readFileSync(file, "utf8")));
+}
+
+type Case = [name: string, req: Req, summarize?: (body: unknown) => unknown];
+
+const rawItem = (key: string, q = "", headers: Record<string, string> = BCS, handle = TABLE): Req => ({
+  method: "POST",
+  path: `/tables/${handle}/raw_item${q}`,
+  headers: { ...JSON_CT, ...headers },
+  body: JSON.stringify({ key }),
+});
+
+/** The node's own version is not part of the golden. */
+const infoBody = (b: unknown) => {
+  const o = b as Record<string, unknown>;
+  expect(o.version).toBe(PACKAGE_VERSION);
+  return { ...o, version: "<version>" };
+};
+
+/** The document's shape (its paths, operations and schema names), not its every word. */
+const specSummary = (b: unknown) => {
+  const doc = b as { openapi: string; info: { title: string }; servers: unknown; paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown> }>>; components: { schemas: Record<string, unknown> } };
+  return {
+    openapi: doc.openapi,
+    title: doc.info.title,
+    servers: doc.servers,
+    operations: Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId} [${Object.keys(op.responses ?? {}).join(",")}]`),
+    ),
+    schemas: Object.keys(doc.components.schemas).sort(),
+  };
+};
+
+/** Every operation's cases on the unpruned ledger (latest version 26, oldest 0). */
+const OPERATIONS: Record<string, Case[]> = {
+  info: [
+    ["ok", { path: "/info" }, infoBody],
+    ["accept_bcs", { path: "/info", headers: BCS }, infoBody],
+    ["post_405", { method: "POST", path: "/info" }],
+  ],
+  transaction_summaries: [
+    ["ok", { path: `/accounts/${ALICE}/transaction_summaries` }],
+    ["ok_bcs", { path: `/accounts/${ALICE}/transaction_summaries`, headers: BCS }],
+    ["short_address", { path: "/accounts/0xa11ce/transaction_summaries?limit=2" }],
+    ["start_version", { path: `/accounts/${ALICE}/transaction_summaries?start_version=10&limit=3` }],
+    ["start_version_bcs", { path: `/accounts/${ALICE}/transaction_summaries?start_version=10&limit=3`, headers: BCS }],
+    ["end_version", { path: `/accounts/${ALICE}/transaction_summaries?end_version=10&limit=3` }],
+    ["start_and_end_version", { path: `/accounts/${ALICE}/transaction_summaries?start_version=5&end_version=1&limit=2` }],
+    ["limit", { path: `/accounts/${ALICE}/transaction_summaries?limit=2` }],
+    ["limit_0", { path: `/accounts/${ALICE}/transaction_summaries?limit=0` }],
+    ["limit_clamped", { path: `/accounts/${ALICE}/transaction_summaries?limit=65535` }],
+    ["start_version_past_ledger", { path: `/accounts/${ALICE}/transaction_summaries?start_version=1000` }],
+    ["unknown_account", { path: "/accounts/0xdead/transaction_summaries" }],
+    ["bad_address_400", { path: "/accounts/xyz/transaction_summaries" }],
+    ["bad_start_version_400", { path: `/accounts/${ALICE}/transaction_summaries?start_version=abc` }],
+    ["start_version_over_u64_400", { path: `/accounts/${ALICE}/transaction_summaries?start_version=18446744073709551616` }],
+    ["bad_end_version_400", { path: `/accounts/${ALICE}/transaction_summaries?end_version=-1` }],
+    ["bad_limit_400", { path: `/accounts/${ALICE}/transaction_summaries?limit=hello` }],
+    ["limit_over_u16_400", { path: `/accounts/${ALICE}/transaction_summaries?limit=65536` }],
+    ["accept_html", { path: `/accounts/${ALICE}/transaction_summaries?limit=1`, headers: { accept: "text/html" } }],
+    ["accept_bcs_excluded", { path: `/accounts/${ALICE}/transaction_summaries?limit=1`, headers: { accept: "application/x-bcs;q=0" } }],
+    ["post_405", { method: "POST", path: `/accounts/${ALICE}/transaction_summaries` }],
+  ],
+  modules: [
+    ["ok", { path: `/accounts/${APP}/modules` }],
+    ["ok_bcs", { path: `/accounts/${APP}/modules`, headers: BCS }],
+    ["page_1", { path: `/accounts/${APP}/modules?limit=1` }],
+    ["page_1_bcs", { path: `/accounts/${APP}/modules?limit=1`, headers: BCS }],
+    // the cursors are the state keys of 0xcafe::bank and 0xcafe::shop (the pages' x-node-cursor)
+    ["page_2", { path: `/accounts/${APP}/modules?limit=1&start=` }],
+    ["page_3", { path: `/accounts/${APP}/modules?limit=1&start=` }],
+    ["ledger_version_before_upgrade", { path: `/accounts/${APP}/modules?ledger_version=10` }],
+    ["ledger_version_before_publish", { path: `/accounts/${APP}/modules?ledger_version=1` }],
+    ["no_modules", { path: "/accounts/0xdead/modules" }],
+    ["bad_address_400", { path: "/accounts/xyz/modules" }],
+    ["bad_ledger_version_400", { path: `/accounts/${APP}/modules?ledger_version=-1` }],
+    ["ledger_version_over_u64_400", { path: `/accounts/${APP}/modules?ledger_version=18446744073709551616` }],
+    ["bad_limit_400", { path: `/accounts/${APP}/modules?limit=hello` }],
+    ["limit_0_400", { path: `/accounts/${APP}/modules?limit=0` }],
+    ["bad_cursor_400", { path: `/accounts/${APP}/modules?start=iwouldnotsurviveavibecheckrightnow` }],
+    ["cursor_not_a_state_key_400", { path: `/accounts/${APP}/modules?start=00ff` }],
+    ["ledger_version_in_future_404", { path: `/accounts/${APP}/modules?ledger_version=1000000` }],
+    ["accept_html", { path: `/accounts/${APP}/modules?limit=1`, headers: { accept: "text/html" } }],
+    ["post_405", { method: "POST", path: `/accounts/${APP}/modules` }],
+  ],
+  raw_item: [
+    ["ok", rawItem(u64le(1))],
+    ["ok_accept_any", rawItem(u64le(3), "", { accept: "*/*" })],
+    ["ok_no_accept", rawItem(u64le(3), "", {})],
+    ["ledger_version", rawItem(u64le(2), "?ledger_version=10")],
+    ["deleted_404", rawItem(u64le(2))],
+    ["missing_item_404", rawItem(u64le(9))],
+    ["ledger_version_in_future_404", rawItem(u64le(1), "?ledger_version=1000000")],
+    ["accept_json_403", rawItem(u64le(1), "", { accept: "application/json" })],
+    ["accept_html_403", rawItem(u64le(1), "", { accept: "text/html" })],
+    ["bad_handle_400", rawItem(u64le(1), "", BCS, "0xnothex")],
+    ["bad_key_400", rawItem("zz")],
+    ["odd_key_400", rawItem("0x123")],
+    ["bad_ledger_version_400", rawItem(u64le(1), "?ledger_version=abc")],
+    ["key_not_a_string_400", { method: "POST", path: `/tables/${TABLE}/raw_item`, headers: { ...JSON_CT, ...BCS }, body: '{"key": 5}' }],
+    ["no_key_400", { method: "POST", path: `/tables/${TABLE}/raw_item`, headers: { ...JSON_CT, ...BCS }, body: "{}" }],
+    ["body_not_json_400", { method: "POST", path: `/tables/${TABLE}/raw_item`, headers: { ...JSON_CT, ...BCS }, body: "not json" }],
+    ["body_too_large_413", { method: "POST", path: `/tables/${TABLE}/raw_item`, headers: { ...JSON_CT, ...BCS }, body: JSON.stringify({ key: "0x" + "00".repeat(5 * 1024 * 1024) }) }],
+    ["text_plain_415", { method: "POST", path: `/tables/${TABLE}/raw_item`, headers: { "content-type": "text/plain", ...BCS }, body: "x" }],
+    ["get_405", { path: `/tables/${TABLE}/raw_item` }],
+  ],
+  estimate_gas_price: [
+    ["ok", { path: "/estimate_gas_price" }],
+    ["ok_bcs", { path: "/estimate_gas_price", headers: BCS }],
+    ["accept_html", { path: "/estimate_gas_price", headers: { accept: "text/html" } }],
+    ["post_405", { method: "POST", path: "/estimate_gas_price" }],
+  ],
+  spec: [
+    ["spec_json", { path: "/spec.json" }, specSummary],
+    ["spec_yaml", { path: "/spec.yaml" }, () => "<document>"],
+    ["spec_html", { path: "/spec" }, () => "<page>"],
+    ["post_405", { method: "POST", path: "/spec.json" }],
+  ],
+  unknown_route: [
+    ["get_404", { path: "/nope" }],
+    ["trailing_slash_404", { path: "/info/" }],
+    ["post_404", { method: "POST", path: "/transactions", headers: JSON_CT, body: "{}" }],
+    ["bad_percent_encoding_400", { path: "/accounts/%zz/modules" }],
+  ],
+};
+
+/** On a second node over the same ledger pruned to its last 10 versions: 410 for what is gone. */
+const PRUNED: Record<string, Case[]> = {
+  transaction_summaries: [
+    ["start_version_pruned_410", { path: `/accounts/${ALICE}/transaction_summaries?start_version=1` }],
+    ["end_version_pruned_410", { path: `/accounts/${ALICE}/transaction_summaries?end_version=1` }],
+    ["after_prune", { path: `/accounts/${ALICE}/transaction_summaries` }],
+  ],
+  modules: [
+    ["ledger_version_pruned_410", { path: `/accounts/${APP}/modules?ledger_version=1` }],
+    ["after_prune", { path: `/accounts/${APP}/modules` }],
+  ],
+  raw_item: [
+    ["ledger_version_pruned_410", rawItem(u64le(1), "?ledger_version=1")],
+    ["after_prune", rawItem(u64le(1))],
+  ],
+  info: [["after_prune", { path: "/info" }, infoBody]],
+  estimate_gas_price: [["after_prune", { path: "/estimate_gas_price" }]],
+};
+
+describe("golden answers per operation (sqlite)", () => {
+  const backend = sqliteBackend();
+  let node: TestNode;
+  let pruned: TestNode;
+  const cursors: string[] = [];
+  beforeAll(async () => {
+    node = await serveChain(backend, ledger());
+    pruned = await serveChain(backend, ledger());
+    expect(await pruneServed(pruned, "10")).not.toBeNull();
+    // the cursor paging cases follow the node's own cursors
+    let start = "";
+    for (let i = 0; i < 2; i++) {
+      const r = await send(node.base, { path: `/accounts/${APP}/modules?limit=1${start}` });
+      const cursor = r.headers["x-node-cursor"];
+      expect(typeof cursor, "a modules page of 1 of 3 has a cursor").toBe("string");
+      cursors.push(cursor as string);
+      start = `&start=${cursor}`;
+    }
+  });
+  afterAll(async () => {
+    await pruned?.close();
+    await stopNode(node, backend);
+  });
+
+  for (const [operation, cases] of Object.entries(OPERATIONS)) {
+    describe(operation, () => {
+      for (const [name, req, summarize] of cases) {
+        it(name, async () => {
+          let r = req;
+          if (operation === "modules" && name === "page_2") r = { ...req, path: req.path + cursors[0] };
+          if (operation === "modules" && name === "page_3") r = { ...req, path: req.path + cursors[1] };
+          checkGolden(operation, name, await answer(node, r, summarize));
+        });
+      }
+    });
+  }
+
+  for (const [operation, cases] of Object.entries(PRUNED)) {
+    describe(`${operation} (pruned)`, () => {
+      for (const [name, req, summarize] of cases) {
+        it(name, async () => checkGolden(operation, `pruned_${name}`, await answer(pruned, req, summarize)));
+      }
+    });
+  }
+
+  it("keeps no golden without a case (UPDATE_GOLDENS=1 removes them)", () => {
+    const expected = new Set([
+      ...Object.entries(OPERATIONS).flatMap(([op, cases]) => cases.map(([name]) => `${op}/${name}.json`)),
+      ...Object.entries(PRUNED).flatMap(([op, cases]) => cases.map(([name]) => `${op}/pruned_${name}.json`)),
+    ]);
+    const files = readdirSync(GOLDENS, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".json"));
+    const stale = files.filter((f) => !expected.has(f));
+    if (UPDATE) for (const f of stale) rmSync(GOLDENS + f);
+    else expect(stale).toEqual([]);
+    expect(files.length - stale.length).toBe(expected.size);
+  });
+});
