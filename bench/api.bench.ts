@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   const modules = `/accounts/0x1/modules?limit=25`;
   const summaries = `/accounts/${devnetAccount(1)}/transaction_summaries?limit=100`;
   // Every round runs on newly started processes, so a run is a median over starts. Before the node
-  // and the constant server settled the nextTick record's hidden classes (src/api/tickShape.ts),
+  // and the constant server settled the nextTick record's hidden classes (src/tickShape.ts),
   // a start served the same route at 10.0–10.8 or at 12.8–13.9 µs per request by chance; new
   // processes per round still keep any such chance out of a single draw.
   const startAll = async () => {

@@ -4,7 +4,7 @@
  * GET and POST /replay/NAME send a response the node sent, saved by the bench: the body DIR/NAME
  * with the headers of DIR/NAME.headers (JSON). That is what sending the same response (the ledger
  * headers, the page's bytes, its encoding) costs with no work behind it.
- * Like the node, it settles the nextTick record's hidden classes first (src/api/tickShape.ts):
+ * Like the node, it settles the nextTick record's hidden classes first (src/tickShape.ts):
  * without that, a start of either is fast or about 2.5 µs per request slower by chance, and the
  * ratios would measure that chance, not the node's work.
  */
