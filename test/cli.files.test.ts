@@ -28,16 +28,32 @@ async function ledgerOf(db: string) {
   }
 }
 
-/** Starts `serve` and waits for its "serving … at URL/v1" line; resolves with the URL and its output so far. */
-function serve(args: string[]): Promise<{ url: string; child: ChildProcess; output: () => string }> {
+/**
+ * Starts `serve` and waits for its "serving … at URL/v1" line; resolves with the URL and
+ * `printed(text)`, which waits until the output holds `text` (stdout and stderr arrive
+ * independently: a line on one may come after the other's), rejecting if the process exits first.
+ */
+function serve(args: string[]): Promise<{ url: string; child: ChildProcess; printed: (text: string) => Promise<void> }> {
   const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   running.push(child);
   let out = "";
+  const waiters = new Set<() => void>();
+  const printed = (text: string) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (out.includes(text)) return waiters.delete(check), resolve();
+        if (child.exitCode !== null) return waiters.delete(check), reject(new Error(`serve exited before printing ${JSON.stringify(text)}: ${out}`));
+      };
+      waiters.add(check);
+      check();
+    });
+  child.once("exit", () => [...waiters].forEach((w) => w()));
   return new Promise((resolve, reject) => {
     const onData = (d: Buffer) => {
       out += d.toString();
+      [...waiters].forEach((w) => w());
       const m = / at (http:\/\/[0-9.:]+)\/v1/.exec(out);
-      if (m) resolve({ url: m[1]!, child, output: () => out });
+      if (m) resolve({ url: m[1]!, child, printed });
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
@@ -187,7 +203,7 @@ describe("the CLI and its files (built dist/cli.js)", () => {
     const s = await serve(["--db", db, "--no-prune"]);
     const info = (await (await fetch(`${s.url}/v1/info`)).json()) as { ledger_version: string };
     expect(info.ledger_version).toBe(String(lines.length - 1));
-    expect(s.output()).toContain(`serving ${db} read-only (no devnet, pruner off)`);
+    await s.printed(`serving ${db} read-only (no devnet, pruner off)`);
     await stop(s.child);
   });
 
@@ -221,7 +237,7 @@ describe("the CLI and its files (built dist/cli.js)", () => {
       const res = await fetch(`${s.url}/v1/info`);
       expect(res.status).toBe(200);
       expect(((await res.json()) as { ledger_version: string }).ledger_version).toBe(String(lines.length - 1));
-      expect(s.output()).toContain(`${db} is read-only for this process: serving it read-only, without the pruner`);
+      await s.printed(`${db} is read-only for this process: serving it read-only, without the pruner`);
       await stop(s.child);
       expect(readFileSync(db).equals(before)).toBe(true);
     } finally {

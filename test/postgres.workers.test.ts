@@ -153,13 +153,15 @@ for (const factory of backendFactories) {
       const seen: bigint[] = [];
       const byReader: bigint[] = [];
       const answered = new Set<number | undefined>();
-      for (let i = 0; i < 16; i++) {
+      // Ask (a new connection each time) until both have answered and the reader has served a
+      // block written after the first answer: the writer's devnet adds one every 100 ms.
+      for (let i = 0; !(answered.size === 2 && byReader.length > 0 && byReader[byReader.length - 1]! > seen[0]!); i++) {
+        expect(i, "requests before the reader served a newer block").toBeLessThan(5_000);
         const r = await getFresh(url, [writer, reader]);
         expect(r.status).toBe(200);
         seen.push(r.version);
         answered.add(r.pid);
         if (r.pid === reader) byReader.push(r.version);
-        await new Promise((res) => setTimeout(res, 40));
       }
       // both processes answered …
       expect(answered).toEqual(new Set([writer, reader]));
