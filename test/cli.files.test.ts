@@ -41,17 +41,25 @@ function serve(args: string[]): Promise<{ url: string; child: ChildProcess; prin
   const printed = (text: string) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {
-        if (out.includes(text)) return waiters.delete(check), resolve();
-        if (child.exitCode !== null) return waiters.delete(check), reject(new Error(`serve exited before printing ${JSON.stringify(text)}: ${out}`));
+        if (out.includes(text)) {
+          waiters.delete(check);
+          resolve();
+        } else if (child.exitCode !== null) {
+          waiters.delete(check);
+          reject(new Error(`serve exited before printing ${JSON.stringify(text)}: ${out}`));
+        }
       };
       waiters.add(check);
       check();
     });
-  child.once("exit", () => [...waiters].forEach((w) => w()));
+  const wake = () => {
+    for (const w of [...waiters]) w();
+  };
+  child.once("exit", wake);
   return new Promise((resolve, reject) => {
     const onData = (d: Buffer) => {
       out += d.toString();
-      [...waiters].forEach((w) => w());
+      wake();
       const m = / at (http:\/\/[0-9.:]+)\/v1/.exec(out);
       if (m) resolve({ url: m[1]!, child, printed });
     };

@@ -111,7 +111,10 @@ describe(`estimate_gas_price (${backend.name})`, () => {
     const store = node.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
     for (const [name, key] of [["getBlockByVersion", "blocks"], ["getUserTxnGas", "txns"]] as const) {
       const real = store[name]!.bind(node.store);
-      store[name] = (...a: unknown[]) => ((counts[key] += 1), real(...a));
+      store[name] = (...a: unknown[]) => {
+        counts[key] += 1;
+        return real(...a);
+      };
     }
     const first = await estimate(node); // cold: walks the history once
     expect(counts.blocks).toBeGreaterThan(100);

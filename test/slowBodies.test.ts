@@ -143,7 +143,15 @@ describe("slow bodies and connection floods (sqlite)", () => {
       expect(shed.status).toBe(503);
       expect(shed.headers.get("retry-after")).toBe("1");
       expect(await shed.json()).toEqual({ message: "too many open connections (20): try again later", error_code: "web_framework_error" });
-      await Promise.all(idle.map((s) => new Promise((r) => (s.destroy(), s.once("close", r)))));
+      await Promise.all(
+        idle.map(
+          (s) =>
+            new Promise((r) => {
+              s.once("close", r);
+              s.destroy();
+            }),
+        ),
+      );
       // Served again once the server has seen them close (the sheds meanwhile are counted too).
       for (let status = await freshGet(`${capped.base}/info`); status !== 200; status = await freshGet(`${capped.base}/info`)) {
         expect(status).toBe(503);

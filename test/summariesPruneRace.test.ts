@@ -68,7 +68,13 @@ for (const factory of backendFactories) {
           sent.get(s)!.push({ version: v, hash: "", seq: seq.get(s)! });
           v++;
         }
-        chain.block(senders.map((s) => ({ sender: s, seq: (seq.set(s, seq.get(s)! + 1), seq.get(s)! - 1) })));
+        chain.block(
+          senders.map((s) => {
+            const next = seq.get(s)!;
+            seq.set(s, next + 1);
+            return { sender: s, seq: next };
+          }),
+        );
       }
       // The hashes as the chain holds them, not as this test would compute them.
       const byVersion = new Map(chain.txns.map((t) => [String(t.version), t]));
@@ -111,11 +117,20 @@ for (const factory of backendFactories) {
         if (/^done$/m.test(text)) prunerDone = true;
         stepped();
       });
-      const prunerExit = new Promise<number | null>((resolve) => pruner.once("exit", (code) => ((prunerDone = true), stepped(), resolve(code))));
+      const prunerExit = new Promise<number | null>((resolve) => pruner.once("exit", (code) => {
+          prunerDone = true;
+          stepped();
+          resolve(code);
+        }),
+      );
       let answered = 0;
       /** Resolves once `answered` reaches the given count. */
       let waitingFor: { count: number; resolve: () => void } | null = null;
-      const answers = (count: number) => new Promise<void>((resolve) => (answered >= count ? resolve() : (waitingFor = { count, resolve })));
+      const answers = (count: number) =>
+        new Promise<void>((resolve) => {
+          if (answered >= count) resolve();
+          else waitingFor = { count, resolve };
+        });
       /** One prune commit per ANSWERS_PER_STEP answers, until the pruner reaches its floor. */
       const driver = (async () => {
         while (!prunerDone) {

@@ -23,8 +23,12 @@ const height = async (node: TestNode): Promise<number> =>
 function track(p: Promise<void>): { settled: () => string | null; done: Promise<void> } {
   let state: string | null = null;
   const done = p.then(
-    () => void (state = "committed"),
-    (e: unknown) => void (state = `failed: ${(e as Error).message}`),
+    () => {
+      state = "committed";
+    },
+    (e: unknown) => {
+      state = `failed: ${(e as Error).message}`;
+    },
   );
   return { settled: () => state, done };
 }

@@ -220,7 +220,7 @@ describe(`@aptos-labs/ts-sdk against the node (${backend.name})`, () => {
   });
 
   it("getAptosFullNode reads /v1/info", async () => {
-    const res = await getAptosFullNode<{}, Record<string, unknown>>({ aptosConfig: sdk(node.base).config, originMethod: "info", path: "info" });
+    const res = await getAptosFullNode<Record<string, never>, Record<string, unknown>>({ aptosConfig: sdk(node.base).config, originMethod: "info", path: "info" });
     expect(res.status).toBe(200);
     expect(res.data).toEqual((await call(`${node.base}/info`)).json);
     expect(res.data).toMatchObject({ chain_id: 4, node_type: "ledger-node", storage: backend.name });
@@ -231,7 +231,7 @@ describe(`@aptos-labs/ts-sdk against the node (${backend.name})`, () => {
     const everything = (await call(`${devnet.base}/accounts/${account}/transaction_summaries`)).json as Array<{ version: string }>;
     expect(everything.length).toBeGreaterThanOrEqual(3);
     const start = everything[1]!.version;
-    const res = await getAptosFullNode<{}, Array<Record<string, unknown>>>({
+    const res = await getAptosFullNode<Record<string, never>, Array<Record<string, unknown>>>({
       aptosConfig: sdk(devnet.base).config,
       originMethod: "getTransactionSummaries",
       path: `accounts/${account}/transaction_summaries`,
