@@ -1,11 +1,11 @@
 /**
  * Move decode benchmark: bytecode → ABI objects throughput over the 63 genesis modules, and the
- * cost of a cached `AbiCache.record` hit (the module record a modules page sends).
+ * cost of a cached `ModuleRecords.record` hit (the module record a modules page sends).
  *
  *   node --import tsx bench/move-decode.bench.ts
  */
 import { moduleAbi } from "../src/move/abi.js";
-import { AbiCache } from "../src/move/abiCache.js";
+import { ModuleRecords } from "../src/api/moduleRecords.js";
 import { codeHash } from "../src/ledger/codeHash.js";
 import { genesisModules } from "../test/helpers/moveFixtures.js";
 
@@ -31,7 +31,7 @@ function decodeRun(reps: number): number {
 }
 
 /** One run: `lookups` cache hits; returns ns per lookup. */
-function cacheRun(cache: AbiCache, hashes: string[], lookups: number): number {
+function cacheRun(cache: ModuleRecords, hashes: string[], lookups: number): number {
   let sink = 0;
   const start = process.hrtime.bigint();
   for (let i = 0; i < lookups; i++) {
@@ -46,7 +46,7 @@ function cacheRun(cache: AbiCache, hashes: string[], lookups: number): number {
 decodeRun(20); // warm-up (JIT)
 const decode = Array.from({ length: RUNS }, () => decodeRun(50));
 
-const cache = new AbiCache();
+const cache = new ModuleRecords();
 const hashes = modules.map(codeHash);
 for (const [i, h] of hashes.entries()) cache.record(h, modules[i]!);
 cacheRun(cache, hashes, 1_000_000); // warm-up
@@ -57,6 +57,6 @@ console.log(`modules: ${modules.length}, bytecode: ${totalBytes} bytes (genesis,
 console.log(`decode → ABI objects: median ${mbps.toFixed(1)} MB/s over ${RUNS} runs ` +
   `(min ${Math.min(...decode).toFixed(1)}, max ${Math.max(...decode).toFixed(1)}); ` +
   `${((totalBytes / modules.length) / mbps).toFixed(2)} µs per average module`);
-console.log(`AbiCache.record hit: median ${median(hits).toFixed(1)} ns/module over ${RUNS} runs ` +
+console.log(`ModuleRecords.record hit: median ${median(hits).toFixed(1)} ns/module over ${RUNS} runs ` +
   `(min ${Math.min(...hits).toFixed(1)}, max ${Math.max(...hits).toFixed(1)})`);
 console.log(`target ≥ 50 MB/s: ${mbps >= 50 ? "met" : "NOT met"}`);

@@ -71,14 +71,6 @@ export function moduleAbi(bytecode: Uint8Array): MoveModuleAbi | null {
   }
 }
 
-/**
- * The ABI as JSON text (`"null"` when undecodable), for responses assembled from pre-serialized
- * fragments.
- */
-export function abiJson(bytecode: Uint8Array): string {
-  return JSON.stringify(moduleAbi(bytecode));
-}
-
 const ABILITY_NAMES: readonly MoveAbility[] = ["copy", "drop", "store", "key"];
 
 /** Ability bits in the node's order: copy, drop, store, key. */

@@ -15,12 +15,12 @@ import { bcs } from "@mysten/bcs";
 import { formatAddress, toHex } from "../../ledger/address.js";
 import { parseModuleStateKey } from "../../ledger/stateKey.js";
 import type { ModuleEntry } from "../../ledger/types.js";
-import { AbiCache } from "../../move/abiCache.js";
 import { EncodedBody } from "../compression.js";
 import type { NodeContext } from "../context.js";
 import { ApiError, quote } from "../errors.js";
 import type { WireFormat } from "../negotiate.js";
 import { addressParam, cursorParam, defineOperation, limitParam, ref, u64Param } from "../operation.js";
+import { ModuleRecords } from "../moduleRecords.js";
 import type { Page } from "../pageCache.js";
 import { moveModuleBytecode } from "../schemas.js";
 
@@ -65,7 +65,7 @@ export const getAccountModules = defineOperation({
   position: (store, { params }, version) => store.readModulesVersion(params.address, version),
   handler: (ctx) => {
     /** Module records printed once per bytecode hash (ABI decoded once). */
-    const records = new AbiCache(20_000);
+    const records = new ModuleRecords(20_000);
     return async function getAccountModules({ params, query }, { info, version, found: changed }, format) {
       const address = params.address;
       const start = query.start === undefined ? null : parseCursor(query.start, address);
@@ -88,7 +88,7 @@ interface ModulesMeta {
 /** Reads and encodes one page, cut at the page limit or the byte budget. */
 async function readPage(
   ctx: NodeContext,
-  records: AbiCache,
+  records: ModuleRecords,
   address: Uint8Array,
   version: bigint,
   start: Uint8Array | null,
@@ -111,7 +111,7 @@ async function readPage(
     const module = rows[i]!;
     let json: Buffer | null = null;
     let bytes: Uint8Array | null = null;
-    if (format === "json") json = records.cachedRecord(module.codeHash) ?? records.record(module.codeHash, await code(module));
+    if (format === "json") json = records.cached(module.codeHash) ?? records.record(module.codeHash, await code(module));
     else bytes = await code(module);
     const add = json ? json.length + 1 : bytes!.length + module.name.length + 80;
     if (page.length > 0 && size + add > budget) break;

@@ -1,43 +1,43 @@
 import { describe, expect, it } from "vitest";
-import { abiJson } from "./abi.js";
-import { AbiCache } from "./abiCache.js";
 import { codeHash } from "../ledger/codeHash.js";
+import { moduleAbi } from "../move/abi.js";
+import { ModuleRecords } from "./moduleRecords.js";
 import { guidV9 } from "../../test/helpers/moveFixtures.js";
 
-describe("AbiCache", () => {
+describe("ModuleRecords", () => {
   const guid = guidV9();
 
-  it("prints the module record once per hash, exactly as the node sends it", () => {
-    const cache = new AbiCache(4);
+  it("serializes the module record once per hash, by its response schema", () => {
+    const cache = new ModuleRecords(4);
     const h = codeHash(guid.bytecode);
-    expect(cache.cachedRecord(h)).toBeUndefined();
+    expect(cache.cached(h)).toBeUndefined();
     const text = cache.record(h, guid.bytecode);
     expect(JSON.parse(text.toString("utf8"))).toEqual({ bytecode: "0x" + Buffer.from(guid.bytecode).toString("hex"), abi: guid.abi });
     // A hit never reads the bytes: passing garbage under the same hash still returns the cached record.
     expect(cache.record(h, new Uint8Array([1]))).toBe(text);
-    expect(cache.cachedRecord(h)).toBe(text);
+    expect(cache.cached(h)).toBe(text);
     expect(cache.size).toBe(1);
   });
 
   it("caches undecodable modules with a null ABI", () => {
-    const cache = new AbiCache();
+    const cache = new ModuleRecords();
     const junk = new Uint8Array([0xa1, 0x1c, 0xeb, 0x0b, 0x03]);
     expect(cache.record(codeHash(junk), junk).toString()).toBe('{"bytecode":"0xa11ceb0b03","abi":null}');
-    expect(abiJson(junk)).toBe("null");
+    expect(moduleAbi(junk)).toBeNull();
   });
 
   it("stays bounded, evicting the least recently used entry", () => {
-    const cache = new AbiCache(2);
+    const cache = new ModuleRecords(2);
     cache.record("a", new Uint8Array());
     cache.record("b", new Uint8Array());
-    cache.cachedRecord("a");
+    cache.cached("a");
     cache.record("c", new Uint8Array());
     expect(cache.size).toBe(2);
-    expect(cache.cachedRecord("a")).toBeDefined();
-    expect(cache.cachedRecord("b")).toBeUndefined();
+    expect(cache.cached("a")).toBeDefined();
+    expect(cache.cached("b")).toBeUndefined();
   });
 
   it("rejects a non-positive bound", () => {
-    expect(() => new AbiCache(0)).toThrow(RangeError);
+    expect(() => new ModuleRecords(0)).toThrow(RangeError);
   });
 });
