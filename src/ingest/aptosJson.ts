@@ -220,6 +220,6 @@ function hexField(o: Json, field: string, where: string): Uint8Array {
 function hashField(v: unknown, where: string): Uint8Array {
   if (v === undefined || v === null || v === "") return ZERO_HASH;
   const b = typeof v === "string" ? parseHexBytes(v) : null;
-  if (!b || b.length !== 32) throw new IngestError(`${where}: hash is not 32 hex bytes: ${JSON.stringify(v)}`);
+  if (b?.length !== 32) throw new IngestError(`${where}: hash is not 32 hex bytes: ${JSON.stringify(v)}`);
   return b;
 }

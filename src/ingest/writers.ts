@@ -11,7 +11,7 @@ import { pruneNow, type PruneWindow } from "../ledger/pruning.js";
 import type { LedgerStore, PruneResult, PruneTarget } from "../storage/LedgerStore.js";
 import type { OpenOptions } from "../storage/open.js";
 import { Devnet, type DevnetOptions } from "./devnet.js";
-import { WriterStatus } from "./writerStatus.js";
+import type { WriterStatus } from "./writerStatus.js";
 
 export type PruneOutcome = (PruneResult & PruneTarget) | null;
 

@@ -126,7 +126,7 @@ class FakeChain implements GasHistorySource {
 
   async getBlockByVersion(v: bigint): Promise<BlockInfo | null> {
     this.blockReads++;
-    if (this.gate) await this.gate;
+    if (this.gate !== null) await this.gate;
     if (this.failNext) {
       this.failNext = false;
       throw new Error("store down");
@@ -153,7 +153,7 @@ class FakeChain implements GasHistorySource {
 
   async getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
     this.txnReads++;
-    if (this.gate) await this.gate;
+    if (this.gate !== null) await this.gate;
     return this.txns.filter((t) => first <= t.version && t.version <= last);
   }
 }
@@ -778,6 +778,6 @@ describe("minGasPriceFromSchedule", () => {
     expect(() => minGasPriceFromSchedule('{"feature_version": "1"}', 7n)).toThrow('no "entries" list');
     expect(() =>
       minGasPriceFromSchedule('{"entries": [{"key": "txn.min_price_per_gas_unit", "val": "-1"}]}', 7n),
-    ).toThrow('(\"-1\") is not a u64');
+    ).toThrow('("-1") is not a u64');
   });
 });

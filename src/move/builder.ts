@@ -315,13 +315,16 @@ class ModuleBuilder {
       }
       case "vector":
         w.u8(Tok.VECTOR);
-        return this.token(w, t.inner, tpCount, where);
+        this.token(w, t.inner, tpCount, where);
+        return;
       case "ref":
         w.u8(Tok.REFERENCE);
-        return this.token(w, t.inner, tpCount, where);
+        this.token(w, t.inner, tpCount, where);
+        return;
       case "mutref":
         w.u8(Tok.MUTABLE_REFERENCE);
-        return this.token(w, t.inner, tpCount, where);
+        this.token(w, t.inner, tpCount, where);
+        return;
       case "tparam":
         if (t.index >= tpCount) throw new ModuleBuildError(`${where}: T${t.index} but only ${tpCount} type parameters`);
         w.u8(Tok.TYPE_PARAMETER).uleb(t.index);

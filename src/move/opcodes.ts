@@ -85,6 +85,6 @@ def(0x58, 0x58, Op.PACK_CLOSURE, 8);
 def(0x59, 0x59, Op.PACK_CLOSURE_GENERIC, 8);
 def(0x5a, 0x5a, Op.CALL_CLOSURE, 8);
 // LD_I8 .. LD_I256 (widths inferred: 1/2/4/8/16/32 bytes LE, like LD_U*).
-[1, 2, 4, 8, 16, 32].forEach((w, i) => def(0x5b + i, 0x5b + i, Op.RAW, 9, w));
+for (const [i, w] of [1, 2, 4, 8, 16, 32].entries()) def(0x5b + i, 0x5b + i, Op.RAW, 9, w);
 def(0x61, 0x67, Op.NONE, 9); // CAST_I8 .. CAST_I256, NEGATE
 def(0x68, 0x68, Op.NONE, 10); // ABORT_MSG
