@@ -155,7 +155,11 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, T = undefined>
    * the newest ledger info when absent. `version` is the requested `at` version, if any.
    */
   position?: (store: LedgerStore, input: Input<P, Q, B>, version: bigint | undefined) => Promise<Snapshot<T> | null>;
-  /** Makes the handler for one app (per-app state such as memos lives in this closure). */
+  /**
+   * Makes the handler for one app (per-app state such as memos lives in this closure). It gets the
+   * parsed input, the resolved position (not given to `ledger: "none"` operations, which read on
+   * their own terms) and the negotiated format.
+   */
   handler: (ctx: NodeContext) => (input: Input<P, Q, B>, at: Position<T>, format: WireFormat) => Promise<Answer>;
 }
 
