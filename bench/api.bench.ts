@@ -5,6 +5,7 @@
  *
  *   npm run build && node --import tsx bench/api.bench.ts [--txns 1000000] [--duration 5] [--rounds 3] [--compare DIR]
  *
+ * `--only REGEX` keeps the rows whose operation matches (a section is written only without it).
  * `--compare DIR`: also serves the same ledger from another checkout's build (`DIR/dist/cli.js`,
  * e.g. a worktree of the previous commit) and runs every operation on it in the same rounds, as
  * a baseline: a change's effect measured side by side.
@@ -26,6 +27,8 @@ const arg = (name: string, def: number) => {
 const TXNS = arg("txns", 1_000_000);
 const DURATION = arg("duration", 5);
 const ROUNDS = arg("rounds", 3);
+/** `--only REGEX`: the rows whose operation matches (a quick side-by-side of a few rows). */
+const ONLY = process.argv.includes("--only") ? new RegExp(process.argv[process.argv.indexOf("--only") + 1]!) : null;
 const COMPARE = process.argv.includes("--compare") ? process.argv[process.argv.indexOf("--compare") + 1]! : null;
 
 mkdirSync(OUT, { recursive: true });
@@ -170,7 +173,8 @@ async function main(): Promise<void> {
   /** The rows, for one set of running servers. */
   const opsOf = (servers: Servers): Op[] => {
     const { api, previous } = servers;
-    const rows = opsOn(servers);
+    const all = opsOn(servers);
+    const rows = ONLY ? all.filter((op) => ONLY.test(op.name)) : all;
     if (!previous) return rows;
     // The same request to the other build: the first baseline of each row.
     return rows.map((op) =>
@@ -290,6 +294,10 @@ Import: ${imported}
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 `;
+  if (ONLY) {
+    console.log(body);
+    return;
+  }
   writeSection(COMPARE ? "API throughput, side by side with the previous build (SQLite)" : "API throughput (SQLite)", body);
   console.log(body);
 }

@@ -53,13 +53,14 @@ export class NodeContext {
   }
 
   /**
-   * The ledger position with what `read` returns in the same snapshot (an operation's position
-   * read), or the position alone; 503 when the ledger is empty or cannot be read.
+   * The ledger position with what an operation's position read (`read`, already started) returns
+   * in the same snapshot, or the position alone (`read` null); 503 when the ledger is empty or
+   * cannot be read.
    */
-  async readPosition<T>(read: (() => Promise<Snapshot<T> | null>) | null, what: string, fresh = false): Promise<Snapshot<T | undefined>> {
+  async readPosition<T>(read: Promise<Snapshot<T> | null> | null, what: string, fresh = false): Promise<Snapshot<T | undefined>> {
     let snapshot: Snapshot<T | undefined> | null;
     try {
-      if (read) snapshot = await read();
+      if (read) snapshot = await read;
       else {
         const info = await this.store.getLedgerInfo(fresh);
         snapshot = info && { info, value: undefined };

@@ -46,6 +46,14 @@ export function resolveVersions(info: LedgerInfo, requested: RequestedVersions):
 
 const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: [] };
 
+/** The input of an operation that declares none. */
+const NOTHING = Object.freeze({});
+
+function requestedVersions(versions: { at?: string; bounds?: readonly string[] }, query: Record<string, bigint | undefined>): RequestedVersions {
+  const bounds = versions.bounds;
+  return { at: versions.at ? query[versions.at] : undefined, bounds: bounds ? bounds.map((n) => query[n]) : [] };
+}
+
 function namesVersions(requested: RequestedVersions): boolean {
   return requested.at !== undefined || requested.bounds.some((b) => b !== undefined);
 }
@@ -153,23 +161,26 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const versions = typeof op.ledger === "object" ? op.ledger : null;
   const jsonAllowed = op.formats.includes("json");
   const ledgerHeaders = sendsLedgerHeaders(op);
+  const position = op.position;
+  // The last JSON answer and its text: an operation that answers with the same object again
+  // (the gas estimate between blocks) is serialized once.
+  let lastJson: unknown;
+  let lastText = "";
   return async function handleOperation(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     // 1. validate
     const input: Input<unknown, unknown, unknown> = {
-      params: parseObject(paramKinds, req.params) as never,
-      query: parseObject(queryKinds, req.query) as never,
-      body: parseObject(bodyKinds, req.body) as never,
+      params: (paramKinds.length > 0 ? parseObject(paramKinds, req.params) : NOTHING) as never,
+      query: (queryKinds.length > 0 ? parseObject(queryKinds, req.query) : NOTHING) as never,
+      body: (bodyKinds.length > 0 ? parseObject(bodyKinds, req.body) : NOTHING) as never,
     };
     const format = negotiate(req.headers.accept);
     // 2. resolve
-    const query = input.query as Record<string, bigint | undefined>;
-    const requested: RequestedVersions = versions
-      ? { at: versions.at ? query[versions.at] : undefined, bounds: (versions.bounds ?? []).map((n) => query[n]) }
-      : NO_VERSIONS;
+    const requested = versions ? requestedVersions(versions, input.query as Record<string, bigint | undefined>) : NO_VERSIONS;
     let at: Position<unknown> | null = null;
     if (op.ledger !== "none") {
-      const position = op.position;
-      const snapshot = await ctx.readPosition<unknown>(position ? () => position(ctx.store, input, requested.at) : null, failureText(input));
+      const snapshot = position
+        ? await ctx.readPosition(position(ctx.store, input, requested.at), failureText(input))
+        : await ctx.readPosition(null, "the ledger store is unavailable");
       at = { info: snapshot.info, version: resolveVersions(snapshot.info, requested), found: snapshot.value };
     }
     // 3. read
@@ -186,7 +197,14 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));
     if (answer.cursor) reply.headers(ctx.headers.cursor(answer.cursor));
     if (answer.headers) reply.headers(answer.headers);
-    const body = answer.body ?? serialize(answer.json);
+    let body = answer.body;
+    if (body === undefined) {
+      if (answer.json !== lastJson) {
+        lastText = serialize(answer.json);
+        lastJson = answer.json;
+      }
+      body = lastText;
+    }
     return ctx.compression.send(req, reply, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE));
   };
 

@@ -43,10 +43,15 @@ export const getInfo = defineOperation({
   ledger: "none",
   failure: "Failed to read the ledger",
   handler: (ctx) => {
+    // The same answer object while the ledger has not moved, so it is serialized once per block.
+    let last: { version: bigint; oldest: bigint; json: Record<string, unknown> } | null = null;
     return async function getInfo() {
       const info = await orNull(() => ctx.store.getLedgerInfo());
+      if (info && last?.version === info.ledgerVersion && last.oldest === info.oldestVersion) return { json: last.json };
       const chainId = info ? info.chainId : await orNull(() => ctx.store.getChainId());
-      return { json: infoJson(info, chainId) };
+      const json = infoJson(info, chainId);
+      if (info) last = { version: info.ledgerVersion, oldest: info.oldestVersion, json };
+      return { json };
     };
 
     function infoJson(info: LedgerInfo | null, chainId: number | null): Record<string, unknown> {
