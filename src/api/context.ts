@@ -60,7 +60,7 @@ export class NodeContext {
   async readPosition<T>(read: Promise<Snapshot<T> | null> | null, what: string, fresh = false): Promise<Snapshot<T | undefined>> {
     let snapshot: Snapshot<T | undefined> | null;
     try {
-      if (read) snapshot = await read;
+      if (read !== null) snapshot = await read;
       else {
         const info = await this.store.getLedgerInfo(fresh);
         snapshot = info && { info, value: undefined };
