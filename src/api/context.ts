@@ -57,7 +57,7 @@ export class NodeContext {
    * in the same snapshot, or the position alone (`read` null); 503 when the ledger is empty or
    * cannot be read.
    */
-  async readPosition<T>(read: Promise<Snapshot<T> | null> | null, what: string, fresh = false): Promise<Snapshot<T | undefined>> {
+  async readPosition<T>(read: Promise<Snapshot<T> | null> | null, what: string | (() => string), fresh = false): Promise<Snapshot<T | undefined>> {
     let snapshot: Snapshot<T | undefined> | null;
     try {
       if (read !== null) snapshot = await read;
@@ -74,13 +74,14 @@ export class NodeContext {
 
   /**
    * What a failed store read answers: 503 when the store is unavailable (`unavailable`: whatever
-   * failed), else 500 with the ledger headers when the position is known. `what` says what failed.
+   * failed), else 500 with the ledger headers when the position is known. `what` says what failed
+   * (a function where saying it costs something: it runs only on a failure).
    * An ApiError passes through unchanged.
    */
-  storageError(e: unknown, what: string, info: LedgerInfo | null, unavailable = false): ApiError {
+  storageError(e: unknown, what: string | (() => string), info: LedgerInfo | null, unavailable = false): ApiError {
     if (e instanceof ApiError) return e;
     this.noteStorageFailure(e);
-    const message = `${what}: ${(e as Error).message}`;
+    const message = `${typeof what === "string" ? what : what()}: ${(e as Error).message}`;
     if (unavailable || e instanceof StorageUnavailableError) {
       this.onStorageError?.(503);
       return ApiError.unavailable(message, e);

@@ -179,7 +179,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     let at: Position<unknown> | null = null;
     if (op.ledger !== "none") {
       const snapshot = position
-        ? await ctx.readPosition(position(ctx.store, input, requested.at), failureText(input))
+        ? await ctx.readPosition(position(ctx.store, input, requested.at), () => failureText(input))
         : await ctx.readPosition(null, "the ledger store is unavailable");
       at = { info: snapshot.info, version: resolveVersions(snapshot.info, requested), found: snapshot.value };
     }
