@@ -180,7 +180,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     if (op.ledger !== "none") {
       const snapshot = position
         ? await ctx.readPosition(position(ctx.store, input, requested.at), () => failureText(input))
-        : await ctx.readPosition(null, "the ledger store is unavailable");
+        : { info: await ctx.ledger(), value: undefined };
       at = { info: snapshot.info, version: resolveVersions(snapshot.info, requested), found: snapshot.value };
     }
     // 3. read

@@ -14,7 +14,7 @@ import type { LedgerInfo, TransactionSummary } from "../../ledger/types.js";
 import type { SummaryQuery } from "../../storage/LedgerStore.js";
 import { EncodedBody } from "../compression.js";
 import type { NodeContext } from "../context.js";
-import { jsonSerializer } from "../handler.js";
+import { jsonSerializer, resolveVersions } from "../handler.js";
 import { ApiError } from "../errors.js";
 import type { WireFormat } from "../negotiate.js";
 import { addressParam, defineOperation, limitParam, ref, u64Param } from "../operation.js";
@@ -107,8 +107,7 @@ async function readPage(
     const at = info;
     let rows = await ctx.store.getTransactionSummaries({ ...q, ledgerVersion: at.ledgerVersion });
     const now = await ctx.ledger(true);
-    const bound = q.start ?? q.end;
-    if (bound !== undefined && bound < now.oldestVersion) throw ApiError.versionPruned(bound, now);
+    resolveVersions(now, { at: undefined, bounds: [q.start ?? q.end] });
     // A full page depends on its own rows only (none at all for limit=0).
     const first = rows[0];
     const dependsOn = q.start ?? (rows.length >= q.limit ? (first?.version ?? at.ledgerVersion + 1n) : at.oldestVersion);
