@@ -9,6 +9,8 @@ import { IngestError } from "./ingest/aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
 import { Importer } from "./ingest/importer.js";
 import { checkReadable, readTransactions } from "./ingest/readInput.js";
+import { UpstreamClient } from "./ingest/follow/client.js";
+import { Follower, type FollowFrom, type FollowLag } from "./ingest/follow/sync.js";
 import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
 import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
 import { displayDb, openStore } from "./storage/open.js";
@@ -164,6 +166,69 @@ program
       console.log(line);
     } finally {
       await store?.close();
+    }
+  });
+
+function fromOption(v: string): FollowFrom {
+  if (v === "genesis" || v === "latest") return { kind: v };
+  if (/^[0-9]{1,20}$/.test(v) && BigInt(v) < 1n << 64n) return { kind: "version", version: BigInt(v) };
+  throw new InvalidArgumentError(`--from must be genesis, latest or a version (u64), got ${JSON.stringify(v)}`);
+}
+
+function lagLine(lag: FollowLag, ledgerVersion: string): string {
+  return `ledger version ${ledgerVersion}, upstream head ${lag.upstreamVersion}: ${lag.versions} versions and ${lag.seconds.toFixed(1)} s behind`;
+}
+
+program
+  .command("follow")
+  .description("follow an Aptos node over its REST API v1: sync its transactions into the ledger and keep up with its head")
+  .requiredOption("--upstream <url>", "the node's REST API, e.g. https://api.mainnet.aptoslabs.com/v1")
+  .requiredOption("--db <path>", "SQLite file path (created when missing), or a postgres:// URL")
+  .option("--from <where>", "where an empty ledger starts: genesis, latest, or a version (its block's first version); a ledger with blocks resumes after its last", fromOption, { kind: "latest" })
+  .option("--api-key <key>", "sent as Authorization: Bearer <key>")
+  .option("--concurrency <n>", "pages of transactions in flight", intOption("--concurrency", 1, 64), 4)
+  .option("--max-rps <n>", "at most this many upstream requests per second", intOption("--max-rps", 1, 100_000), 50)
+  .option("--poll <ms>", "how often the head is asked for once caught up", intOption("--poll", 10, 600_000), 1000)
+  .option("--exit-at-head", "stop once the ledger holds the upstream's head", false)
+  .option("--quiet", "log only warnings and errors", false)
+  .action(async (o) => {
+    const log = {
+      info: (m: string) => {
+        if (!o.quiet) console.log(m);
+      },
+      warn: (m: string) => console.error(m),
+    };
+    const client = new UpstreamClient(o.upstream, {
+      apiKey: o.apiKey ?? null,
+      maxRequestsPerSecond: o.maxRps,
+      onRetry: (what, attempt, ms) => log.warn(`retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
+    });
+    const store = await openStore(o.db, { create: true });
+    let lastLog = 0;
+    const follower = new Follower(store, client, {
+      from: o.from,
+      concurrency: o.concurrency,
+      pollMs: o.poll,
+      exitAtHead: o.exitAtHead,
+      log,
+      onLag: (lag) => {
+        // A line every 10 s at most while it runs (the lag is a gauge, not an event).
+        if (performance.now() - lastLog < 10_000) return;
+        lastLog = performance.now();
+        void store.getLedgerInfo().then((i) => log.info(lagLine(lag, i ? String(i.ledgerVersion) : "none")));
+      },
+    });
+    const stop = () => follower.stop();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    try {
+      await follower.run();
+      const info = await store.getLedgerInfo(true);
+      log.info(
+        `stopped at ledger version ${info?.ledgerVersion ?? "none"} (oldest ${info?.oldestVersion ?? "none"}); ${client.requests} upstream requests`,
+      );
+    } finally {
+      await store.close();
     }
   });
 

@@ -1,0 +1,276 @@
+/**
+ * Follows an Aptos node (issue 16): reads its transactions over REST v1 and feeds them, in version
+ * order, through the same `Importer` as `ledger-node import`, so whole blocks commit atomically and
+ * a stop at any point resumes from the last committed block.
+ *
+ * - Several pages of `GET /v1/transactions` are in flight at once (`concurrency`); they are pushed
+ *   in version order whatever order they arrive in.
+ * - Once caught up it polls `GET /v1` for the head, and logs its lag (versions and seconds).
+ * - A different chain id, an upstream whose head goes back behind the ledger, or an answer that is
+ *   not a page of transactions stops it with an error naming the version; the Importer has then
+ *   committed only the whole blocks before it.
+ */
+import type { LedgerStore } from "../../storage/LedgerStore.js";
+import { IngestError } from "../aptosJson.js";
+import { Importer } from "../importer.js";
+import { type UpstreamClient, UpstreamGarbageError, UpstreamUnavailableError } from "./client.js";
+
+/** The reference node's largest page of `GET /v1/transactions`. */
+export const PAGE_SIZE = 100;
+
+export type FollowFrom = { kind: "genesis" } | { kind: "latest" } | { kind: "version"; version: bigint };
+
+export interface FollowLag {
+  /** Upstream head minus the ledger version. */
+  versions: bigint;
+  /** Upstream head's timestamp minus the ledger's newest block timestamp, in seconds. */
+  seconds: number;
+  upstreamVersion: bigint;
+}
+
+export interface FollowerLog {
+  info(msg: string): void;
+  warn(msg: string): void;
+}
+
+export interface FollowerOptions {
+  from: FollowFrom;
+  concurrency: number;
+  /** Poll interval for the head once caught up. */
+  pollMs: number;
+  /** Stop once the ledger holds the upstream's head. */
+  exitAtHead: boolean;
+  log: FollowerLog;
+  /** Told after every commit and poll. */
+  onLag?: (lag: FollowLag) => void;
+}
+
+/** A stop that retrying cannot fix: another chain, an upstream that went back, a bad answer. */
+export class FollowError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "FollowError";
+  }
+}
+
+/** The upstream's ledger info (`GET /v1`). */
+export interface UpstreamHead {
+  chainId: number;
+  ledgerVersion: bigint;
+  oldestVersion: bigint;
+  timestampUsec: bigint;
+  blockHeight: bigint;
+  oldestBlockHeight: bigint;
+}
+
+type Json = Record<string, unknown>;
+
+function u64(o: Json, field: string, what: string): bigint {
+  const v = o[field];
+  if (typeof v !== "string" || !/^[0-9]{1,20}$/.test(v)) throw new UpstreamGarbageError(`${what}: ${field} is not a u64 string: ${JSON.stringify(v)}`);
+  return BigInt(v);
+}
+
+export async function readHead(client: UpstreamClient, deadline?: number): Promise<UpstreamHead> {
+  const { status, json } = await client.getJson("", deadline !== undefined ? { deadline } : {});
+  const what = `GET ${client.base}`;
+  if (status !== 200 || typeof json !== "object" || json === null) {
+    throw new UpstreamGarbageError(`${what} answered ${status}: ${JSON.stringify(json).slice(0, 200)}`);
+  }
+  const o = json as Json;
+  if (typeof o.chain_id !== "number") throw new UpstreamGarbageError(`${what}: chain_id is not a number`);
+  return {
+    chainId: o.chain_id,
+    ledgerVersion: u64(o, "ledger_version", what),
+    oldestVersion: u64(o, "oldest_ledger_version", what),
+    timestampUsec: u64(o, "ledger_timestamp", what),
+    blockHeight: u64(o, "block_height", what),
+    oldestBlockHeight: u64(o, "oldest_block_height", what),
+  };
+}
+
+/** The first version of the block holding `version`, from `GET /v1/blocks/by_version/{v}`. */
+export async function blockStartOf(client: UpstreamClient, version: bigint): Promise<bigint> {
+  const { status, json } = await client.getJson(`/blocks/by_version/${version}?with_transactions=false`);
+  if (status !== 200 || typeof json !== "object" || json === null) {
+    const msg = (json as Json | null)?.message;
+    throw new FollowError(`the upstream has no block holding version ${version} (${status}${typeof msg === "string" ? `: ${msg}` : ""})`);
+  }
+  return u64(json as Json, "first_version", `block by version ${version}`);
+}
+
+export class Follower {
+  private stopping = false;
+  private wake: (() => void) | null = null;
+  private lastHead: bigint | null = null;
+  lag: FollowLag | null = null;
+
+  constructor(
+    private readonly store: LedgerStore,
+    private readonly client: UpstreamClient,
+    private readonly o: FollowerOptions,
+  ) {}
+
+  /** Asks `run` to stop after the commit in progress (it resolves then). */
+  stop(): void {
+    this.stopping = true;
+    this.wake?.();
+  }
+
+  /** Syncs until stopped, or until the head with `exitAtHead`; throws a FollowError on a bad upstream. */
+  async run(): Promise<void> {
+    const head = await this.headRetried();
+    const stored = await this.store.getChainId();
+    if (stored !== null && stored !== head.chainId) {
+      throw new FollowError(`the upstream serves chain ${head.chainId}, but this ledger holds chain ${stored}: nothing written`);
+    }
+    const importer = await Importer.open(this.store, head.chainId);
+    let next: bigint;
+    if (importer.ledgerVersion !== null) {
+      next = importer.ledgerVersion + 1n;
+      this.o.log.info(`resuming after version ${importer.ledgerVersion}`);
+    } else {
+      next = await this.startVersion(head);
+      this.o.log.info(`starting at version ${next} (upstream head ${head.ledgerVersion})`);
+    }
+    let current = head;
+    while (!this.stopping) {
+      this.checkHead(current, importer.ledgerVersion);
+      while (next <= current.ledgerVersion && !this.stopping) {
+        next = await this.syncRange(importer, next, current.ledgerVersion);
+        await this.reportLag(current, importer.ledgerVersion);
+      }
+      if (this.o.exitAtHead && importer.ledgerVersion !== null && importer.ledgerVersion >= current.ledgerVersion) break;
+      if (this.stopping) break;
+      await this.pause(this.o.pollMs);
+      current = await this.headRetried();
+      await this.reportLag(current, importer.ledgerVersion);
+    }
+  }
+
+  private async startVersion(head: UpstreamHead): Promise<bigint> {
+    const from = this.o.from;
+    if (from.kind === "genesis") {
+      if (head.oldestVersion > 0n) {
+        throw new FollowError(`the upstream has pruned versions below ${head.oldestVersion}: it cannot be followed from genesis; use --from latest or a version`);
+      }
+      return 0n;
+    }
+    const v = from.kind === "latest" ? head.ledgerVersion : from.version;
+    if (v > head.ledgerVersion) throw new FollowError(`version ${v} is above the upstream's head ${head.ledgerVersion}`);
+    if (v < head.oldestVersion) throw new FollowError(`the upstream has pruned version ${v} (its oldest is ${head.oldestVersion})`);
+    return blockStartOf(this.client, v);
+  }
+
+  /** The head, retried through an outage (the follower waits for the upstream to come back). */
+  private async headRetried(): Promise<UpstreamHead> {
+    for (;;) {
+      try {
+        return await readHead(this.client);
+      } catch (e) {
+        if (!(e instanceof UpstreamUnavailableError) || this.stopping) throw e;
+        this.o.log.warn(`${e.message}; asking again in ${this.o.pollMs * 10} ms`);
+        await this.pause(this.o.pollMs * 10);
+      }
+    }
+  }
+
+  private checkHead(head: UpstreamHead, ledgerVersion: bigint | null): void {
+    if (this.lastHead !== null && head.ledgerVersion < this.lastHead) {
+      throw new FollowError(`the upstream went backwards: its head was version ${this.lastHead}, now ${head.ledgerVersion}`);
+    }
+    if (ledgerVersion !== null && head.ledgerVersion < ledgerVersion) {
+      throw new FollowError(`the upstream's head, version ${head.ledgerVersion}, is behind this ledger's version ${ledgerVersion}: a different chain or an upstream that went backwards`);
+    }
+    this.lastHead = head.ledgerVersion;
+  }
+
+  /**
+   * Fetches pages from `from` up to `to`, `concurrency` in flight, and pushes them in order; whole
+   * blocks are committed after each page. Returns the next version to fetch.
+   */
+  private async syncRange(importer: Importer, from: bigint, to: bigint): Promise<bigint> {
+    const inflight: Array<{ start: bigint; page: Promise<unknown[]> }> = [];
+    let cursor = from;
+    const fill = () => {
+      while (inflight.length < this.o.concurrency && cursor <= to) {
+        const start = cursor;
+        const limit = BigInt(PAGE_SIZE) < to - start + 1n ? BigInt(PAGE_SIZE) : to - start + 1n;
+        const page = this.fetchPage(start, Number(limit));
+        page.catch(() => undefined); // awaited in order below; a later page's failure waits its turn
+        inflight.push({ start, page });
+        cursor = start + limit;
+      }
+    };
+    fill();
+    let next = from;
+    while (inflight.length > 0 && !this.stopping) {
+      const { start, page } = inflight.shift()!;
+      const txns = await page;
+      if (start !== next) throw new FollowError(`internal: page ${start} pushed after ${next}`);
+      for (const t of txns) await importer.push(t);
+      // Commits every block the page completed: a stop loses at most the unfinished last block.
+      await importer.finish();
+      next = start + BigInt(txns.length);
+      if (txns.length < PAGE_SIZE && next <= to && inflight.length > 0) {
+        // A short page: the pages in flight after it start too late; drop them and refill from here.
+        inflight.length = 0;
+        cursor = next;
+      }
+      fill();
+    }
+    return next;
+  }
+
+  /** One page, checked to be an array starting at `start`; retried while the upstream fails. */
+  private async fetchPage(start: bigint, limit: number): Promise<unknown[]> {
+    let res: Awaited<ReturnType<UpstreamClient["getJson"]>>;
+    for (;;) {
+      try {
+        res = await this.client.getJson(`/transactions?start=${start}&limit=${limit}`);
+        break;
+      } catch (e) {
+        if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's page of transactions from version ${start}: ${e.message}`);
+        if (!(e instanceof UpstreamUnavailableError) || this.stopping) throw e;
+        this.o.log.warn(`${e.message}; trying version ${start} again`);
+        await this.pause(this.o.pollMs * 10);
+      }
+    }
+    const { status, json } = res;
+    if (status !== 200) {
+      const msg = (json as Json | null)?.message;
+      throw new FollowError(`the upstream answered ${status} for transactions from version ${start}${typeof msg === "string" ? `: ${msg}` : ""}`);
+    }
+    if (!Array.isArray(json)) throw new FollowError(`the upstream's page of transactions from version ${start} is not a JSON array`);
+    if (json.length === 0) throw new FollowError(`the upstream answered no transactions from version ${start}, below its head`);
+    const first = (json[0] as Json | null)?.version;
+    if (first !== String(start)) {
+      throw new FollowError(`the upstream's page from version ${start} starts at version ${JSON.stringify(first)}`);
+    }
+    return json;
+  }
+
+  private async reportLag(head: UpstreamHead, ledgerVersion: bigint | null): Promise<void> {
+    const info = await this.store.getLedgerInfo();
+    const versions = ledgerVersion === null ? head.ledgerVersion + 1n : head.ledgerVersion - ledgerVersion;
+    const usec = info ? head.timestampUsec - info.timestampUsec : 0n;
+    this.lag = { versions: versions < 0n ? 0n : versions, seconds: Number(usec > 0n ? usec : 0n) / 1e6, upstreamVersion: head.ledgerVersion };
+    this.o.onLag?.(this.lag);
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((r) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        r();
+      }
+      this.wake = done;
+    });
+  }
+}
+
+/** Errors that name what went wrong and need no stack: they end the command with their message. */
+export function isFollowStop(e: unknown): boolean {
+  return e instanceof FollowError || e instanceof IngestError || e instanceof UpstreamGarbageError;
+}

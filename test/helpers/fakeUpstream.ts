@@ -1,0 +1,363 @@
+/**
+ * A fake Aptos node for the follower's tests (issue 16): a small Fastify server over a generated
+ * chain — the real genesis fixture, then devnet blocks — answering the REST v1 endpoints the
+ * follower reads, in the reference's shapes (checked against the reference OpenAPI document in
+ * test/follow.upstream.test.ts).
+ *
+ * It is our own node underneath where it answers the same operations: the chain is imported into a
+ * SQLite ledger and a node serves it; modules, raw_item, summaries and the gas estimate are that
+ * node's answers (with the `X-Aptos-*` headers, as the reference sends them). `GET /v1`,
+ * `/transactions`, `/blocks/by_*` and `/accounts/{a}/resource/{type}` are answered here from the
+ * generated transactions and the same ledger.
+ *
+ * Faults, switchable at any time: a pruning window of its own (`pruneTo`), a rate limit answering
+ * 429 with `Retry-After`, injected 5xx, slow answers, dropped connections, "down" (every
+ * connection dropped), a head that goes back, and garbage pages.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DevnetChain, defaultDevnetChainOptions, type DevnetChainOptions } from "../../src/ingest/devnetChain.js";
+import { Importer } from "../../src/ingest/importer.js";
+import { formatAddress, parseAddress } from "../../src/ledger/address.js";
+import type { LedgerStore } from "../../src/storage/LedgerStore.js";
+import { openStore } from "../../src/storage/open.js";
+import { FIXTURES } from "./fixtures.js";
+import { startTestNode, type TestNode } from "./node.js";
+
+type Json = Record<string, unknown>;
+
+export interface FakeBlock {
+  height: bigint;
+  first: bigint;
+  last: bigint;
+  timestampUsec: bigint;
+  hash: string;
+}
+
+export interface FakeUpstreamOptions {
+  /** Devnet blocks after genesis at the start. */
+  blocks: number;
+  chainId?: number;
+  /** The devnet's shape; by default smaller bursts than the live devnet, so long chains stay quick. */
+  chain?: Partial<DevnetChainOptions>;
+}
+
+/** What a test switches on; every field is read per request. */
+export interface Faults {
+  /** At most this many requests per second; more answer 429 with `Retry-After: retryAfterSec`. */
+  rateLimit: { perSecond: number; retryAfterSec: number } | null;
+  /** The next N requests answer 503. */
+  fail5xx: number;
+  /** Each answer waits this long. */
+  slowMs: number;
+  /** The next N requests have their connection dropped without an answer. */
+  drop: number;
+  /** Every connection is dropped. */
+  down: boolean;
+  /** `GET /v1` reports this head instead of the real one (an upstream that went back). */
+  headOverride: bigint | null;
+  /** Drops, 5xx and slowness hit only routes starting with this (null: every route). */
+  only: string | null;
+  /** The page of transactions holding this version is answered wrongly. */
+  garbage: { version: bigint; kind: "not_json" | "unknown_type" | "gap" } | null;
+}
+
+export const FAKE_CHAIN_OPTIONS: DevnetChainOptions = { ...defaultDevnetChainOptions, maxTxnsPerBlock: 4, burstEvery: 100, burstLength: 3 };
+
+const GENESIS_TIME_USEC = 1_700_000_000_000_000n;
+
+export class FakeUpstream {
+  /** Every transaction's JSON text, by version. */
+  readonly txns: string[] = [];
+  readonly blocks: FakeBlock[] = [];
+  readonly faults: Faults = { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null };
+  /** Requests answered (faults included), by route. */
+  readonly requests = new Map<string, number>();
+  oldestVersion = 0n;
+  oldestHeight = 0n;
+  private readonly recent: number[] = [];
+
+  private constructor(
+    readonly chainId: number,
+    private readonly chain: DevnetChain,
+    readonly store: LedgerStore,
+    private readonly importer: Importer,
+    readonly node: TestNode,
+    private readonly app: FastifyInstance,
+    readonly base: string,
+    private readonly dir: string,
+  ) {}
+
+  static async start(o: FakeUpstreamOptions): Promise<FakeUpstream> {
+    const chainId = o.chainId ?? 4;
+    const dir = mkdtempSync(join(tmpdir(), "ledger-node-upstream-"));
+    const db = join(dir, "upstream.db");
+    const store = await openStore(db);
+    const importer = await Importer.open(store, chainId);
+    const chain = DevnetChain.fresh({ ...FAKE_CHAIN_OPTIONS, ...o.chain, chainId });
+    const node = await startTestNode(db, { aptosHeaders: true, prune: false });
+    const app = Fastify({ logger: false, bodyLimit: 8 << 20 });
+    const fake = new FakeUpstream(chainId, chain, store, importer, node, app, "", dir);
+    fake.routes();
+    const url = await app.listen({ host: "127.0.0.1", port: 0 });
+    (fake as { base: string }).base = `${url}/v1`;
+    // The real genesis transaction (63 modules, the 2022 gas schedule), then devnet blocks on it.
+    const [genesis] = JSON.parse(readFileSync(`${FIXTURES}genesis_transaction.json`, "utf8")) as Json[];
+    chain.pos.version = 1n;
+    chain.pos.height = 1n;
+    await fake.append([genesis!]);
+    await fake.extend(o.blocks);
+    return fake;
+  }
+
+  get head(): FakeBlock {
+    return this.blocks[this.blocks.length - 1]!;
+  }
+
+  get ledgerVersion(): bigint {
+    return this.head.last;
+  }
+
+  /** Adds `n` devnet blocks (committed to the ledger underneath before they are visible). */
+  async extend(n: number): Promise<void> {
+    const all: Json[] = [];
+    for (let i = 0; i < n; i++) {
+      const t = GENESIS_TIME_USEC + this.chain.pos.height * 1_000_000n;
+      all.push(...this.chain.nextBlock(t));
+      if (all.length >= 5000) await this.append(all.splice(0));
+    }
+    if (all.length > 0) await this.append(all);
+  }
+
+  private async append(txns: Json[]): Promise<void> {
+    for (const t of txns) await this.importer.push(t);
+    await this.importer.finish();
+    let block: FakeBlock | null = null;
+    const out: FakeBlock[] = [];
+    for (const t of txns) {
+      const v = BigInt(t.version as string);
+      if (t.type === "genesis_transaction" || t.type === "block_metadata_transaction") {
+        block = {
+          height: BigInt(this.blocks.length + out.length),
+          first: v,
+          last: v,
+          timestampUsec: t.type === "genesis_transaction" ? 0n : BigInt(t.timestamp as string),
+          hash: typeof t.id === "string" ? t.id : `0x${"00".repeat(32)}`,
+        };
+        out.push(block);
+      }
+      block!.last = v;
+      this.txns.push(JSON.stringify(t));
+    }
+    this.blocks.push(...out);
+  }
+
+  /** Prunes the upstream to the block holding `version` (its first version becomes the oldest). */
+  async pruneTo(version: bigint): Promise<void> {
+    const b = this.blockByVersion(version)!;
+    await this.store.prune({ oldestVersion: b.first, oldestBlockHeight: b.height });
+    this.oldestVersion = b.first;
+    this.oldestHeight = b.height;
+  }
+
+  blockByVersion(v: bigint): FakeBlock | null {
+    let lo = 0;
+    let hi = this.blocks.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const b = this.blocks[mid]!;
+      if (v < b.first) hi = mid - 1;
+      else if (v > b.last) lo = mid + 1;
+      else return b;
+    }
+    return null;
+  }
+
+  /** All faults off. */
+  heal(): void {
+    Object.assign(this.faults, { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null });
+  }
+
+  count(route: string): number {
+    return this.requests.get(route) ?? 0;
+  }
+
+  get totalRequests(): number {
+    let n = 0;
+    for (const v of this.requests.values()) n += v;
+    return n;
+  }
+
+  async close(): Promise<void> {
+    this.app.server.closeAllConnections();
+    await this.app.close();
+    await this.node.close();
+    await this.store.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private ledgerHeaders(reply: FastifyReply): void {
+    const h = this.head;
+    reply.headers({
+      "x-aptos-chain-id": String(this.chainId),
+      "x-aptos-ledger-version": String(h.last),
+      "x-aptos-ledger-oldest-version": String(this.oldestVersion),
+      "x-aptos-ledger-timestampusec": String(h.timestampUsec),
+      "x-aptos-epoch": "1",
+      "x-aptos-block-height": String(h.height),
+      "x-aptos-oldest-block-height": String(this.oldestHeight),
+    });
+  }
+
+  private error(reply: FastifyReply, status: number, error_code: string, message: string): FastifyReply {
+    this.ledgerHeaders(reply);
+    return reply.code(status).send({ message, error_code, vm_error_code: null });
+  }
+
+  /** The version a `ledger_version` query asks for, or a reply already sent. */
+  private version(q: { ledger_version?: string }, reply: FastifyReply): bigint | null {
+    if (q.ledger_version === undefined) return this.ledgerVersion;
+    if (!/^[0-9]{1,20}$/.test(q.ledger_version)) {
+      this.error(reply, 400, "web_framework_error", `failed to parse query param ledger_version: ${q.ledger_version}`);
+      return null;
+    }
+    const v = BigInt(q.ledger_version);
+    if (v > this.ledgerVersion) {
+      this.error(reply, 404, "version_not_found", `Ledger version not found by Ledger version(${v})`);
+      return null;
+    }
+    if (v < this.oldestVersion) {
+      this.error(reply, 410, "version_pruned", `Ledger version(${v}) has been pruned`);
+      return null;
+    }
+    return v;
+  }
+
+  private routes(): void {
+    const app = this.app;
+    app.addHook("onRequest", async (req, reply) => {
+      const route = req.routeOptions.url ?? "unknown";
+      this.requests.set(route, (this.requests.get(route) ?? 0) + 1);
+      const f = this.faults;
+      if (f.only !== null && !route.startsWith(f.only)) return undefined;
+      if (f.down || f.drop > 0) {
+        if (!f.down) f.drop--;
+        req.raw.socket.destroy();
+        return reply.hijack();
+      }
+      if (f.fail5xx > 0) {
+        f.fail5xx--;
+        return this.error(reply, 503, "internal_error", "injected failure");
+      }
+      if (f.rateLimit) {
+        const now = Date.now();
+        while (this.recent.length > 0 && this.recent[0]! <= now - 1000) this.recent.shift();
+        if (this.recent.length >= f.rateLimit.perSecond) {
+          reply.header("retry-after", String(f.rateLimit.retryAfterSec));
+          return reply.code(429).send({ message: "rate limited", error_code: "web_framework_error", vm_error_code: null });
+        }
+        this.recent.push(now);
+      }
+      if (f.slowMs > 0) await new Promise((r) => setTimeout(r, f.slowMs));
+      return undefined;
+    });
+
+    app.get("/v1", async (_req, reply) => {
+      const h = this.faults.headOverride !== null ? this.blockByVersion(this.faults.headOverride)! : this.head;
+      this.ledgerHeaders(reply);
+      return {
+        chain_id: this.chainId,
+        epoch: "1",
+        ledger_version: String(h.last),
+        oldest_ledger_version: String(this.oldestVersion),
+        ledger_timestamp: String(h.timestampUsec),
+        node_role: "full_node",
+        oldest_block_height: String(this.oldestHeight),
+        block_height: String(h.height),
+        git_hash: "fake-upstream",
+      };
+    });
+
+    app.get("/v1/transactions", async (req: FastifyRequest<{ Querystring: { start?: string; limit?: string } }>, reply) => {
+      const q = req.query;
+      const limit = Math.min(q.limit === undefined ? 25 : Number(q.limit), 100);
+      if (q.limit !== undefined && !/^[0-9]{1,5}$/.test(q.limit)) return this.error(reply, 400, "web_framework_error", `failed to parse query param limit: ${q.limit}`);
+      if (limit === 0) return this.error(reply, 400, "invalid_input", "Given limit value (0) is too small");
+      const head = this.ledgerVersion;
+      const start = q.start === undefined ? (head + 1n > BigInt(limit) ? head + 1n - BigInt(limit) : 0n) : BigInt(q.start);
+      if (start > head) return this.error(reply, 404, "version_not_found", `Ledger version not found by Ledger version(${start})`);
+      if (start < this.oldestVersion) return this.error(reply, 410, "version_pruned", `Ledger version(${start}) has been pruned`);
+      const end = start + BigInt(limit) - 1n < head ? start + BigInt(limit) - 1n : head;
+      const parts: string[] = [];
+      for (let v = start; v <= end; v++) parts.push(this.txns[Number(v)]!);
+      const g = this.faults.garbage;
+      this.ledgerHeaders(reply);
+      reply.type("application/json; charset=utf-8");
+      if (g && g.version >= start && g.version <= end) {
+        const i = Number(g.version - start);
+        if (g.kind === "not_json") return `[${parts.slice(0, i).join(",")}${i > 0 ? "," : ""}{"version": "${g.version}", trunc`;
+        if (g.kind === "unknown_type") parts[i] = JSON.stringify({ ...JSON.parse(parts[i]!), type: "quantum_transaction" });
+        else parts.splice(i, 1);
+      }
+      return `[${parts.join(",")}]`;
+    });
+
+    const blockAnswer = (b: FakeBlock, withTxns: boolean) => ({
+      block_height: String(b.height),
+      block_hash: b.hash,
+      block_timestamp: String(b.timestampUsec),
+      first_version: String(b.first),
+      last_version: String(b.last),
+      transactions: withTxns ? this.txns.slice(Number(b.first), Number(b.last) + 1).map((t) => JSON.parse(t) as unknown) : null,
+    });
+    app.get("/v1/blocks/by_version/:v", async (req: FastifyRequest<{ Params: { v: string }; Querystring: { with_transactions?: string } }>, reply) => {
+      if (!/^[0-9]{1,20}$/.test(req.params.v)) return this.error(reply, 400, "web_framework_error", `failed to parse path param version: ${req.params.v}`);
+      const v = BigInt(req.params.v);
+      if (v > this.ledgerVersion) return this.error(reply, 404, "version_not_found", `Ledger version not found by Ledger version(${v})`);
+      if (v < this.oldestVersion) return this.error(reply, 410, "version_pruned", `Ledger version(${v}) has been pruned`);
+      this.ledgerHeaders(reply);
+      return blockAnswer(this.blockByVersion(v)!, req.query.with_transactions === "true");
+    });
+    app.get("/v1/blocks/by_height/:h", async (req: FastifyRequest<{ Params: { h: string }; Querystring: { with_transactions?: string } }>, reply) => {
+      if (!/^[0-9]{1,20}$/.test(req.params.h)) return this.error(reply, 400, "web_framework_error", `failed to parse path param block_height: ${req.params.h}`);
+      const h = BigInt(req.params.h);
+      if (h > this.head.height) return this.error(reply, 404, "block_not_found", `Block not found by Height(${h})`);
+      if (h < this.oldestHeight) return this.error(reply, 410, "block_pruned", `Block(${h}) has been pruned`);
+      this.ledgerHeaders(reply);
+      return blockAnswer(this.blocks[Number(h)]!, req.query.with_transactions === "true");
+    });
+
+    app.get(
+      "/v1/accounts/:address/resource/:type",
+      async (req: FastifyRequest<{ Params: { address: string; type: string }; Querystring: { ledger_version?: string } }>, reply) => {
+        const address = parseAddress(req.params.address);
+        if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
+        const v = this.version(req.query, reply);
+        if (v === null) return reply;
+        const json = await this.store.getResource(address, req.params.type, v);
+        if (json === null) {
+          return this.error(reply, 404, "resource_not_found", `Resource not found by Address(${formatAddress(address)}), Struct tag(${req.params.type}) and Ledger version(${v})`);
+        }
+        this.ledgerHeaders(reply);
+        return { type: req.params.type, data: JSON.parse(json) as unknown };
+      },
+    );
+
+    // Everything else is our node's answer, with the X-Aptos-* headers the reference sends.
+    app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+    app.all("/v1/*", async (req, reply) => {
+      const res = await fetch(`${this.node.url}${req.url}`, {
+        method: req.method,
+        headers: { accept: req.headers.accept ?? "*/*", ...(req.headers["content-type"] ? { "content-type": req.headers["content-type"] } : {}) },
+        ...(req.body ? { body: new Uint8Array(req.body as Buffer) } : {}),
+      });
+      reply.code(res.status);
+      for (const [k, v] of res.headers) {
+        if (k.startsWith("x-aptos-") || k === "content-type") reply.header(k, v);
+      }
+      return reply.send(Buffer.from(await res.arrayBuffer()));
+    });
+  }
+}

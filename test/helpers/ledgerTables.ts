@@ -1,0 +1,46 @@
+/**
+ * Every table of a ledger database, rows in a fixed order, for tests that compare two ledgers
+ * whole (a sync against an import of the same transactions).
+ */
+import Database from "better-sqlite3";
+import pg from "pg";
+import { isPostgresUrl } from "../../src/storage/open.js";
+
+export type TableDump = Record<string, string[]>;
+
+export async function dumpTables(db: string): Promise<TableDump> {
+  return isPostgresUrl(db) ? dumpPostgres(db) : dumpSqlite(db);
+}
+
+function dumpSqlite(path: string): TableDump {
+  const d = new Database(path, { readonly: true });
+  try {
+    const out: TableDump = {};
+    const tables = d.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
+    for (const { name } of tables) {
+      const rows = d.prepare(`SELECT * FROM "${name}"`).raw().all() as unknown[][];
+      out[name] = rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? String(v) : Buffer.isBuffer(v) ? v.toString("hex") : v))).sort();
+    }
+    return out;
+  } finally {
+    d.close();
+  }
+}
+
+async function dumpPostgres(url: string): Promise<TableDump> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const out: TableDump = {};
+    const tables = await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1");
+    for (const { table_name } of tables.rows as { table_name: string }[]) {
+      // When each migration was applied differs between two databases; which ones were must not.
+      const columns = table_name === "schema_version" ? "version" : "*";
+      const rows = await c.query({ text: `SELECT ${columns} FROM "${table_name}"`, rowMode: "array" });
+      out[table_name] = (rows.rows as unknown[][]).map((r) => JSON.stringify(r, (_k, v) => (Buffer.isBuffer(v) ? v.toString("hex") : v))).sort();
+    }
+    return out;
+  } finally {
+    await c.end();
+  }
+}
