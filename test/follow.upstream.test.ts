@@ -3,7 +3,7 @@
  * reference node's OpenAPI schemas (test/fixtures/aptos-openapi-spec.json), and its pruning
  * window, rate limit and faults behave as the follower's tests need.
  */
-import Ajv from "ajv";
+import { Ajv } from "ajv";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";

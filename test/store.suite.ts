@@ -463,6 +463,44 @@ export function storeSuite(factory: () => Backend): void {
       expect(await h.getFingerprints(10n, U64_MAX)).toEqual([]);
     });
 
+    it("records base state a follower fetched once, with its rows, and names the newest version of a state key", async () => {
+      // A ledger that starts at version 5 (a follower's first block), base state at version 4.
+      const s = await fresh(4, [
+        {
+          block: block(7n, 1n, 7_000_000n, 5n, 6n),
+          transactions: [txn(5n, "block_metadata_transaction"), txn(6n, "block_epilogue_transaction")],
+          modules: [],
+          tableItems: [item(6n, K2, bytes(2))],
+          resources: [],
+        },
+      ]);
+      expect(await s.getBaseRecord("table:7:1")).toBeNull();
+      await s.writeBaseState({ what: "table:7:1", fetchedAt: 4n, modules: [], tableItems: [item(4n, K1, bytes(9))], resources: [] });
+      await s.writeBaseState({
+        what: "modules:a",
+        fetchedAt: 5n,
+        modules: [mod(4n, A, "coin", code(7))],
+        tableItems: [],
+        resources: [res(4n, '{"base":true}')],
+      });
+      // A second write of the same record changes nothing, rows included.
+      await s.writeBaseState({ what: "table:7:1", fetchedAt: 4n, modules: [], tableItems: [item(4n, K1, bytes(1))], resources: [] });
+      expect(await s.getBaseRecord("table:7:1")).toBe(4n);
+      expect(await s.getBaseRecord("modules:a")).toBe(5n);
+      expect(hex(await tableItem(s, H, K1, 5n))).toBe("09");
+      expect(hex(await tableItem(s, H, K1, 6n))).toBe("09");
+      expect((await s.getModules(A, 6n, null, 10)).map((m) => m.name)).toEqual(["coin"]);
+      expect(hex(await s.getModuleCode(sha(code(7))))).toBe(hex(code(7)));
+      expect(await s.getResource(A, R, 5n)).toBe('{"base":true}');
+      expect(await s.newestStateVersion({ kind: "table_item", handle: H, key: K2 }, 6n)).toBe(6n);
+      expect(await s.newestStateVersion({ kind: "table_item", handle: H, key: K2 }, 5n)).toBeNull();
+      expect(await s.newestStateVersion({ kind: "table_item", handle: H, key: K1 }, 6n)).toBe(4n);
+      expect(await s.newestStateVersion({ kind: "resource", address: A, type: R }, 6n)).toBe(4n);
+      expect(await s.newestStateVersion({ kind: "resource", address: B, type: R }, 6n)).toBeNull();
+      // The ledger itself is untouched: its oldest version is still the first synced one.
+      expect((await s.getLedgerInfo(true))?.oldestVersion).toBe(5n);
+    });
+
     it("prunes: raises the oldest version, drops superseded rows, keeps every read at or above it", async () => {
       const s = await fresh(4, HISTORY);
       const versions = [5n, 6n, 7n, 8n, 9n];

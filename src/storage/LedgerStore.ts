@@ -101,6 +101,26 @@ export interface BlockWrite {
   resources: ResourceWrite[];
 }
 
+/**
+ * State a follower fetched from its upstream because no synced block wrote it (issue 16): rows at
+ * the version just before the first synced block, so every read at or above the oldest version
+ * sees them until a synced block overwrites them. `what` names what was fetched (an account's
+ * module list, a table item, a resource) and is recorded with the rows, once.
+ */
+export interface BaseStateWrite {
+  what: string;
+  /** The upstream version the rows were read at (recorded; the rows carry their own version). */
+  fetchedAt: bigint;
+  modules: ModuleWrite[];
+  tableItems: TableItemWrite[];
+  resources: ResourceWrite[];
+}
+
+/** One state key of the versioned tables a follower may fetch. */
+export type StateKeyRef =
+  | { kind: "table_item"; handle: Uint8Array; key: Uint8Array }
+  | { kind: "resource"; address: Uint8Array; type: string };
+
 export interface StoredTxnFingerprint {
   version: bigint;
   kind: TxnKind;
@@ -196,6 +216,13 @@ export interface LedgerStore {
    * syncs). Readers see all of them or none, so a half block is still never visible.
    */
   commitBlocks?(writes: BlockWrite[]): Promise<void>;
+  /** The upstream version `what` was fetched at (`writeBaseState`), or null when it never was. */
+  getBaseRecord(what: string): Promise<bigint | null>;
+  /** Writes the rows and records `what` in one transaction; when `what` is recorded already, nothing. */
+  writeBaseState(write: BaseStateWrite): Promise<void>;
+  /** The version of the newest row (write or deletion) of `key` at or below `upTo`, or null. */
+  newestStateVersion(key: StateKeyRef, upTo: bigint): Promise<bigint | null>;
+
   /** Raises the oldest kept version; removes what no read at or above it can see. */
   prune(target: PruneTarget): Promise<PruneResult>;
 

@@ -24,6 +24,8 @@ import type { PoolClient, QueryResultRow } from "pg";
 import { codeHash } from "../../ledger/codeHash.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type {
+  BaseStateWrite,
+  StateKeyRef,
   BlockWrite,
   LedgerStore,
   PruneResult,
@@ -390,6 +392,69 @@ export class PostgresStore implements LedgerStore {
       });
     } catch (e) {
       throw commitError(e, writes);
+    }
+  }
+
+  async getBaseRecord(what: string): Promise<bigint | null> {
+    try {
+      const r = await this.pool.query<{ version: string }>("SELECT version FROM follow_base WHERE what = $1", [what]);
+      return r.rows[0] ? u64FromColumn(r.rows[0].version) : null;
+    } catch (e) {
+      throw storageError(e, "getBaseRecord");
+    }
+  }
+
+  async writeBaseState(w: BaseStateWrite): Promise<void> {
+    await this.transaction("writeBaseState", async (c) => {
+      const recorded = await c.query("INSERT INTO follow_base (what, version) VALUES ($1, $2::numeric) ON CONFLICT (what) DO NOTHING RETURNING what", [
+        w.what,
+        u64Param(w.fetchedAt),
+      ]);
+      if (recorded.rowCount === 0) return;
+      for (const m of w.modules) {
+        await c.query(
+          `INSERT INTO modules (address, state_key, version, name, bytecode, code_hash) VALUES ($1, $2, $3::numeric, $4, $5, $6)
+           ON CONFLICT (address, state_key, version) DO NOTHING`,
+          [m.address, m.stateKey, u64Param(m.version), m.name, m.bytecode, m.bytecode ? codeHash(m.bytecode) : null],
+        );
+      }
+      for (const t of w.tableItems) {
+        await c.query("INSERT INTO table_items (handle, key, version, value) VALUES ($1, $2, $3::numeric, $4) ON CONFLICT DO NOTHING", [
+          t.handle,
+          t.key,
+          u64Param(t.version),
+          t.value,
+        ]);
+      }
+      for (const r of w.resources) {
+        await c.query("INSERT INTO resources (address, type, version, value) VALUES ($1, $2, $3::numeric, $4) ON CONFLICT DO NOTHING", [
+          r.address,
+          r.type,
+          u64Param(r.version),
+          r.json,
+        ]);
+      }
+    });
+  }
+
+  async newestStateVersion(key: StateKeyRef, upTo: bigint): Promise<bigint | null> {
+    try {
+      const r =
+        key.kind === "table_item"
+          ? await this.pool.query<{ v: string | null }>("SELECT max(version) AS v FROM table_items WHERE handle = $1 AND key = $2 AND version <= $3::numeric", [
+              key.handle,
+              key.key,
+              u64Param(upTo),
+            ])
+          : await this.pool.query<{ v: string | null }>("SELECT max(version) AS v FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric", [
+              key.address,
+              key.type,
+              u64Param(upTo),
+            ]);
+      const v = r.rows[0]?.v;
+      return v === null || v === undefined ? null : u64FromColumn(v);
+    } catch (e) {
+      throw storageError(e, "newestStateVersion");
     }
   }
 

@@ -76,4 +76,12 @@ export const MIGRATIONS: readonly string[] = [
   -- cache key for module pages).
   CREATE INDEX modules_by_address_version ON modules (address, version);
   `,
+  `
+  -- What a follower that started at a chain's head fetched from its upstream (issue 16), and the
+  -- upstream version it read it at; the fetched rows themselves live in the state tables.
+  CREATE TABLE follow_base (
+    what text COLLATE "C" PRIMARY KEY,
+    version u64 NOT NULL
+  );
+  `,
 ];

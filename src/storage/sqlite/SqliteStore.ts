@@ -15,6 +15,8 @@ import { dirname } from "node:path";
 import { codeHash } from "../../ledger/codeHash.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type {
+  BaseStateWrite,
+  StateKeyRef,
   BlockWrite,
   LedgerStore,
   PruneResult,
@@ -194,6 +196,20 @@ function prepareStatements(db: Db) {
 }
 
 type Statements = ReturnType<typeof prepareStatements>;
+
+/** What a follower reads and writes besides blocks (`LedgerStore.writeBaseState`). */
+function prepareFollowStatements(db: Db) {
+  return {
+    record: db.prepare<[string], { version: bigint }>("SELECT version FROM follow_base WHERE what = ?").safeIntegers(true),
+    insertRecord: db.prepare<[string, bigint]>("INSERT OR IGNORE INTO follow_base (what, version) VALUES (?, ?)"),
+    newestTableItem: db
+      .prepare<[Uint8Array, Uint8Array, bigint], { v: bigint | null }>("SELECT max(version) AS v FROM table_items WHERE handle = ? AND key = ? AND version <= ?")
+      .safeIntegers(true),
+    newestResource: db
+      .prepare<[Uint8Array, string, bigint], { v: bigint | null }>("SELECT max(version) AS v FROM resources WHERE address = ? AND type = ? AND version <= ?")
+      .safeIntegers(true),
+  };
+}
 
 export interface SqliteStoreOptions {
   readonly?: boolean;
@@ -510,6 +526,44 @@ export class SqliteStore implements LedgerStore {
     for (const t of w.tableItems) st.insertTableItem.run(t.handle, t.key, t.version, t.value);
     for (const r of w.resources) st.insertResource.run(r.address, r.type, r.version, r.json);
     st.setLedger.run(b.lastVersion, timestampToSql(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
+  }
+
+  /** The follower's statements, prepared at first use (a store that never follows never needs them). */
+  private followStatements: ReturnType<typeof prepareFollowStatements> | null = null;
+
+  private follow(): ReturnType<typeof prepareFollowStatements> {
+    this.followStatements ??= prepareFollowStatements(this.db);
+    return this.followStatements;
+  }
+
+  async getBaseRecord(what: string): Promise<bigint | null> {
+    return this.follow().record.get(what)?.version ?? null;
+  }
+
+  async writeBaseState(w: BaseStateWrite): Promise<void> {
+    const f = this.follow();
+    const st = this.statements;
+    this.write(() =>
+      this.db.transaction(() => {
+        if (f.insertRecord.run(w.what, w.fetchedAt).changes === 0) return;
+        for (const m of w.modules) {
+          const hash = m.bytecode ? codeHash(m.bytecode) : null;
+          if (m.bytecode) st.insertCode.run(hash!, m.bytecode);
+          st.insertModule.run(m.address, m.stateKey, m.version, m.name, hash);
+        }
+        for (const t of w.tableItems) st.insertTableItem.run(t.handle, t.key, t.version, t.value);
+        for (const r of w.resources) st.insertResource.run(r.address, r.type, r.version, r.json);
+      })(),
+    );
+  }
+
+  async newestStateVersion(key: StateKeyRef, upTo: bigint): Promise<bigint | null> {
+    const f = this.follow();
+    const row =
+      key.kind === "table_item"
+        ? f.newestTableItem.get(key.handle, key.key, versionParam(upTo))
+        : f.newestResource.get(key.address, key.type, versionParam(upTo));
+    return row?.v ?? null;
   }
 
   async prune(target: PruneTarget): Promise<PruneResult> {
