@@ -11,6 +11,7 @@ import { Importer } from "./ingest/importer.js";
 import { checkReadable, readTransactions } from "./ingest/readInput.js";
 import { UpstreamClient } from "./ingest/follow/client.js";
 import { Follower, type FollowFrom, type FollowLag } from "./ingest/follow/sync.js";
+import { FollowedStore } from "./ingest/follow/followedStore.js";
 import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
 import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
 import { displayDb, openStore } from "./storage/open.js";
@@ -62,12 +63,22 @@ program
   .option("--log-requests", "log every request and response (costs throughput)", false)
   .option("--create", "create the SQLite file when it does not exist (--devnet always may)", false)
   .option("--no-prune", "no built-in pruner; without --devnet the database is then opened read-only")
+  .option("--follow <url>", "follow this Aptos node (REST API v1) into the ledger while serving it (see `follow`)")
+  .option("--from <where>", "with --follow: where an empty ledger starts: genesis, latest, or a version", fromOption, { kind: "latest" })
+  .option("--api-key <key>", "with --follow: sent as Authorization: Bearer <key>")
+  .option("--concurrency <n>", "with --follow: pages of transactions in flight", intOption("--concurrency", 1, 64), 4)
+  .option("--max-rps <n>", "with --follow: at most this many upstream requests per second", intOption("--max-rps", 1, 100_000), 50)
+  .option("--poll <ms>", "with --follow: how often the head is asked for once caught up", intOption("--poll", 10, 600_000), 1000)
+  .option("--upstream-timeout <ms>", "with --follow: a read waiting on the upstream answers 503 after this", intOption("--upstream-timeout", 1, 600_000), 5000)
   .action(async (o) => {
+    if (o.follow && (o.devnet || o.workers > 1)) throw new Error("--follow cannot be combined with --devnet or --workers");
     if (o.workers > 1 && cluster.isPrimary) {
       const code = await serveWorkers(o.workers, (msg) => console.error(msg));
       process.exit(code);
     }
+    const following = o.follow ? await openFollowing(o) : null;
     const node = await startNode({
+      ...(following ? { store: following.store } : {}),
       writer: isWriterProcess(),
       db: o.db,
       host: o.host,
@@ -80,7 +91,7 @@ program
       logRequests: o.logRequests,
       metricsPort: o.metricsPort,
       prune: o.prune,
-      create: o.create || o.devnet,
+      create: o.create || o.devnet || Boolean(o.follow),
       api: {
         compression: o.compression,
         compressionThreshold: o.compressionThreshold,
@@ -92,7 +103,23 @@ program
       },
     });
     console.log(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec, metrics: ${node.metricsUrl ?? `${node.url}/metrics`})`);
+    if (following) {
+      following.follower.onLag = (lag) => {
+        following.store.lag = lag;
+        node.metrics.writerLagVersions.set(Number(lag.versions));
+        node.metrics.writerLagSeconds.set(lag.seconds);
+      };
+      following.follower.run().then(
+        () => undefined,
+        (e: unknown) => {
+          // The ledger holds only whole blocks; the replica cannot go on following, so it stops.
+          console.error(`ledger-node: following ${o.follow} stopped: ${(e as Error).message}`);
+          node.close().finally(() => process.exit(1));
+        },
+      );
+    }
     const shutdown = () => {
+      following?.follower.stop();
       node.close().then(
         () => process.exit(0),
         () => process.exit(1),
@@ -173,6 +200,34 @@ function fromOption(v: string): FollowFrom {
   if (v === "genesis" || v === "latest") return { kind: v };
   if (/^[0-9]{1,20}$/.test(v) && BigInt(v) < 1n << 64n) return { kind: "version", version: BigInt(v) };
   throw new InvalidArgumentError(`--from must be genesis, latest or a version (u64), got ${JSON.stringify(v)}`);
+}
+
+/** The store and follower of `serve --follow`: the follower writes, the node serves the FollowedStore. */
+async function openFollowing(o: {
+  db: string;
+  follow: string;
+  from: FollowFrom;
+  apiKey?: string;
+  concurrency: number;
+  maxRps: number;
+  poll: number;
+  upstreamTimeout: number;
+  quiet: boolean;
+}): Promise<{ store: FollowedStore; follower: Follower }> {
+  const client = new UpstreamClient(o.follow, {
+    apiKey: o.apiKey ?? null,
+    maxRequestsPerSecond: o.maxRps,
+    onRetry: (what, attempt, ms) => console.error(`retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
+  });
+  const store = new FollowedStore(await openStore(o.db, { create: true, memoLagMs: 1 }), client, { timeoutMs: o.upstreamTimeout });
+  const follower = new Follower(store.inner, client, {
+    from: o.from,
+    concurrency: o.concurrency,
+    pollMs: o.poll,
+    exitAtHead: false,
+    log: { info: (m) => (o.quiet ? undefined : console.log(m)), warn: (m) => console.error(m) },
+  });
+  return { store, follower };
 }
 
 function lagLine(lag: FollowLag, ledgerVersion: string): string {

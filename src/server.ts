@@ -49,6 +49,11 @@ export interface ServeOptions {
   prune?: boolean;
   /** SQLite: create a missing database file (default true; the CLI: only with --devnet or --create). */
   create?: boolean;
+  /**
+   * Serve this store, already open over `db`, instead of opening one (`serve --follow`: the store
+   * that fetches what a replica started at the head lacks). The node closes it.
+   */
+  store?: LedgerStore;
 }
 
 /**
@@ -133,12 +138,14 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   }
   let store: LedgerStore;
   try {
-    store = await openStore(o.db, {
-      readonly: !writes || threaded,
-      create: o.create ?? true,
-      memoLagMs: MEMO_LAG_MS,
-      ...sqliteOptions,
-    });
+    store =
+      o.store ??
+      (await openStore(o.db, {
+        readonly: !writes || threaded,
+        create: o.create ?? true,
+        memoLagMs: MEMO_LAG_MS,
+        ...sqliteOptions,
+      }));
     if (writes && !threaded) writers = await LocalWriters.open(store, writersOptions, status, writerEvents);
   } catch (e) {
     await writers?.stop();

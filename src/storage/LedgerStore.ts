@@ -232,6 +232,12 @@ export interface LedgerStore {
    */
   fileProblem?(): string | null;
 
+  /**
+   * Optional: how far behind its upstream a ledger that follows a chain is (versions, seconds of
+   * chain time), for /v1/info; null or absent when it follows nothing.
+   */
+  followLag?(): { versions: bigint; seconds: number } | null;
+
   close(): Promise<void>;
 }
 

@@ -35,6 +35,8 @@ export const getInfo = defineOperation({
         oldest_block_height: { ...u64, nullable: true },
         epoch: { ...u64, nullable: true },
         git_hash: { type: "string" },
+        follow_lag_versions: { ...u64, description: "Only when following a chain (serve --follow): versions behind the upstream's head" },
+        follow_lag_seconds: { type: "number", description: "Only when following a chain: seconds of chain time behind the upstream's head" },
       },
     },
   },
@@ -47,10 +49,15 @@ export const getInfo = defineOperation({
     let last: { version: bigint; oldest: bigint; json: Record<string, unknown> } | null = null;
     return async function getInfo() {
       const info = await orNull(() => ctx.store.getLedgerInfo());
-      if (info && last?.version === info.ledgerVersion && last.oldest === info.oldestVersion) return { json: last.json };
+      // A follower's lag moves while the ledger stands still: never the cached answer then.
+      const lag = ctx.store.followLag?.() ?? null;
+      if (!lag && info && last?.version === info.ledgerVersion && last.oldest === info.oldestVersion) return { json: last.json };
       const chainId = info ? info.chainId : await orNull(() => ctx.store.getChainId());
       const json = infoJson(info, chainId);
-      if (info) last = { version: info.ledgerVersion, oldest: info.oldestVersion, json };
+      if (lag) {
+        json.follow_lag_versions = lag.versions.toString();
+        json.follow_lag_seconds = lag.seconds;
+      } else if (info) last = { version: info.ledgerVersion, oldest: info.oldestVersion, json };
       return { json };
     };
 

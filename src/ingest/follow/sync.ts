@@ -15,6 +15,12 @@ import { IngestError } from "../aptosJson.js";
 import { Importer } from "../importer.js";
 import { type UpstreamClient, UpstreamGarbageError, UpstreamUnavailableError } from "./client.js";
 
+/**
+ * The store record of the first version this ledger synced (`LedgerStore.getBaseRecord`): the
+ * state before it is the upstream's, fetched on demand (`FollowedStore`). 0 when synced from genesis.
+ */
+export const FIRST_SYNCED_RECORD = "first_synced_version";
+
 /** The reference node's largest page of `GET /v1/transactions`. */
 export const PAGE_SIZE = 100;
 
@@ -104,12 +110,16 @@ export class Follower {
   private wake: (() => void) | null = null;
   private lastHead: bigint | null = null;
   lag: FollowLag | null = null;
+  /** Told after every commit and poll (set after construction by `serve --follow`). */
+  onLag: ((lag: FollowLag) => void) | null;
 
   constructor(
     private readonly store: LedgerStore,
     private readonly client: UpstreamClient,
     private readonly o: FollowerOptions,
-  ) {}
+  ) {
+    this.onLag = o.onLag ?? null;
+  }
 
   /** Asks `run` to stop after the commit in progress (it resolves then). */
   stop(): void {
@@ -129,6 +139,7 @@ export class Follower {
     if (importer.ledgerVersion !== null) {
       next = importer.ledgerVersion + 1n;
       this.o.log.info(`resuming after version ${importer.ledgerVersion}`);
+      await this.recordFirstSynced();
     } else {
       next = await this.startVersion(head);
       this.o.log.info(`starting at version ${next} (upstream head ${head.ledgerVersion})`);
@@ -138,6 +149,7 @@ export class Follower {
       this.checkHead(current, importer.ledgerVersion);
       while (next <= current.ledgerVersion && !this.stopping) {
         next = await this.syncRange(importer, next, current.ledgerVersion);
+        await this.recordFirstSynced();
         await this.reportLag(current, importer.ledgerVersion);
       }
       if (this.o.exitAtHead && importer.ledgerVersion !== null && importer.ledgerVersion >= current.ledgerVersion) break;
@@ -146,6 +158,22 @@ export class Follower {
       current = await this.headRetried();
       await this.reportLag(current, importer.ledgerVersion);
     }
+  }
+
+  private firstSyncedRecorded = false;
+
+  /**
+   * Records where the ledger starts once its first block is in: its oldest version then. (A stop
+   * between that commit and this record is mended at the next run, before any prune could move it.)
+   */
+  private async recordFirstSynced(): Promise<void> {
+    if (this.firstSyncedRecorded) return;
+    const info = await this.store.getLedgerInfo(true);
+    if (!info) return;
+    if ((await this.store.getBaseRecord(FIRST_SYNCED_RECORD)) === null) {
+      await this.store.writeBaseState({ what: FIRST_SYNCED_RECORD, fetchedAt: info.oldestVersion, modules: [], tableItems: [], resources: [] });
+    }
+    this.firstSyncedRecorded = true;
   }
 
   private async startVersion(head: UpstreamHead): Promise<bigint> {
@@ -255,7 +283,7 @@ export class Follower {
     const versions = ledgerVersion === null ? head.ledgerVersion + 1n : head.ledgerVersion - ledgerVersion;
     const usec = info ? head.timestampUsec - info.timestampUsec : 0n;
     this.lag = { versions: versions < 0n ? 0n : versions, seconds: Number(usec > 0n ? usec : 0n) / 1e6, upstreamVersion: head.ledgerVersion };
-    this.o.onLag?.(this.lag);
+    this.onLag?.(this.lag);
   }
 
   private pause(ms: number): Promise<void> {

@@ -1,0 +1,272 @@
+/**
+ * The store a replica that started at a chain's head serves from (issue 16): the real store, plus
+ * the state no synced block wrote, fetched from the upstream the first time a read needs it.
+ *
+ * - The base is the upstream's state just before the first synced block (version `origin`). A
+ *   fetched value is stored as rows at `origin` with a record of what was fetched
+ *   (`LedgerStore.writeBaseState`), so it is fetched once ("absent" included: the record alone) and
+ *   every later read, after a restart too, is an ordinary store read.
+ * - A key some synced block wrote at or below the version asked is answered from the store alone:
+ *   the upstream is not asked, so everything stored is still served while it is down.
+ * - When the upstream has pruned `origin`, the value is read at the upstream's oldest version U
+ *   instead, but only when the ledger proves no synced block changed it in (origin, U]; otherwise
+ *   the read answers 410, as pruned, rather than guess.
+ * - A wait on the upstream is bounded by `timeoutMs` (then 503, via StorageUnavailableError);
+ *   concurrent reads of the same missing state share one fetch.
+ */
+import { formatAddress, toHex } from "../../ledger/address.js";
+import { moduleStateKey } from "../../ledger/stateKey.js";
+import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
+import { moduleAbi } from "../../move/abi.js";
+import {
+  type BaseStateWrite,
+  type LedgerStore,
+  type ModuleWrite,
+  type Snapshot,
+  StorageUnavailableError,
+} from "../../storage/LedgerStore.js";
+import { type UpstreamClient, parseJson } from "./client.js";
+import { FIRST_SYNCED_RECORD, type FollowLag, readHead, type UpstreamHead } from "./sync.js";
+
+/** The reference node's largest modules page. */
+const MODULES_PAGE = 9999;
+
+type Rows = Pick<BaseStateWrite, "modules" | "tableItems" | "resources">;
+/** What a fetch found: rows to store, or the upstream cannot give the base any more. */
+type Fetched = Rows | "pruned";
+const NO_ROWS = (): Rows => ({ modules: [], tableItems: [], resources: [] });
+
+export interface FollowedStoreOptions {
+  /** How long a read waits on the upstream before it answers 503. */
+  timeoutMs: number;
+}
+
+export class FollowedStore implements LedgerStore {
+  readonly kind: LedgerStore["kind"];
+  /** Set by the follower running in the same process; shown by /v1/info. */
+  lag: FollowLag | null = null;
+  private origin: bigint | null = null;
+  /** Records known to exist (they are never removed). */
+  private readonly known = new Set<string>();
+  private readonly fetching = new Map<string, Promise<"ok" | "pruned">>();
+  private head: { at: number; head: Promise<UpstreamHead> } | null = null;
+
+  constructor(
+    readonly inner: LedgerStore,
+    private readonly client: UpstreamClient,
+    private readonly o: FollowedStoreOptions,
+  ) {
+    this.kind = inner.kind;
+    if (inner.commitBlocks) this.commitBlocks = (w) => inner.commitBlocks!(w);
+    if (inner.fileProblem) this.fileProblem = () => inner.fileProblem!();
+  }
+
+  commitBlocks?: LedgerStore["commitBlocks"];
+  fileProblem?: LedgerStore["fileProblem"];
+
+  followLag(): { versions: bigint; seconds: number } | null {
+    return this.lag;
+  }
+
+  /** The base version, or null for a ledger synced from genesis (or not started): nothing to fetch. */
+  private async baseVersion(): Promise<bigint | null> {
+    if (this.origin === null) {
+      const first = await this.inner.getBaseRecord(FIRST_SYNCED_RECORD);
+      if (first !== null && first > 0n) this.origin = first - 1n;
+    }
+    return this.origin;
+  }
+
+  // --- reads that may need the base -------------------------------------------------------------
+
+  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
+    const snap = await this.inner.readTableItem(handle, key, version);
+    const origin = await this.baseVersion();
+    const v = version ?? snap?.info.ledgerVersion;
+    if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
+    const newest = await this.inner.newestStateVersion({ kind: "table_item", handle, key }, v);
+    if (newest !== null && newest >= origin) return snap; // a synced write (or the base row) answers
+    const what = `table_item:${toHex(handle)}:${toHex(key)}`;
+    const r = await this.ensure(what, origin, `table item ${toHex(key)} of table ${formatAddress(handle)}`, async (at) => {
+      if (at > origin && (await this.inner.newestStateVersion({ kind: "table_item", handle, key }, at)) !== null) return "pruned";
+      const res = await this.client.request(`/tables/${formatAddress(handle)}/raw_item?ledger_version=${at}`, {
+        method: "POST",
+        json: { key: toHex(key) },
+        accept: "application/x-bcs",
+        deadline: this.deadline(),
+      });
+      if (res.status === 410) return "pruned";
+      if (res.status === 404) return NO_ROWS();
+      expectStatus(res.status, 200, `raw_item of table ${formatAddress(handle)} at version ${at}`);
+      return { ...NO_ROWS(), tableItems: [{ version: origin, handle, key, value: new Uint8Array(res.body) }] };
+    });
+    if (r === "pruned") return prunedSnapshot(snap, v);
+    return this.inner.readTableItem(handle, key, version);
+  }
+
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    const snap = await this.inner.readModulesVersion(address, version);
+    const origin = await this.baseVersion();
+    const v = version ?? snap?.info.ledgerVersion;
+    if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
+    if ((await this.ensureModules(address, origin)) === "pruned") return prunedSnapshot(snap, v);
+    return this.inner.readModulesVersion(address, version);
+  }
+
+  async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
+    const origin = await this.baseVersion();
+    if (origin !== null) await this.ensureModules(address, origin);
+    return this.inner.getModules(address, version, start, limit);
+  }
+
+  async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
+    const origin = await this.baseVersion();
+    if (origin === null) return this.inner.getResource(address, type, version);
+    const newest = await this.inner.newestStateVersion({ kind: "resource", address, type }, version);
+    if (newest === null || newest < origin) {
+      // "pruned" leaves the ledger's own answer: only the gas estimator reads resources, and it
+      // falls back to its defaults as for a chain without them.
+      await this.ensure(`resource:${toHex(address)}:${type}`, origin, `resource ${type} of ${formatAddress(address)}`, async (at) => {
+        if (at > origin && (await this.inner.newestStateVersion({ kind: "resource", address, type }, at)) !== null) return "pruned";
+        const res = await this.client.request(`/accounts/${formatAddress(address)}/resource/${type}?ledger_version=${at}`, { deadline: this.deadline() });
+        if (res.status === 410) return "pruned";
+        if (res.status === 404) return NO_ROWS();
+        expectStatus(res.status, 200, `resource ${type} of ${formatAddress(address)} at version ${at}`);
+        const body = parseJson(res.body, `resource ${type}`) as { data?: unknown };
+        return { ...NO_ROWS(), resources: [{ version: origin, address, type, json: JSON.stringify(body.data ?? null) }] };
+      });
+    }
+    return this.inner.getResource(address, type, version);
+  }
+
+  /** An account's whole module list at the base, fetched once (every page). */
+  private ensureModules(address: Uint8Array, origin: bigint): Promise<"ok" | "pruned"> {
+    return this.ensure(`modules:${toHex(address)}`, origin, `modules of ${formatAddress(address)}`, async (at) => {
+      if (at > origin) {
+        const changed = (await this.inner.readModulesVersion(address, at))?.value;
+        if (changed !== null && changed !== undefined && changed > origin) return "pruned";
+      }
+      const modules: ModuleWrite[] = [];
+      let cursor: string | null = null;
+      do {
+        const path: string = `/accounts/${formatAddress(address)}/modules?ledger_version=${at}&limit=${MODULES_PAGE}${cursor ? `&start=${cursor}` : ""}`;
+        const res = await this.client.request(path, { deadline: this.deadline() });
+        if (res.status === 410) return "pruned";
+        if (res.status === 404) break; // no such account: no modules
+        expectStatus(res.status, 200, `modules of ${formatAddress(address)} at version ${at}`);
+        const page = parseJson(res.body, `modules of ${formatAddress(address)}`);
+        if (!Array.isArray(page)) throw new StorageUnavailableError(`the upstream's modules of ${formatAddress(address)} are not a JSON array`);
+        for (const m of page as Array<{ bytecode?: unknown; abi?: { name?: unknown } | null }>) {
+          const bytecode = typeof m.bytecode === "string" ? Buffer.from(m.bytecode.replace(/^0x/, ""), "hex") : null;
+          const name = (bytecode && moduleAbi(bytecode)?.name) ?? (typeof m.abi?.name === "string" ? m.abi.name : null);
+          if (!bytecode || !name) throw new StorageUnavailableError(`the upstream sent a module of ${formatAddress(address)} without bytecode or name`);
+          modules.push({ version: origin, address, name, stateKey: moduleStateKey(address, name), bytecode: new Uint8Array(bytecode) });
+        }
+        cursor = res.headers.get("x-aptos-cursor");
+      } while (cursor);
+      return { ...NO_ROWS(), modules };
+    });
+  }
+
+  /**
+   * Makes sure `what` is stored: fetched at the base version (or at the upstream's oldest when it
+   * pruned the base), written with its record. One fetch per `what` at a time; bounded by the timeout.
+   */
+  private ensure(what: string, origin: bigint, label: string, fetch: (at: bigint) => Promise<Fetched>): Promise<"ok" | "pruned"> {
+    if (this.known.has(what)) return Promise.resolve("ok");
+    let p = this.fetching.get(what);
+    if (!p) {
+      p = (async () => {
+        if ((await this.inner.getBaseRecord(what)) !== null) return "ok" as const;
+        const head = await this.upstreamHead();
+        const at = head.oldestVersion > origin ? head.oldestVersion : origin;
+        const info = await this.inner.getLedgerInfo(true);
+        // The ledger can vouch for an unchanged value only up to its own newest version.
+        if (!info || at > info.ledgerVersion) return "pruned" as const;
+        const rows = await fetch(at);
+        if (rows === "pruned") return "pruned" as const;
+        await this.inner.writeBaseState({ what, fetchedAt: at, ...rows });
+        return "ok" as const;
+      })();
+      const shared = p.then(
+        (r) => {
+          if (r === "ok") this.known.add(what);
+          return r;
+        },
+        (e: unknown) => {
+          // Whatever the upstream did (down, 5xx, an answer we cannot read), the read answers 503.
+          throw e instanceof StorageUnavailableError ? e : new StorageUnavailableError(`the upstream could not give the ${label}: ${(e as Error).message}`);
+        },
+      );
+      const done = () => this.fetching.delete(what);
+      shared.then(done, done);
+      this.fetching.set(what, shared);
+      p = shared;
+    }
+    return withTimeout(p, this.o.timeoutMs, () => new StorageUnavailableError(`the upstream did not give the ${label} within ${this.o.timeoutMs} ms`));
+  }
+
+  private deadline(): number {
+    return Date.now() + this.o.timeoutMs;
+  }
+
+  /** The upstream's ledger info, asked at most once a second. */
+  private upstreamHead(): Promise<UpstreamHead> {
+    const now = Date.now();
+    if (!this.head || now - this.head.at > 1000) {
+      const head = readHead(this.client, this.deadline());
+      head.catch(() => (this.head = null));
+      this.head = { at: now, head };
+    }
+    return this.head.head;
+  }
+
+  // --- everything else is the store's -----------------------------------------------------------
+
+  getChainId = () => this.inner.getChainId();
+  initChain = (chainId: number) => this.inner.initChain(chainId);
+  getLedgerInfo = (fresh?: boolean) => this.inner.getLedgerInfo(fresh);
+  getModuleCode = (codeHash: string) => this.inner.getModuleCode(codeHash);
+  getTransactionSummaries: LedgerStore["getTransactionSummaries"] = (q) => this.inner.getTransactionSummaries(q);
+  readSummariesVersion: LedgerStore["readSummariesVersion"] = (s, e) => this.inner.readSummariesVersion(s, e);
+  getBlockByVersion: LedgerStore["getBlockByVersion"] = (v) => this.inner.getBlockByVersion(v);
+  getBlockByHeight: LedgerStore["getBlockByHeight"] = (h) => this.inner.getBlockByHeight(h);
+  getFirstBlockAtOrAfter: LedgerStore["getFirstBlockAtOrAfter"] = (t) => this.inner.getFirstBlockAtOrAfter(t);
+  getUserTxnGas: LedgerStore["getUserTxnGas"] = (f, l) => this.inner.getUserTxnGas(f, l);
+  getFingerprints: LedgerStore["getFingerprints"] = (f, t) => this.inner.getFingerprints(f, t);
+  commitBlock: LedgerStore["commitBlock"] = (w) => this.inner.commitBlock(w);
+  prune: LedgerStore["prune"] = (t) => this.inner.prune(t);
+  getBaseRecord: LedgerStore["getBaseRecord"] = (w) => this.inner.getBaseRecord(w);
+  writeBaseState: LedgerStore["writeBaseState"] = (w) => this.inner.writeBaseState(w);
+  newestStateVersion: LedgerStore["newestStateVersion"] = (k, u) => this.inner.newestStateVersion(k, u);
+  close = () => this.inner.close();
+}
+
+function inWindow(info: LedgerInfo, v: bigint): boolean {
+  return v >= info.oldestVersion && v <= info.ledgerVersion;
+}
+
+/** The snapshot with its oldest version above `v`: the API answers it 410, as pruned. */
+function prunedSnapshot<T>(snap: Snapshot<T>, v: bigint): Snapshot<T> {
+  return { info: { ...snap.info, oldestVersion: v + 1n }, value: snap.value };
+}
+
+function expectStatus(status: number, want: number, what: string): void {
+  if (status !== want) throw new StorageUnavailableError(`the upstream answered ${status} for ${what}`);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(error()), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}
