@@ -114,7 +114,10 @@ program
         (e: unknown) => {
           // The ledger holds only whole blocks; the replica cannot go on following, so it stops.
           console.error(`ledger-node: following ${o.follow} stopped: ${(e as Error).message}`);
-          node.close().finally(() => process.exit(1));
+          node.close().then(
+            () => process.exit(1),
+            () => process.exit(1),
+          );
         },
       );
     }
