@@ -1,0 +1,39 @@
+/** `ledger-node serve …` as a child process (the built CLI), with the URL it printed. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { CLI } from "./cli.js";
+
+export interface ServeProcess {
+  /** `http://127.0.0.1:PORT/v1` */
+  base: string;
+  proc: ChildProcess;
+  /** Everything it wrote to stderr so far. */
+  stderr(): string;
+  stop(): Promise<number | null>;
+}
+
+export function startServe(args: string[], startTimeoutMs = 60_000): Promise<ServeProcess> {
+  const proc = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let err = "";
+  let out = "";
+  proc.stderr!.on("data", (d) => (err += d));
+  const exited = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start within ${startTimeoutMs} ms: ${err}`)), startTimeoutMs);
+    proc.once("exit", (code) => reject(new Error(`serve exited (${code}) before it served: ${err}`)));
+    proc.stdout!.on("data", (d) => {
+      out += d;
+      const m = /serving .* at (http:\/\/[^ ]+\/v1)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      resolve({
+        base: m[1]!,
+        proc,
+        stderr: () => err,
+        async stop() {
+          proc.kill("SIGTERM");
+          return exited;
+        },
+      });
+    });
+  });
+}
