@@ -175,4 +175,41 @@ describe("a replica that started at the head", () => {
       up.heal();
     }
   }, 30_000);
+
+  it("when the upstream has pruned its base: reads a newer upstream version where the ledger proves the value unchanged, else 410", async () => {
+    // A second replica, started 300 blocks back; then the upstream prunes 150 blocks past its start.
+    const start = up.blocks[up.blocks.length - 300]!;
+    const second = await startServe(["--follow", up.base, "--from", String(start.first), "--db", join(dir, "second.db"), "--no-prune", "--quiet", "--max-rps", "5000", "--poll", "50", "--upstream-timeout", String(TIMEOUT_MS)]);
+    try {
+      await caughtUp(second.base, up.ledgerVersion);
+      const from = BigInt((await info(second.base)).oldest_ledger_version);
+      expect(from).toBe(start.first);
+      const prunedTo = up.blocks[up.blocks.length - 150]!.first;
+      await up.pruneTo(prunedTo);
+      // Never written anywhere: provably unchanged, answered as the upstream did before it pruned.
+      expect((await ask(second.base, ...rawItem(DEVNET_TABLE_HANDLE, u64le(3_000_003), from))).status).toBe(404);
+      // 0x1's modules never change after genesis: read at the upstream's oldest, served at `from`.
+      const ours = await ask(second.base, `/accounts/0x1/modules?ledger_version=${from}`);
+      expect(ours).toEqual(await ask(up.base, `/accounts/0x1/modules?ledger_version=${prunedTo}`));
+      // The app module is upgraded every 50 blocks, so a synced block changed that account's list
+      // between the two: the list at the base cannot be had any more.
+      expect((await ask(second.base, `/accounts/${DEVNET_APP_ADDRESS}/modules?ledger_version=${from}`)).status).toBe(410);
+      // A table key first written by a synced block between the two: its base value is lost.
+      type Change = { type: string; handle?: string; key?: string; value?: string };
+      const firstWrite = new Map<string, { at: bigint; change: Change }>();
+      for (let v = from; v <= prunedTo; v++) {
+        for (const c of (JSON.parse(up.txns[Number(v)]!) as { changes: Change[] }).changes) {
+          if (c.type.endsWith("_table_item") && c.handle === DEVNET_TABLE_HANDLE && !firstWrite.has(c.key!)) firstWrite.set(c.key!, { at: v, change: c });
+        }
+      }
+      const [key, { at: w, change }] = [...firstWrite].find(([, f]) => f.at > from)!;
+      expect((await ask(second.base, ...rawItem(DEVNET_TABLE_HANDLE, key, w - 1n))).status).toBe(410);
+      // At that write the ledger itself answers, without the upstream.
+      const atWrite = await ask(second.base, ...rawItem(DEVNET_TABLE_HANDLE, key, w));
+      if (change.type === "write_table_item") expect([atWrite.status, "0x" + atWrite.body]).toEqual([200, change.value]);
+      else expect(atWrite.status).toBe(404);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
 });
