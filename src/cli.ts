@@ -233,6 +233,12 @@ async function openFollowing(o: {
   return { store, follower };
 }
 
+/** CPU time this process used (user + system), in seconds. */
+function cpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
 function lagLine(lag: FollowLag, ledgerVersion: string): string {
   return `ledger version ${ledgerVersion}, upstream head ${lag.upstreamVersion}: ${lag.versions} versions and ${lag.seconds.toFixed(1)} s behind`;
 }
@@ -283,7 +289,7 @@ program
       await follower.run();
       const info = await store.getLedgerInfo(true);
       log.info(
-        `stopped at ledger version ${info?.ledgerVersion ?? "none"} (oldest ${info?.oldestVersion ?? "none"}); ${client.requests} upstream requests`,
+        `stopped at ledger version ${info?.ledgerVersion ?? "none"} (oldest ${info?.oldestVersion ?? "none"}); ${client.requests} upstream requests; ${cpuSeconds().toFixed(2)} s CPU`,
       );
     } finally {
       await store.close();

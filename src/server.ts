@@ -12,6 +12,8 @@ import { settleNextTickShape } from "./tickShape.js";
 import type { DevnetOptions } from "./ingest/devnet.js";
 import { LocalWriters, WriterThread, type WriterEvents, type Writers, type WritersOptions } from "./ingest/writers.js";
 import { WriterStatus } from "./ingest/writerStatus.js";
+import { FollowedStore } from "./ingest/follow/followedStore.js";
+import { FIRST_SYNCED_RECORD } from "./ingest/follow/sync.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
@@ -146,6 +148,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
         memoLagMs: MEMO_LAG_MS,
         ...sqliteOptions,
       }));
+    if (!o.store) store = await guardHeadStartedLedger(store);
     if (writes && !threaded) writers = await LocalWriters.open(store, writersOptions, status, writerEvents);
   } catch (e) {
     await writers?.stop();
@@ -204,6 +207,16 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       await store.close();
     },
   };
+}
+
+/**
+ * A ledger that `follow` started at a chain's head lacks the state before its first block; without
+ * an upstream to fetch it from, reads that need it answer 503 instead of an empty answer.
+ */
+async function guardHeadStartedLedger(store: LedgerStore): Promise<LedgerStore> {
+  // A database whose schema predates the follower (opened read-only, unmigrated) has no record.
+  const first = await store.getBaseRecord(FIRST_SYNCED_RECORD).catch(() => null);
+  return first !== null && first > 0n ? new FollowedStore(store, null, { timeoutMs: 0 }) : store;
 }
 
 /** Environment variable telling a `serve --workers` process its role. */

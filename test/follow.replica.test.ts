@@ -157,6 +157,19 @@ describe("a replica that started at the head", () => {
     expect(i.follow_lag_versions).toBe("0");
   });
 
+  it("a plain serve over the same ledger (no upstream) serves what is stored and answers 503 for what it would fetch", async () => {
+    const plain = await startServe(["--db", join(dir, "replica.db"), "--no-prune", "--quiet"]);
+    try {
+      const stored = rawItem(GENESIS_TABLE, GENESIS_TABLE_KEY, oldest);
+      expect(await ask(plain.base, ...stored)).toEqual(await ask(replica.base, ...stored));
+      const missing = await ask(plain.base, ...rawItem(DEVNET_TABLE_HANDLE, u64le(4_000_004), null));
+      expect(missing.status).toBe(503);
+      expect(Buffer.from(missing.body, "hex").toString()).toContain("fetched from the upstream only by serve --follow");
+    } finally {
+      await plain.stop();
+    }
+  }, 60_000);
+
   it("with the upstream down: 503 within the timeout for reads that need it; stored state still served", async () => {
     const stored = await ask(replica.base, ...rawItem(GENESIS_TABLE, GENESIS_TABLE_KEY, oldest));
     expect(stored.status).toBe(200);

@@ -53,7 +53,8 @@ export class FollowedStore implements LedgerStore {
 
   constructor(
     readonly inner: LedgerStore,
-    private readonly client: UpstreamClient,
+    /** null: a server without an upstream, over a ledger a follower started at a head. */
+    private readonly client: UpstreamClient | null,
     private readonly o: FollowedStoreOptions,
   ) {
     this.kind = inner.kind;
@@ -89,7 +90,7 @@ export class FollowedStore implements LedgerStore {
     const what = `table_item:${toHex(handle)}:${toHex(key)}`;
     const r = await this.ensure(what, origin, `table item ${toHex(key)} of table ${formatAddress(handle)}`, async (at) => {
       if (at > origin && (await this.inner.newestStateVersion({ kind: "table_item", handle, key }, at)) !== null) return "pruned";
-      const res = await this.client.request(`/tables/${formatAddress(handle)}/raw_item?ledger_version=${at}`, {
+      const res = await this.client!.request(`/tables/${formatAddress(handle)}/raw_item?ledger_version=${at}`, {
         method: "POST",
         json: { key: toHex(key) },
         accept: "application/x-bcs",
@@ -128,7 +129,7 @@ export class FollowedStore implements LedgerStore {
       // falls back to its defaults as for a chain without them.
       await this.ensure(`resource:${toHex(address)}:${type}`, origin, `resource ${type} of ${formatAddress(address)}`, async (at) => {
         if (at > origin && (await this.inner.newestStateVersion({ kind: "resource", address, type }, at)) !== null) return "pruned";
-        const res = await this.client.request(`/accounts/${formatAddress(address)}/resource/${type}?ledger_version=${at}`, { deadline: this.deadline() });
+        const res = await this.client!.request(`/accounts/${formatAddress(address)}/resource/${type}?ledger_version=${at}`, { deadline: this.deadline() });
         if (res.status === 410) return "pruned";
         if (res.status === 404) return NO_ROWS();
         expectStatus(res.status, 200, `resource ${type} of ${formatAddress(address)} at version ${at}`);
@@ -150,7 +151,7 @@ export class FollowedStore implements LedgerStore {
       let cursor: string | null = null;
       do {
         const path: string = `/accounts/${formatAddress(address)}/modules?ledger_version=${at}&limit=${MODULES_PAGE}${cursor ? `&start=${cursor}` : ""}`;
-        const res = await this.client.request(path, { deadline: this.deadline() });
+        const res = await this.client!.request(path, { deadline: this.deadline() });
         if (res.status === 410) return "pruned";
         if (res.status === 404) break; // no such account: no modules
         expectStatus(res.status, 200, `modules of ${formatAddress(address)} at version ${at}`);
@@ -178,6 +179,11 @@ export class FollowedStore implements LedgerStore {
     if (!p) {
       p = (async () => {
         if ((await this.inner.getBaseRecord(what)) !== null) return "ok" as const;
+        if (!this.client) {
+          throw new StorageUnavailableError(
+            `this ledger starts at version ${origin + 1n} of its chain and the state before it is fetched from the upstream only by serve --follow`,
+          );
+        }
         const head = await this.upstreamHead();
         const at = head.oldestVersion > origin ? head.oldestVersion : origin;
         const info = await this.inner.getLedgerInfo(true);
@@ -214,7 +220,7 @@ export class FollowedStore implements LedgerStore {
   private upstreamHead(): Promise<UpstreamHead> {
     const now = Date.now();
     if (!this.head || now - this.head.at > 1000) {
-      const head = readHead(this.client, this.deadline());
+      const head = readHead(this.client!, this.deadline());
       head.catch(() => (this.head = null));
       this.head = { at: now, head };
     }
