@@ -148,7 +148,14 @@ export class Follower {
     while (!this.stopping) {
       this.checkHead(current, importer.ledgerVersion);
       while (next <= current.ledgerVersion && !this.stopping) {
-        next = await this.syncRange(importer, next, current.ledgerVersion);
+        try {
+          next = await this.syncRange(importer, next, current.ledgerVersion);
+        } catch (e) {
+          // As import does: the whole blocks pushed before the failure are committed (a block
+          // the failure cut short is not), so the next run resumes right where this one stopped.
+          await importer.finish().catch(() => undefined);
+          throw e;
+        }
         await this.recordFirstSynced();
         await this.reportLag(current, importer.ledgerVersion);
       }
