@@ -104,10 +104,18 @@ program
     });
     console.log(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec, metrics: ${node.metricsUrl ?? `${node.url}/metrics`})`);
     if (following) {
+      let lastLog = 0;
       following.follower.onLag = (lag) => {
         following.store.lag = lag;
         node.metrics.writerLagVersions.set(Number(lag.versions));
         node.metrics.writerLagSeconds.set(lag.seconds);
+        // A line every 10 s at most, as `follow` logs it.
+        if (o.quiet || performance.now() - lastLog < 10_000) return;
+        lastLog = performance.now();
+        following.store.getLedgerInfo().then(
+          (i) => console.log(lagLine(lag, i ? String(i.ledgerVersion) : "none")),
+          () => undefined, // a failing store is the commit's to report
+        );
       };
       following.follower.run().then(
         () => undefined,
@@ -279,7 +287,10 @@ program
         // A line every 10 s at most while it runs (the lag is a gauge, not an event).
         if (performance.now() - lastLog < 10_000) return;
         lastLog = performance.now();
-        void store.getLedgerInfo().then((i) => log.info(lagLine(lag, i ? String(i.ledgerVersion) : "none")));
+        store.getLedgerInfo().then(
+          (i) => log.info(lagLine(lag, i ? String(i.ledgerVersion) : "none")),
+          () => undefined, // a failing store is the commit's to report
+        );
       },
     });
     const stop = () => follower.stop();
