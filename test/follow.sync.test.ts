@@ -132,6 +132,7 @@ describe("ledger-node follow from genesis", () => {
       if (v !== null) expect(up.blockByVersion(v)!.last).toBe(v);
     }
     up.heal();
+    console.log(`follow: ${killedMidway} of ${kills} kill -9s landed mid-sync (the others before the first commit or at the head)`);
     expect(killedMidway).toBeGreaterThan(0);
     const r = await follow(up, db);
     expect(r.code, r.stderr).toBe(0);
