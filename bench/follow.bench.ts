@@ -5,7 +5,10 @@
  * versions per CPU-second of the follower (steadier than wall time on a shared machine), and
  * upstream requests per 1,000 versions.
  *
- *   npm run build && node --import tsx bench/follow.bench.ts [--blocks 3000] [--rounds 3]
+ *   npm run build && node --import tsx bench/follow.bench.ts [--blocks 3000] [--rounds 3] [--latency 0]
+ *
+ * `--latency MS` delays every page of transactions by MS (a remote upstream's round trip; the
+ * public fullnodes are tens of ms away): what the pages in flight are for.
  *
  * The fake upstream runs in this process and the follower in its own (the built CLI), so they
  * share the machine's cores as an upstream and a replica on one host would.
@@ -23,12 +26,15 @@ const arg = (name: string, def: number) => {
 };
 const BLOCKS = arg("blocks", 3000);
 const ROUNDS = arg("rounds", 3);
+const LATENCY_MS = arg("latency", 0);
 
 requireBuiltCli();
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-follow-bench-"));
 const up = await FakeUpstream.start({ blocks: BLOCKS });
 const versions = Number(up.ledgerVersion) + 1;
-console.log(`fake upstream: ${BLOCKS} blocks, ${versions} versions`);
+up.faults.only = "/v1/transactions";
+up.faults.slowMs = LATENCY_MS;
+console.log(`fake upstream: ${BLOCKS} blocks, ${versions} versions, ${LATENCY_MS} ms per page`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rows: string[] = [];
 try {
