@@ -12,8 +12,9 @@
  * - Nothing here knows about HTTP.
  *
  * What the reads guarantee:
- * - Every read returns a Promise. A store may answer from a memo (the SQLite store does), still
- *   through a Promise.
+ * - Every read returns a Promise. A store whose reads run in process may also offer the reads that
+ *   fix a request's ledger position synchronously (`immediate`, same answers): the API's request
+ *   wrapper then answers a memoized read without a promise per step.
  * - A snapshot read (`readTableItem`, `readModulesVersion`, `readSummariesVersion`) returns its
  *   value with the ledger position of the same snapshot: the value is what a read at that position
  *   gives, so a caller judging the requested version against that position (404 above it, 410
@@ -130,8 +131,21 @@ export interface PruneResult {
   blocksDeleted: number;
 }
 
+/**
+ * The reads that fix a request's ledger position, answered in the calling turn. Each returns what
+ * the `LedgerStore` method of the same name resolves to and keeps the same guarantees.
+ */
+export interface ImmediateReads {
+  getLedgerInfo(fresh?: boolean): LedgerInfo | null;
+  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Snapshot<Uint8Array | null> | null;
+  readModulesVersion(address: Uint8Array, version: bigint | undefined): Snapshot<bigint | null> | null;
+  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Snapshot<bigint | null> | null;
+}
+
 export interface LedgerStore {
   readonly kind: StorageKind;
+  /** Optional: the same position reads, synchronous (see `ImmediateReads`). */
+  readonly immediate?: ImmediateReads;
 
   /** Chain id stored at the first import, or null for an empty ledger. */
   getChainId(): Promise<number | null>;

@@ -16,6 +16,7 @@ import { codeHash } from "../../ledger/codeHash.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type {
   BlockWrite,
+  ImmediateReads,
   LedgerStore,
   PruneResult,
   PruneTarget,
@@ -290,8 +291,32 @@ export class SqliteStore implements LedgerStore {
     checkChainId(await this.getChainId(), chainId);
   }
 
+  /** The snapshot reads in the calling turn: better-sqlite3 reads synchronously in process. */
+  readonly immediate: ImmediateReads = {
+    getLedgerInfo: (fresh = false) => this.memoized("ledger", () => this.readLedgerInfo(), undefined, fresh),
+    readTableItem: (handle, key, version) => {
+      const read = (): Snapshot<Uint8Array | null> | null => {
+        const row = this.statements.tableItemAt.get(handle, key, version === undefined ? null : versionParam(version));
+        return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
+      };
+      // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
+      if (key.length > MEMO_ENTRY_BYTES) return read();
+      return this.memoized(`t${version ?? ""}|${memoKeyOf(handle)}|${memoKeyOf(key)}`, read, (snap) => snap.value?.length ?? 0);
+    },
+    readModulesVersion: (address, version) =>
+      this.memoized(`m${version ?? ""}|${memoKeyOf(address)}`, () => {
+        const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
+        return row ? versionSnapshot(row) : null;
+      }),
+    readSummariesVersion: (sender, end) =>
+      this.memoized(`s${end ?? ""}|${memoKeyOf(sender)}`, () => {
+        const row = this.statements.summariesVersionAt.get(sender, end === undefined ? null : versionParam(end));
+        return row ? versionSnapshot(row) : null;
+      }),
+  };
+
   async getLedgerInfo(fresh = false): Promise<LedgerInfo | null> {
-    return this.memoized("ledger", () => this.readLedgerInfo(), undefined, fresh);
+    return this.immediate.getLedgerInfo(fresh);
   }
 
   /**
@@ -339,27 +364,15 @@ export class SqliteStore implements LedgerStore {
   }
 
   async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    const read = (): Snapshot<Uint8Array | null> | null => {
-      const row = this.statements.tableItemAt.get(handle, key, version === undefined ? null : versionParam(version));
-      return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
-    };
-    // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
-    if (key.length > MEMO_ENTRY_BYTES) return read();
-    return this.memoized(`t${version ?? ""}|${memoKeyOf(handle)}|${memoKeyOf(key)}`, read, (snap) => snap.value?.length ?? 0);
+    return this.immediate.readTableItem(handle, key, version);
   }
 
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.memoized(`m${version ?? ""}|${memoKeyOf(address)}`, () => {
-      const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
-      return row ? versionSnapshot(row) : null;
-    });
+    return this.immediate.readModulesVersion(address, version);
   }
 
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.memoized(`s${end ?? ""}|${memoKeyOf(sender)}`, () => {
-      const row = this.statements.summariesVersionAt.get(sender, end === undefined ? null : versionParam(end));
-      return row ? versionSnapshot(row) : null;
-    });
+    return this.immediate.readSummariesVersion(sender, end);
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
