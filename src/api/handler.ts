@@ -45,14 +45,15 @@ export function resolveVersions(info: LedgerInfo, requested: RequestedVersions):
   return at ?? info.ledgerVersion;
 }
 
-const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: [] };
+const NO_BOUNDS: ReadonlyArray<bigint | undefined> = Object.freeze([]);
+const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: NO_BOUNDS };
 
 /** The input of an operation that declares none. */
 const NOTHING = Object.freeze({});
 
 function requestedVersions(versions: { at?: string; bounds?: readonly string[] }, query: Record<string, bigint | undefined>): RequestedVersions {
   const bounds = versions.bounds;
-  return { at: versions.at ? query[versions.at] : undefined, bounds: bounds ? bounds.map((n) => query[n]) : [] };
+  return { at: versions.at ? query[versions.at] : undefined, bounds: bounds ? bounds.map((n) => query[n]) : NO_BOUNDS };
 }
 
 function namesVersions(requested: RequestedVersions): boolean {
