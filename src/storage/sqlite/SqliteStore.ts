@@ -104,13 +104,24 @@ function prepareStatements(db: Db) {
     dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
     initChain: writes<[number]>("INSERT INTO ledger (id, chain_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING"),
     ledger: tuples<[], LedgerTuple<bigint>>(`${LEDGER_SELECT} ${LEDGER_FROM}`),
-    modules: rows<[Uint8Array, Uint8Array, bigint, bigint, number], ModuleRow>(
-      `SELECT m.state_key, m.name, m.code_hash FROM modules m
-       WHERE m.address = ? AND m.state_key >= ? AND m.version <= ?
-         AND m.version = (SELECT max(version) FROM modules m2
-                           WHERE m2.address = m.address AND m2.state_key = m.state_key AND m2.version <= ?)
+    // The account's state keys from `start` by skip-scan (one seek each), then each key's newest
+    // row at or below the version (one seek each): the cost follows the modules listed, not how
+    // many versions they have. CROSS JOIN keeps the key walk as the outer loop.
+    modules: rows<[{ address: Uint8Array; start: Uint8Array; version: bigint; limit: number }], ModuleRow>(
+      `WITH RECURSIVE account_keys(state_key) AS (
+         SELECT (SELECT k.state_key FROM modules k WHERE k.address = @address AND k.state_key >= @start
+                 ORDER BY k.state_key LIMIT 1)
+         UNION ALL
+         SELECT (SELECT k.state_key FROM modules k WHERE k.address = @address AND k.state_key > account_keys.state_key
+                 ORDER BY k.state_key LIMIT 1)
+         FROM account_keys WHERE account_keys.state_key IS NOT NULL
+       )
+       SELECT m.state_key, m.name, m.code_hash FROM account_keys CROSS JOIN modules m
+       WHERE m.address = @address AND m.state_key = account_keys.state_key
+         AND m.version = (SELECT max(n.version) FROM modules n
+                          WHERE n.address = @address AND n.state_key = account_keys.state_key AND n.version <= @version)
          AND m.code_hash IS NOT NULL
-       ORDER BY m.state_key LIMIT ?`,
+       LIMIT @limit`,
     ),
     code: rows<[string], { bytecode: Buffer }>("SELECT bytecode FROM code WHERE code_hash = ?"),
     // The ledger row and the item in one statement: one snapshot, one read lock (WAL read marks
@@ -355,8 +366,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
-    const at = versionParam(version);
-    return this.statements.modules.all(address, start ?? Buffer.alloc(0), at, at, limit).map(moduleEntryOf);
+    return this.statements.modules.all({ address, start: start ?? Buffer.alloc(0), version: versionParam(version), limit }).map(moduleEntryOf);
   }
 
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {

@@ -1,0 +1,209 @@
+/**
+ * Storage-level measurements (no HTTP), each printing a before/after table from one run:
+ *
+ *   node --import tsx bench/storage.bench.ts modules [--history 10,1000,10000] [--rounds 7] [--calls 400] [--pg]
+ *
+ * - `modules`: an account with 30 modules, one of them upgraded `--history` times, and two
+ *   neighbour accounts; `getModules(account, random version, null, 26)` (the API's page of 25 plus
+ *   one) through the store, against the statement the store ran before (kept here as
+ *   `MODULES_BEFORE`), alternated round by round on the same file. µs per call, median of rounds.
+ *   With `--pg` the same on a throwaway PostgreSQL (test/helpers/postgres.ts).
+ *
+ * Ledgers are built once into bench/out/ (gitignored) and reused.
+ */
+import Database from "better-sqlite3";
+import { existsSync } from "node:fs";
+import { moduleStateKey } from "../src/ledger/stateKey.js";
+import type { BlockWrite, LedgerStore } from "../src/storage/LedgerStore.js";
+import { PostgresStore, SQL as POSTGRES_SQL } from "../src/storage/postgres/PostgresStore.js";
+import { moduleEntryOf, type ModuleRow } from "../src/storage/rules.js";
+import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
+import { PgCluster } from "../test/helpers/postgres.js";
+import { OUT, median } from "./common.js";
+
+const argValue = (name: string, def: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? def : process.argv[i + 1]!;
+};
+const ROUNDS = Number(argValue("rounds", "7"));
+const CALLS = Number(argValue("calls", "400"));
+
+/** Deterministic PRNG (mulberry32), so every run asks the same versions. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const address = (n: number): Uint8Array => {
+  const a = new Uint8Array(32);
+  a[31] = n;
+  return a;
+};
+const ACCOUNT = address(0x42);
+const NEIGHBOURS = [address(0x41), address(0x43)];
+const PAGE = 26;
+
+/** The SQLite module list before the skip-scan (every version of every module of the account). */
+const MODULES_BEFORE_SQLITE = `SELECT m.state_key, m.name, m.code_hash FROM modules m
+       WHERE m.address = ? AND m.state_key >= ? AND m.version <= ?
+         AND m.version = (SELECT max(version) FROM modules m2
+                           WHERE m2.address = m.address AND m2.state_key = m.state_key AND m2.version <= ?)
+         AND m.code_hash IS NOT NULL
+       ORDER BY m.state_key LIMIT ?`;
+/** The PostgreSQL module list before the skip-scan. */
+const MODULES_BEFORE_PG = `SELECT m.state_key, m.name, m.code_hash FROM modules m
+            WHERE m.address = $1 AND m.state_key >= $2 AND m.version <= $3::numeric AND m.bytecode IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM modules n
+                              WHERE n.address = m.address AND n.state_key = m.state_key
+                                AND n.version > m.version AND n.version <= $3::numeric)
+            ORDER BY m.state_key LIMIT $4`;
+
+/**
+ * Blocks of 100 versions: genesis writes 30 modules of ACCOUNT and 10 of each neighbour; then one
+ * module write per version: ACCOUNT's `hot` module upgraded `history` times (every 97th write a
+ * deletion), every 10th version a neighbour's module instead.
+ */
+function* moduleHistoryBlocks(history: number): Generator<BlockWrite[]> {
+  const bytecode = (n: number) => Buffer.from(`module bytecode ${n}`);
+  const write = (version: bigint, owner: Uint8Array, name: string, code: Uint8Array | null) => ({
+    version,
+    address: owner,
+    name,
+    stateKey: moduleStateKey(owner, name),
+    bytecode: code,
+  });
+  let version = 0n;
+  let height = 0n;
+  let written = 0;
+  let batch: BlockWrite[] = [];
+  while (written < history || height === 0n) {
+    const first = version;
+    const block: BlockWrite = { block: { height, epoch: 0n, timestampUsec: height * 1000n, firstVersion: first, lastVersion: first, endInfo: null }, transactions: [], modules: [], tableItems: [], resources: [] };
+    for (let i = 0; i < 100 && (written < history || height === 0n); i++, version++) {
+      block.transactions.push({ version, kind: version === 0n ? "genesis_transaction" : "user_transaction", hash: new Uint8Array(32), user: null });
+      if (version === 0n) {
+        for (let m = 0; m < 30; m++) block.modules.push(write(version, ACCOUNT, `module_${m}`, bytecode(m)));
+        for (const n of NEIGHBOURS) for (let m = 0; m < 10; m++) block.modules.push(write(version, n, `module_${m}`, bytecode(m)));
+      } else if (version % 10n === 0n) {
+        block.modules.push(write(version, NEIGHBOURS[Number(version % 20n === 0n)]!, "module_3", bytecode(Number(version))));
+      } else {
+        written++;
+        block.modules.push(write(version, ACCOUNT, "hot", written % 97 === 0 ? null : bytecode(written)));
+      }
+    }
+    block.block.lastVersion = version - 1n;
+    batch.push(block);
+    height++;
+    if (batch.length === 50) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+async function fill(store: LedgerStore, history: number): Promise<void> {
+  if ((await store.getLedgerInfo(true)) !== null) return;
+  await store.initChain(4);
+  for (const blocks of moduleHistoryBlocks(history)) await store.commitBlocks!(blocks);
+}
+
+interface Variant {
+  name: string;
+  call: (version: bigint) => Promise<unknown> | unknown;
+}
+
+/** µs per call of each variant: rounds alternate the variants; each round asks the same `CALLS` random versions. */
+async function sideBySide(variants: Variant[], lastVersion: bigint): Promise<Map<string, number>> {
+  const random = prng(17);
+  const versions = Array.from({ length: CALLS }, () => BigInt(Math.floor(random() * Number(lastVersion + 1n))));
+  const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  for (const v of variants) for (const at of versions.slice(0, 20)) await v.call(at); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? variants : [...variants].reverse();
+    for (const v of order) {
+      const t0 = process.hrtime.bigint();
+      for (const at of versions) await v.call(at);
+      times.get(v.name)!.push(Number(process.hrtime.bigint() - t0) / 1000 / versions.length);
+    }
+  }
+  return new Map([...times].map(([k, xs]) => [k, median(xs)]));
+}
+
+async function modulesBench(): Promise<void> {
+  const histories = argValue("history", "10,1000,10000").split(",").map(Number);
+  const rows: string[] = ["| backend | module versions | before µs/call | after µs/call | after/before |", "|---|---|---|---|---|"];
+  const report = (backend: string, history: number, r: Map<string, number>) => {
+    const before = r.get("before")!;
+    const after = r.get("after")!;
+    rows.push(`| ${backend} | ${history} | ${before.toFixed(1)} | ${after.toFixed(1)} | ${(after / before).toFixed(2)} |`);
+    console.log(rows.at(-1));
+  };
+  for (const history of histories) {
+    const path = `${OUT}storage-modules-${history}.db`;
+    const fresh = !existsSync(path);
+    const store = new SqliteStore(path);
+    if (fresh) await fill(store, history);
+    const last = (await store.getLedgerInfo(true))!.ledgerVersion;
+    const raw = new Database(path, { readonly: true });
+    const before = raw.prepare<[Uint8Array, Uint8Array, bigint, bigint, number], ModuleRow>(MODULES_BEFORE_SQLITE).safeIntegers(true);
+    const empty = Buffer.alloc(0);
+    const check = await store.getModules(ACCOUNT, last, null, PAGE);
+    if (JSON.stringify(check) !== JSON.stringify(before.all(ACCOUNT, empty, last, last, PAGE).map(moduleEntryOf))) throw new Error("before and after differ");
+    report(
+      "sqlite",
+      history,
+      await sideBySide(
+        [
+          { name: "before", call: (v) => before.all(ACCOUNT, empty, v, v, PAGE).map(moduleEntryOf) },
+          { name: "after", call: (v) => store.getModules(ACCOUNT, v, null, PAGE) },
+        ],
+        last,
+      ),
+    );
+    raw.close();
+    await store.close();
+  }
+  if (process.argv.includes("--pg")) {
+    const cluster = await PgCluster.start();
+    try {
+      for (const history of histories) {
+        const store = await PostgresStore.connect(await cluster.newDb());
+        await fill(store, history);
+        const last = (await store.getLedgerInfo())!.ledgerVersion;
+        const pool = (store as unknown as { pool: import("pg").Pool }).pool;
+        await pool.query("VACUUM ANALYZE");
+        const plan = await pool.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${POSTGRES_SQL.modules}`, [ACCOUNT, Buffer.alloc(0), last.toString(), PAGE]);
+        console.log(plan.rows.map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"]).join("\n"));
+        report(
+          "postgres",
+          history,
+          await sideBySide(
+            [
+              { name: "before", call: (v) => pool.query({ name: "before", text: MODULES_BEFORE_PG, values: [ACCOUNT, Buffer.alloc(0), v.toString(), PAGE] }) },
+              { name: "after", call: (v) => store.getModules(ACCOUNT, v, null, PAGE) },
+            ],
+            last,
+          ),
+        );
+        await store.close();
+      }
+    } finally {
+      await cluster.destroy();
+    }
+  }
+  console.log(`\n${rows.join("\n")}`);
+}
+
+const scenario = process.argv[2];
+if (scenario === "modules") await modulesBench();
+else {
+  console.error("usage: node --import tsx bench/storage.bench.ts modules [--history 10,1000,10000] [--rounds 7] [--calls 400] [--pg]");
+  process.exit(2);
+}
