@@ -9,7 +9,16 @@
  *   `MODULES_BEFORE`), alternated round by round on the same file. µs per call, median of rounds.
  *   With `--pg` the same on a throwaway PostgreSQL (test/helpers/postgres.ts).
  *
- * Ledgers are built once into bench/out/ (gitignored) and reused.
+ *   node --import tsx bench/storage.bench.ts summaries --db bench/out/storage-1m.db --before ../wt-before [--only NAME]
+ *
+ * - `summaries`: the store calls of a summaries request that misses the API's page cache (random
+ *   sender, random end_version, limit 100), memo lag 1 ms as the node serves: `before` = the
+ *   store built at `--before` (a checkout of the previous commit with its dist/ built) doing
+ *   position read, page read and fresh re-check; `split` = this store doing the same three calls;
+ *   `one` = this store's `readSummaries`. `--only NAME` runs one variant (for `strace -c`).
+ *
+ * Ledgers are built once into bench/out/ (gitignored) and reused; `--db` must be a copy (the
+ * store may migrate it).
  */
 import Database from "better-sqlite3";
 import { existsSync } from "node:fs";
@@ -201,8 +210,61 @@ async function modulesBench(): Promise<void> {
   console.log(`\n${rows.join("\n")}`);
 }
 
+/** The store of the checkout at `--before` (its dist/ built), opened on `path`. */
+async function beforeStore(path: string, opts: { memoLagMs: number }): Promise<LedgerStore> {
+  const dir = argValue("before", "");
+  if (!dir) throw new Error("--before DIR: a checkout of the previous commit with dist/ built");
+  const { SqliteStore: Before } = (await import(`${dir.startsWith("/") ? dir : `${process.cwd()}/${dir}`}/dist/storage/sqlite/SqliteStore.js`)) as {
+    SqliteStore: new (p: string, o: { memoLagMs: number }) => LedgerStore;
+  };
+  return new Before(path, opts);
+}
+
+async function summariesBench(): Promise<void> {
+  const path = argValue("db", "");
+  const only = argValue("only", "");
+  const after = new SqliteStore(path, { memoLagMs: 1 });
+  const before = only && only !== "before" ? after : await beforeStore(path, { memoLagMs: 1 });
+  const info = (await after.getLedgerInfo(true))!;
+  const random = prng(7);
+  const accounts = await sendersOf(path);
+  const limit = 100;
+  /** The three store calls of a page-cache miss as the API makes them today. */
+  const split = (s: LedgerStore) => async (end: bigint) => {
+    const sender = accounts[Math.floor(random() * accounts.length)]!;
+    const at = (await s.readSummariesVersion(sender, end))!;
+    await s.getTransactionSummaries({ sender, end, limit, ledgerVersion: at.info.ledgerVersion });
+    await s.getLedgerInfo(true);
+  };
+  const variants: Variant[] = [
+    { name: "before", call: split(before) },
+    { name: "split", call: split(after) },
+    {
+      name: "one",
+      call: async (end: bigint) => {
+        const sender = accounts[Math.floor(random() * accounts.length)]!;
+        await after.readSummaries({ sender, end, limit });
+      },
+    },
+  ].filter((v) => !only || v.name === only);
+  const r = await sideBySide(variants, info.ledgerVersion);
+  console.log("| store calls of one summaries page-cache miss | µs/request |\n|---|---|");
+  for (const [name, us] of r) console.log(`| ${name} | ${us.toFixed(1)} |`);
+}
+
+/** Distinct senders of the ledger at `path`. */
+async function sendersOf(path: string): Promise<Buffer[]> {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare<[], { sender: Buffer }>("SELECT DISTINCT sender FROM account_transactions").all().map((r) => r.sender);
+  } finally {
+    db.close();
+  }
+}
+
 const scenario = process.argv[2];
 if (scenario === "modules") await modulesBench();
+else if (scenario === "summaries") await summariesBench();
 else {
   console.error("usage: node --import tsx bench/storage.bench.ts modules [--history 10,1000,10000] [--rounds 7] [--calls 400] [--pg]");
   process.exit(2);

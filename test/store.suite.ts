@@ -434,6 +434,49 @@ export function storeSuite(factory: () => Backend): void {
       expect(sb?.replayProtector).toEqual({ type: "nonce", value: 77n });
     });
 
+    it("reads a summaries page with the ledger position and the newest version of the same snapshot, as the separate reads give them", async () => {
+      const bounds = [undefined, 0n, 1n, 2n, 3n, 5n, 6n, 8n, 9n, 10n, U64_MAX];
+      const agree = async (s: LedgerStore) => {
+        const info = await s.getLedgerInfo(true);
+        for (const sender of [A, B, NOBODY])
+          for (const start of bounds)
+            for (const end of bounds)
+              for (const limit of [0, 1, 2, 100]) {
+                const q = { sender, start, end, limit };
+                const expected = {
+                  info,
+                  value: {
+                    newest: (await s.readSummariesVersion(sender, start === undefined ? end : undefined))!.value,
+                    rows: await s.getTransactionSummaries({ ...q, ledgerVersion: info!.ledgerVersion }),
+                  },
+                };
+                expect(await s.readSummaries(q), JSON.stringify({ start: start?.toString(), end: end?.toString(), limit })).toEqual(expected);
+              }
+      };
+      await agree(h);
+      const s = await fresh(4, HISTORY);
+      await s.prune({ oldestVersion: 5n, oldestBlockHeight: 2n });
+      await agree(s);
+      expect((await s.readSummaries({ sender: A, limit: 10 }))?.value.rows.map((r) => r.version)).toEqual([6n, 9n]);
+      expect(await (await fresh(4)).readSummaries({ sender: A, limit: 10 })).toBeNull();
+    });
+
+    it("reads a summaries page exact for its position while another connection commits", async () => {
+      const db = await backend.newDb();
+      const writer = await openStore(db);
+      const reader = await openStore(db);
+      opened.push(writer, reader);
+      await writer.initChain(4);
+      for (const [i, b] of HISTORY.entries()) {
+        await writer.commitBlock(b);
+        const page = await reader.readSummaries({ sender: A, limit: 100 });
+        expect(page?.info.ledgerVersion).toBe(b.block.lastVersion);
+        const sent = HISTORY.slice(0, i + 1).flatMap((w) => w.transactions.filter((t) => t.user?.sender === A).map((t) => t.version));
+        expect(page?.value.rows.map((r) => r.version)).toEqual(sent);
+        expect(page?.value.newest).toBe(sent.at(-1) ?? null);
+      }
+    });
+
     it("finds blocks by version, height and time", async () => {
       const heightOf = async (p: Promise<BlockInfo | null>) => (await p)?.height ?? null;
       const byVersion = await Promise.all([0n, 1n, 4n, 5n, 7n, 8n, 9n, 10n, U64_MAX].map((v) => heightOf(h.getBlockByVersion(v))));

@@ -15,7 +15,8 @@
  * - Every read returns a Promise. A store whose reads run in process may also offer the reads that
  *   fix a request's ledger position synchronously (`immediate`, same answers): the API's request
  *   wrapper then answers a memoized read without a promise per step.
- * - A snapshot read (`readTableItem`, `readModulesVersion`, `readSummariesVersion`) returns its
+ * - A snapshot read (`readTableItem`, `readModulesVersion`, `readSummariesVersion`,
+ *   `readSummaries`) returns its
  *   value with the ledger position of the same snapshot: the value is what a read at that position
  *   gives, so a caller judging the requested version against that position (404 above it, 410
  *   below its oldest version) cannot be overtaken by a concurrent prune. Other reads carry no
@@ -119,6 +120,14 @@ export interface SummaryQuery {
   limit: number;
 }
 
+/** A summaries page read in one snapshot with the version that names it (`readSummaries`). */
+export interface SummariesPage {
+  /** What `readSummariesVersion` gives for the same query in the same snapshot (the page cache key). */
+  newest: bigint | null;
+  /** The page, ascending by version: exact for the snapshot's ledger position. */
+  rows: TransactionSummary[];
+}
+
 export interface PruneTarget {
   /** First version kept: the first version of block `oldestBlockHeight`. */
   oldestVersion: bigint;
@@ -192,6 +201,15 @@ export interface LedgerStore {
    * change only when it does: the API keys its page cache by it. Null when no block was committed yet.
    */
   readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
+
+  /**
+   * A summaries page (`start`, `end`, `limit` as in `getTransactionSummaries`, up to the snapshot's
+   * ledger version) with the ledger position it is exact for and its `newest` version, all from
+   * one snapshot (SQLite: one read transaction; PostgreSQL: one statement). No re-check is needed
+   * afterwards: a prune that commits later does not change what this position answers. Null when
+   * no block was committed yet.
+   */
+  readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null>;
 
   /** The block holding `version`, or null (pruned or not yet committed). */
   getBlockByVersion(version: bigint): Promise<BlockInfo | null>;

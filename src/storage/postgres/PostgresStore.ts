@@ -30,6 +30,7 @@ import type {
   PruneTarget,
   Snapshot,
   StoredTxnFingerprint,
+  SummariesPage,
   SummaryQuery,
 } from "../LedgerStore.js";
 import { StorageUnavailableError } from "../LedgerStore.js";
@@ -39,6 +40,7 @@ import {
   blockOf,
   checkChainId,
   fingerprintOf,
+  LEDGER_COLUMNS,
   ledgerColumnList,
   ledgerInfoOf,
   moduleEntryOf,
@@ -87,6 +89,12 @@ const PG_COLUMNS: ColumnDecoder<string, boolean> = {
 const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
 const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";
 
+/** FROM of a summaries page: the ledger row and at most `limit` summaries of sender $1 in `range`. */
+const SUMMARIES_PAGE_FROM = (range: string, order: "ASC" | "DESC", limit: string): string =>
+  `FROM ledger l LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM transactions t WHERE t.sender = $1 AND ${range}
+                                    ORDER BY t.version ${order} LIMIT ${limit}) s ON true
+   WHERE l.id = 1 AND l.ledger_version IS NOT NULL`;
+
 /**
  * The read statements. Named once; node-postgres prepares each on a connection at its first use
  * there (and again on a new connection after a reconnect). Exported for EXPLAIN in benchmarks.
@@ -126,6 +134,19 @@ export const SQL = {
                                  AND t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)
                                ORDER BY t.version DESC LIMIT 1) AS value
                        ${LEDGER_FROM}`,
+  // A summaries page with the position and the newest version, in one statement (one snapshot):
+  // one row per summary, or one row of nulls after the newest version for an empty page.
+  summariesPageForward: `${LEDGER_SELECT},
+                                (SELECT t.version FROM transactions t WHERE t.sender = $1 AND t.version <= l.ledger_version
+                                 ORDER BY t.version DESC LIMIT 1) AS newest, s.*
+                         ${SUMMARIES_PAGE_FROM("t.version >= $2::numeric AND t.version <= l.ledger_version", "ASC", "$3")}
+                         ORDER BY s.version ASC`,
+  summariesPageBackward: `${LEDGER_SELECT},
+                                 (SELECT t.version FROM transactions t WHERE t.sender = $1
+                                    AND t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)
+                                  ORDER BY t.version DESC LIMIT 1) AS newest, s.*
+                          ${SUMMARIES_PAGE_FROM("t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)", "DESC", "$3")}
+                          ORDER BY s.version ASC`,
   resource: `SELECT value FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric
              ORDER BY version DESC LIMIT 1`,
   summariesForward: `SELECT ${SUMMARY_COLUMNS} FROM transactions
@@ -355,6 +376,29 @@ export class PostgresStore implements LedgerStore {
     return rows.map((row) => summaryOf(sender, row, PG_COLUMNS));
   }
 
+  async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
+    // The window rules run on the snapshot's own ledger version, which the statement reads itself:
+    // `summaryRange` with an unbounded ledger version gives the same direction and bounds.
+    if (q.limit <= 0) {
+      const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [q.sender, optionalVersion(q.start === undefined ? q.end : undefined)]))[0];
+      return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: { newest: snapshotValue(row, u64FromColumn), rows: [] } } : null;
+    }
+    const rows =
+      q.start !== undefined
+        ? await this.queryTuples<SummariesPageTuple>("summariesPageForward", [q.sender, u64Param(q.start), q.limit])
+        : await this.queryTuples<SummariesPageTuple>("summariesPageBackward", [q.sender, optionalVersion(q.end), q.limit]);
+    const first = rows[0];
+    if (!first) return null;
+    const sender = Buffer.from(q.sender);
+    const summaries: TransactionSummary[] = [];
+    for (const r of rows) {
+      const summary = r.slice(LEDGER_COLUMNS.length + 1) as SummaryTuple<string> | [null, null, null, null];
+      if (summary[0] !== null) summaries.push(summaryOf(sender, summary, PG_COLUMNS));
+    }
+    const newest = first[LEDGER_COLUMNS.length];
+    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { newest: newest === null ? null : u64FromColumn(newest), rows: summaries } };
+  }
+
   async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
     return this.block("blockByVersion", version);
   }
@@ -549,6 +593,9 @@ async function runPrune(plan: PrunePlan, count: (sql: string, values: unknown[])
   }
   return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
 }
+
+/** A row of a summaries page statement: the ledger columns, the newest version, a summary (all null for none). */
+type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(SummaryTuple<string> | [null, null, null, null])];
 
 /** A snapshot read whose value is a version (null: none at or below the bound). */
 function versionSnapshot(row: SnapshotTuple<string, string>): Snapshot<bigint | null> {

@@ -22,6 +22,7 @@ import type {
   PruneTarget,
   Snapshot,
   StoredTxnFingerprint,
+  SummariesPage,
   SummaryQuery,
 } from "../LedgerStore.js";
 import { StorageUnavailableError } from "../LedgerStore.js";
@@ -220,7 +221,22 @@ export interface SqliteStoreOptions {
   memoLagMs?: number;
   /** How long a statement waits for another connection's lock before failing (default 5000 ms). */
   busyTimeoutMs?: number;
+  /**
+   * SQLite's page cache for this connection, in MiB (default 32): pages of the WAL and pages
+   * written. Another connection's commit empties it, so it serves mostly a node that writes itself.
+   */
+  cacheSizeMiB?: number;
+  /**
+   * How much of the database file is read through a memory map, in MiB (default 1024; 0: none).
+   * Mapped pages are the operating system's file cache, shared and reclaimable: a read needs no
+   * copy, and the page cache emptied by another connection's commit costs nothing to refill.
+   */
+  mmapSizeMiB?: number;
 }
+
+/** Defaults of `SqliteStoreOptions.cacheSizeMiB` and `mmapSizeMiB`. */
+export const SQLITE_CACHE_SIZE_MIB = 32;
+export const SQLITE_MMAP_SIZE_MIB = 1024;
 
 export class SqliteStore implements LedgerStore {
   readonly kind = "sqlite" as const;
@@ -229,6 +245,11 @@ export class SqliteStore implements LedgerStore {
   private readonly commitTx: (w: BlockWrite) => void;
   private readonly commitManyTx: (ws: BlockWrite[]) => void;
   private readonly pruneTx: (t: PruneTarget) => PruneResult;
+  /**
+   * Runs reads in one read transaction: one WAL read lock (a few system calls each) for all of
+   * them instead of one per statement, and one snapshot.
+   */
+  private readonly readTx: <T>(read: () => T) => T;
   /**
    * Results of the hot-path reads (ledger info, snapshot reads), kept while the database is
    * unchanged: `PRAGMA data_version` moves when another connection or process commits, and this
@@ -260,6 +281,9 @@ export class SqliteStore implements LedgerStore {
       if (!opts.readonly) this.db.pragma("journal_mode = WAL");
       // FULL: a committed block survives power loss, not only a crash of the process.
       this.db.pragma("synchronous = FULL");
+      // Negative: KiB. SQLite caps the map at its compile-time limit (2 GiB here).
+      this.db.pragma(`cache_size = ${-Math.max(0, Math.floor((opts.cacheSizeMiB ?? SQLITE_CACHE_SIZE_MIB) * 1024))}`);
+      this.db.pragma(`mmap_size = ${Math.max(0, Math.floor((opts.mmapSizeMiB ?? SQLITE_MMAP_SIZE_MIB) * 1024 * 1024))}`);
       if (!opts.readonly) this.migrate();
     } catch (e) {
       this.db.close();
@@ -275,6 +299,8 @@ export class SqliteStore implements LedgerStore {
       for (const w of ws) this.commitInTx(w);
     });
     this.pruneTx = this.db.transaction((t: PruneTarget) => this.pruneInTx(t));
+    const readTx = this.db.transaction((read: () => unknown) => read());
+    this.readTx = <T>(read: () => T): T => readTx(read) as T;
   }
 
   private migrate(): void {
@@ -344,15 +370,20 @@ export class SqliteStore implements LedgerStore {
       }
       this.memoTrustedUntil = now + this.memoLagMs;
     }
-    const dataVersion = this.statements.dataVersion.get()!;
-    if (dataVersion !== this.memoDataVersion) {
-      this.memo.clear();
-      this.memoDataVersion = dataVersion;
-    } else {
-      const hit = this.memo.get(key);
-      if (hit !== undefined) return hit as T;
-    }
-    const value = read();
+    // A held key costs the version check alone; a key the memo does not hold is read with the
+    // check in the same read transaction, so a miss takes one read lock, not two.
+    if (this.memo.has(key) && this.statements.dataVersion.get() === this.memoDataVersion) return this.memo.get(key) as T;
+    return this.readTx(() => {
+      const dataVersion = this.statements.dataVersion.get()!;
+      if (dataVersion !== this.memoDataVersion) {
+        this.memo.clear();
+        this.memoDataVersion = dataVersion;
+      }
+      return this.remember(key, read(), valueBytes);
+    });
+  }
+
+  private remember<T extends object>(key: string, value: T | null, valueBytes?: (v: T) => number): T | null {
     if (value !== null) {
       const size = key.length + MEMO_ENTRY_OVERHEAD + (valueBytes ? valueBytes(value) : 0);
       this.memo.set(key, value, { size });
@@ -390,6 +421,20 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]> {
+    return this.summaryRows(q);
+  }
+
+  async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
+    return this.readTx(() => {
+      const bound = q.start === undefined ? q.end : undefined;
+      const row = this.statements.summariesVersionAt.get(q.sender, bound === undefined ? null : versionParam(bound));
+      if (!row) return null;
+      const { info, value: newest } = versionSnapshot(row);
+      return { info, value: { newest, rows: this.summaryRows({ ...q, ledgerVersion: info.ledgerVersion }) } };
+    });
+  }
+
+  private summaryRows(q: SummaryQuery): TransactionSummary[] {
     const range = summaryRange(q);
     if (!range) return [];
     const rows =
@@ -464,6 +509,14 @@ export class SqliteStore implements LedgerStore {
    */
   setQueryOnly(on: boolean): void {
     this.db.pragma(`query_only = ${on ? 1 : 0}`);
+  }
+
+  /** The page cache and memory map this connection runs with (`cacheSizeMiB`, `mmapSizeMiB`), in bytes. */
+  memorySettings(): { cacheBytes: number; mmapBytes: number } {
+    const cache = Number(this.db.pragma("cache_size", { simple: true }));
+    const pageSize = Number(this.db.pragma("page_size", { simple: true }));
+    // cache_size: pages when positive, KiB when negative
+    return { cacheBytes: cache < 0 ? -cache * 1024 : cache * pageSize, mmapBytes: Number(this.db.pragma("mmap_size", { simple: true })) };
   }
 
   /**
