@@ -17,11 +17,20 @@
  *   position read, page read and fresh re-check; `split` = this store doing the same three calls;
  *   `one` = this store's `readSummaries`. `--only NAME` runs one variant (for `strace -c`).
  *
+ *   node --import tsx bench/storage.bench.ts prune --db bench/out/storage-1m.db --before ../wt-before [--read-ms 2]
+ *
+ * - `prune`: prunes half of a copy of `--db` (converted once to incremental vacuum) in a child
+ *   process, with the store built at `--before` and then with this one, while this process reads
+ *   (random table items, summaries pages and module lists at random versions above the target,
+ *   one read every `--read-ms`, on the event loop as the node does): the reads' p50/p99/max
+ *   during the prune, the prune's time, the largest WAL seen and the file size after.
+ *
  * Ledgers are built once into bench/out/ (gitignored) and reused; `--db` must be a copy (the
  * store may migrate it).
  */
 import Database from "better-sqlite3";
-import { existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore } from "../src/storage/LedgerStore.js";
 import { PostgresStore, SQL as POSTGRES_SQL } from "../src/storage/postgres/PostgresStore.js";
@@ -262,10 +271,93 @@ async function sendersOf(path: string): Promise<Buffer[]> {
   }
 }
 
+/** Child of `prune`: prunes `--db` to `--oldest`/`--height` with the store at `--store` (a checkout with dist/, or "this"). */
+async function pruneChild(): Promise<void> {
+  const dir = argValue("store", "this");
+  const path = argValue("db", "");
+  const Store =
+    dir === "this"
+      ? SqliteStore
+      : ((await import(`${dir}/dist/storage/sqlite/SqliteStore.js`)) as { SqliteStore: new (p: string) => LedgerStore }).SqliteStore;
+  const store = new Store(path);
+  const t0 = performance.now();
+  const result = await store.prune({ oldestVersion: BigInt(argValue("oldest", "0")), oldestBlockHeight: BigInt(argValue("height", "0")) });
+  const seconds = (performance.now() - t0) / 1000;
+  await store.close();
+  process.stdout.write(`${JSON.stringify({ seconds, result: { ...result } })}\n`);
+}
+
+async function pruneBench(): Promise<void> {
+  const source = argValue("db", "");
+  const beforeDir = argValue("before", "");
+  const readEveryMs = Number(argValue("read-ms", "2"));
+  const converted = source.replace(/\.db$/, "-incremental.db");
+  if (!existsSync(converted)) {
+    // Existing files keep auto_vacuum NONE; the ledger is converted once so both stores prune the same file.
+    copyFileSync(source, converted);
+    const db = new Database(converted);
+    db.pragma("auto_vacuum = INCREMENTAL");
+    db.exec("VACUUM");
+    db.close();
+  }
+  const rows: string[] = ["| prune of half the ledger | prune s | reads | read p50 ms | read p99 ms | read max ms | largest WAL MiB | file MiB before → after |", "|---|---|---|---|---|---|---|---|"];
+  for (const [name, storeDir] of [["before", beforeDir.startsWith("/") ? beforeDir : `${process.cwd()}/${beforeDir}`], ["after", "this"]] as const) {
+    const path = `${OUT}storage-prune-${name}.db`;
+    for (const suffix of ["-wal", "-shm"]) if (existsSync(path + suffix)) rmSync(path + suffix);
+    copyFileSync(converted, path);
+    const reader = new SqliteStore(path, { memoLagMs: 1 });
+    const info = (await reader.getLedgerInfo(true))!;
+    const middle = await reader.getBlockByVersion(info.ledgerVersion / 2n);
+    const target = { oldestVersion: middle!.firstVersion, oldestBlockHeight: middle!.height };
+    const accounts = await sendersOf(path);
+    const tables = new Database(path, { readonly: true });
+    const items = tables.prepare<[], { handle: Buffer; key: Buffer }>("SELECT DISTINCT handle, key FROM table_items").all();
+    tables.close();
+    const sizeBefore = statSync(path).size;
+    const random = prng(5);
+    const latencies: number[] = [];
+    let walMax = 0;
+    let finished = false;
+    const child = spawn(process.execPath, ["--import", "tsx", new URL(import.meta.url).pathname, "prune-child", "--store", storeDir, "--db", path, "--oldest", `${target.oldestVersion}`, "--height", `${target.oldestBlockHeight}`], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    void exited.then(() => (finished = true));
+    while (!finished) {
+      await new Promise((resolve) => setTimeout(resolve, readEveryMs));
+      const at = target.oldestVersion + BigInt(Math.floor(random() * Number(info.ledgerVersion - target.oldestVersion)));
+      const kind = random();
+      const t0 = performance.now();
+      if (kind < 0.4) {
+        const item = items[Math.floor(random() * items.length)]!;
+        await reader.readTableItem(item.handle, item.key, at);
+      } else if (kind < 0.8) {
+        await reader.readSummaries({ sender: accounts[Math.floor(random() * accounts.length)]!, end: at, limit: 100 });
+      } else {
+        await reader.getModules(accounts[Math.floor(random() * accounts.length)]!, at, null, 26);
+      }
+      latencies.push(performance.now() - t0);
+      if (existsSync(`${path}-wal`)) walMax = Math.max(walMax, statSync(`${path}-wal`).size);
+    }
+    await reader.close();
+    const { seconds } = JSON.parse(out) as { seconds: number };
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(2);
+    const mib = (b: number) => (b / 1024 / 1024).toFixed(0);
+    rows.push(`| ${name} | ${seconds.toFixed(1)} | ${latencies.length} | ${pct(0.5)} | ${pct(0.99)} | ${latencies.at(-1)!.toFixed(1)} | ${mib(walMax)} | ${mib(sizeBefore)} → ${mib(statSync(path).size)} |`);
+    console.log(rows.at(-1));
+  }
+  console.log(`\n${rows.join("\n")}`);
+}
+
 const scenario = process.argv[2];
 if (scenario === "modules") await modulesBench();
 else if (scenario === "summaries") await summariesBench();
+else if (scenario === "prune") await pruneBench();
+else if (scenario === "prune-child") await pruneChild();
 else {
-  console.error("usage: node --import tsx bench/storage.bench.ts modules [--history 10,1000,10000] [--rounds 7] [--calls 400] [--pg]");
+  console.error("usage: node --import tsx bench/storage.bench.ts modules|summaries|prune [options]: see the head of this file");
   process.exit(2);
 }

@@ -228,7 +228,13 @@ export interface LedgerStore {
    * syncs). Readers see all of them or none, so a half block is still never visible.
    */
   commitBlocks?(writes: BlockWrite[]): Promise<void>;
-  /** Raises the oldest kept version; removes what no read at or above it can see. */
+  /**
+   * Raises the oldest kept version; removes what no read at or above it can see. A store may do
+   * it in several commits (SQLite does, in bounded steps): the oldest version then moves up in
+   * steps, each step commits with the transactions and blocks below it gone, and the rows left for
+   * later steps are ones no read at or above the oldest version sees. So at every moment a read at
+   * a version >= the oldest version is exact.
+   */
   prune(target: PruneTarget): Promise<PruneResult>;
 
   /**

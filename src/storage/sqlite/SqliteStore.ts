@@ -47,7 +47,8 @@ import {
   type FingerprintRow,
   type LedgerTuple,
   type ModuleRow,
-  type PrunePlan,
+  STATE_TABLES,
+  type StateTable,
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
@@ -203,6 +204,17 @@ function prepareStatements(db: Db) {
        WHERE id = 1`,
     ),
     setOldest: writes<[bigint, bigint]>("UPDATE ledger SET oldest_version = ?, oldest_block_height = ? WHERE id = 1"),
+    firstBlockFrom: rows<[bigint], { height: bigint; first_version: bigint }>(
+      "SELECT height, first_version FROM blocks WHERE first_version >= ? ORDER BY first_version LIMIT 1",
+    ),
+    // By the senders of the versions pruned: account_transactions has no index on version.
+    pruneAccountTransactions: writes<[bigint, bigint]>(
+      `DELETE FROM account_transactions WHERE (sender, version) IN (
+         SELECT sender, version FROM transactions WHERE version >= ? AND version < ? AND sender IS NOT NULL)`,
+    ),
+    pruneTransactions: writes<[bigint]>("DELETE FROM transactions WHERE version < ?"),
+    pruneBlocks: writes<[bigint]>("DELETE FROM blocks WHERE height < ?"),
+    pruneCode: writes<[]>("DELETE FROM code WHERE code_hash NOT IN (SELECT code_hash FROM modules WHERE code_hash IS NOT NULL)"),
   };
 }
 
@@ -232,7 +244,21 @@ export interface SqliteStoreOptions {
    * copy, and the page cache emptied by another connection's commit costs nothing to refill.
    */
   mmapSizeMiB?: number;
+  /** Bounds of one prune transaction (default `DEFAULT_PRUNE_BATCH`). */
+  pruneBatch?: Partial<PruneBatch>;
 }
+
+/** Bounds of one prune transaction (`SqliteStoreOptions.pruneBatch`). */
+export interface PruneBatch {
+  /** Versions whose transactions, summaries and blocks one step removes (rounded up to a block). */
+  versions: number;
+  /** State rows one step visits, in key order. */
+  stateRows: number;
+  /** Free pages one step gives back to the file system (files with incremental vacuum). */
+  pages: number;
+}
+
+export const DEFAULT_PRUNE_BATCH: Readonly<PruneBatch> = Object.freeze({ versions: 10_000, stateRows: 20_000, pages: 2_048 });
 
 /** Defaults of `SqliteStoreOptions.cacheSizeMiB` and `mmapSizeMiB`. */
 export const SQLITE_CACHE_SIZE_MIB = 32;
@@ -244,7 +270,10 @@ export class SqliteStore implements LedgerStore {
   private readonly statements: Statements;
   private readonly commitTx: (w: BlockWrite) => void;
   private readonly commitManyTx: (ws: BlockWrite[]) => void;
-  private readonly pruneTx: (t: PruneTarget) => PruneResult;
+  private readonly pruneStepTx: (t: PruneTarget) => PruneStep;
+  private readonly pruneStateTx: (table: StateTable, from: unknown[] | null) => { deleted: number; next: unknown[] | null };
+  private readonly pruneBatch: PruneBatch;
+  private readonly stateWalks = new Map<string, StateWalk>();
   /**
    * Runs reads in one read transaction: one WAL read lock (a few system calls each) for all of
    * them instead of one per statement, and one snapshot.
@@ -276,6 +305,11 @@ export class SqliteStore implements LedgerStore {
     try {
       // The busy timeout first: setting WAL mode already waits for another process's lock.
       this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+      // A new file gives pruned pages back to the file system (`prune`); only possible before its
+      // first table. (An existing file keeps reusing its free pages for new blocks.)
+      if (!opts.readonly && Number(this.db.pragma("page_count", { simple: true })) === 0) {
+        this.db.pragma(`auto_vacuum = ${AUTO_VACUUM_INCREMENTAL}`);
+      }
       // A reader does not set the mode: the writer did, and it is stored in the file. Asking a
       // read-only connection to set it fails on a file this process cannot write.
       if (!opts.readonly) this.db.pragma("journal_mode = WAL");
@@ -298,7 +332,9 @@ export class SqliteStore implements LedgerStore {
     this.commitManyTx = this.db.transaction((ws: BlockWrite[]) => {
       for (const w of ws) this.commitInTx(w);
     });
-    this.pruneTx = this.db.transaction((t: PruneTarget) => this.pruneInTx(t));
+    this.pruneStepTx = this.db.transaction((t: PruneTarget) => this.pruneStepInTx(t));
+    this.pruneBatch = { ...DEFAULT_PRUNE_BATCH, ...opts.pruneBatch };
+    this.pruneStateTx = this.db.transaction((table: StateTable, from: unknown[] | null) => this.pruneStateInTx(table, from));
     const readTx = this.db.transaction((read: () => unknown) => read());
     this.readTx = <T>(read: () => T): T => readTx(read) as T;
   }
@@ -588,48 +624,144 @@ export class SqliteStore implements LedgerStore {
     st.setLedger.run(b.lastVersion, timestampToSql(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
   }
 
+  /**
+   * In bounded steps, each its own transaction, so that no commit is large, the WAL is
+   * checkpointed between steps, and other writers and readers get their turn:
+   * 1. the oldest version moves up a block boundary at a time, at most `pruneBatch.versions`
+   *    past the previous step, deleting the transactions, summaries and blocks below it in the
+   *    same commit: after every step the ledger is a pruned ledger, exact at and above its oldest
+   *    version;
+   * 2. then each state table is walked in key order, `pruneBatch.stateRows` rows a step, deleting
+   *    rows superseded at or below the oldest version and deletions that are then the oldest row
+   *    of their key. No read at or above the oldest version sees these rows, so deleting them in
+   *    any step order changes no answer;
+   * 3. code no module refers to any more goes, and free pages are returned to the file system
+   *    (files created with incremental vacuum).
+   * A prune stopped between steps leaves a correct ledger; the next one finishes the walk.
+   */
   async prune(target: PruneTarget): Promise<PruneResult> {
-    return this.write(() => this.pruneTx(target));
+    const total = { ...NOTHING_PRUNED };
+    for (let first = true; ; first = false) {
+      const step = this.write(() => this.pruneStepTx(target));
+      if (first && !step.moved) return total;
+      total.transactionsDeleted += step.result.transactionsDeleted;
+      total.blocksDeleted += step.result.blocksDeleted;
+      await this.betweenPruneSteps();
+      if (step.done) break;
+    }
+    for (const table of STATE_TABLES) {
+      let from: unknown[] | null = null;
+      do {
+        const batch = this.write(() => this.pruneStateTx(table, from));
+        total.stateRowsDeleted += batch.deleted;
+        from = batch.next;
+        await this.betweenPruneSteps();
+      } while (from !== null);
+    }
+    this.write(() => this.statements.pruneCode.run());
+    if (Number(this.db.pragma("auto_vacuum", { simple: true })) === AUTO_VACUUM_INCREMENTAL) {
+      while (Number(this.db.pragma("freelist_count", { simple: true })) > 0) {
+        this.write(() => this.db.pragma(`incremental_vacuum(${this.pruneBatch.pages})`));
+        await this.betweenPruneSteps();
+      }
+    }
+    return total;
   }
 
-  private pruneInTx(target: PruneTarget): PruneResult {
+  /** Lets the WAL's pages back into the database file and other work on this thread run. */
+  private async betweenPruneSteps(): Promise<void> {
+    this.db.pragma("wal_checkpoint(PASSIVE)");
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /** One step of moving the oldest version up (see `prune`). */
+  private pruneStepInTx(target: PruneTarget): PruneStep {
+    const st = this.statements;
     const plan = planPrune(this.readLedgerInfo()?.oldestVersion ?? null, target);
-    if (!plan) return { ...NOTHING_PRUNED };
-    // The new oldest version first: from this commit on, readers answer 410 below it.
-    this.statements.setOldest.run(plan.oldestVersion, plan.oldestBlockHeight);
-    return this.runPrune(plan);
+    if (!plan) return { moved: false, done: true, result: { ...NOTHING_PRUNED } };
+    const next = st.firstBlockFrom.get(plan.previousOldestVersion + BigInt(Math.max(1, this.pruneBatch.versions)));
+    const step =
+      next && next.first_version < plan.oldestVersion ? { oldestVersion: next.first_version, oldestBlockHeight: next.height } : plan;
+    st.pruneAccountTransactions.run(plan.previousOldestVersion, step.oldestVersion);
+    const transactionsDeleted = st.pruneTransactions.run(step.oldestVersion).changes;
+    const blocksDeleted = st.pruneBlocks.run(step.oldestBlockHeight).changes;
+    st.setOldest.run(step.oldestVersion, step.oldestBlockHeight);
+    return { moved: true, done: step === plan, result: { transactionsDeleted, blocksDeleted, stateRowsDeleted: 0 } };
   }
 
   /**
-   * The plan's deletions. No index on `version` here: the superseded rows are found by key, over
-   * each whole state table (the primary key orders rows of a key by version).
+   * One batch of the state walk: the keys from `from` (inclusive; null: the first) to the key of
+   * the row `pruneBatch.stateRows` further on (exclusive; null: to the end), at the oldest version
+   * stored now. Keys are never split: all rows of a key go in one batch.
    */
-  private runPrune(plan: PrunePlan): PruneResult {
-    const oldest = plan.oldestVersion;
-    const run = (sql: string, ...args: unknown[]): number => this.db.prepare(sql).run(...args).changes;
-    const transactionsDeleted = run("DELETE FROM transactions WHERE version < ?", oldest);
-    run("DELETE FROM account_transactions WHERE version < ?", oldest);
-    const blocksDeleted = run("DELETE FROM blocks WHERE height < ?", plan.oldestBlockHeight);
-    let stateRowsDeleted = 0;
-    for (const { table, keys, value } of plan.stateTables) {
-      const sameKey = keys.map((c) => `n.${c} = ${table}.${c}`).join(" AND ");
-      stateRowsDeleted += run(
-        `DELETE FROM ${table} WHERE version < ? AND EXISTS (
-           SELECT 1 FROM ${table} n WHERE ${sameKey} AND n.version > ${table}.version AND n.version <= ?)`,
-        oldest,
-        oldest,
-      );
-      stateRowsDeleted += run(`DELETE FROM ${table} WHERE version <= ? AND ${value} IS NULL`, oldest);
-    }
-    // Code no kept module version refers to any more (not state rows: not counted).
-    run("DELETE FROM code WHERE code_hash NOT IN (SELECT code_hash FROM modules WHERE code_hash IS NOT NULL)");
-    return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
+  private pruneStateInTx(table: StateTable, from: unknown[] | null): { deleted: number; next: unknown[] | null } {
+    const oldest = this.readLedgerInfo()?.oldestVersion;
+    if (oldest === undefined) return { deleted: 0, next: null };
+    const walk = this.stateWalkOf(table);
+    let next = (from ? walk.keyAfterRowsFrom.get(...from, this.pruneBatch.stateRows) : walk.keyAfterRows.get(this.pruneBatch.stateRows)) ?? null;
+    // A key with more rows than a batch: its rows go whole, to the next key.
+    if (next && from && next.every((c, i) => Buffer.isBuffer(c) ? c.equals(from[i] as Buffer) : c === from[i])) next = walk.nextKey.get(...from) ?? null;
+    const bounds = [...(from ?? []), ...(next ?? [])];
+    const sql = walk.ranges[(from ? 2 : 0) + (next ? 1 : 0)]!;
+    const deleted = sql.superseded.run(...bounds, oldest, oldest).changes + sql.deletions.run(...bounds, oldest).changes;
+    return { deleted, next };
+  }
+
+  /** The state walk's statements of one table, prepared at its first prune. */
+  private stateWalkOf(table: StateTable): StateWalk {
+    const prepared = this.stateWalks.get(table.table);
+    if (prepared) return prepared;
+    const { table: t, keys, value } = table;
+    const cols = keys.join(", ");
+    const marks = keys.map(() => "?").join(", ");
+    const sameKey = keys.map((c) => `n.${c} = ${t}.${c}`).join(" AND ");
+    const keyTuple = (sql: string) => this.db.prepare<unknown[], unknown[]>(sql).raw(true).safeIntegers(true);
+    /** Deletions between a lower bound (inclusive) and an upper bound (exclusive) when given. */
+    const range = (lower: boolean, upper: boolean) => {
+      const where = [lower ? `(${cols}) >= (${marks})` : "", upper ? `(${cols}) < (${marks})` : ""].filter((c) => c).join(" AND ") || "1";
+      return {
+        superseded: this.db.prepare<unknown[]>(
+          `DELETE FROM ${t} WHERE ${where} AND version < ? AND EXISTS (
+             SELECT 1 FROM ${t} n WHERE ${sameKey} AND n.version > ${t}.version AND n.version <= ?)`,
+        ),
+        deletions: this.db.prepare<unknown[]>(`DELETE FROM ${t} WHERE ${where} AND version <= ? AND ${value} IS NULL`),
+      };
+    };
+    const walk: StateWalk = {
+      keyAfterRows: keyTuple(`SELECT ${cols} FROM ${t} ORDER BY ${cols}, version LIMIT 1 OFFSET ?`),
+      keyAfterRowsFrom: keyTuple(`SELECT ${cols} FROM ${t} WHERE (${cols}) >= (${marks}) ORDER BY ${cols}, version LIMIT 1 OFFSET ?`),
+      nextKey: keyTuple(`SELECT ${cols} FROM ${t} WHERE (${cols}) > (${marks}) ORDER BY ${cols}, version LIMIT 1`),
+      ranges: [range(false, false), range(false, true), range(true, false), range(true, true)],
+    };
+    this.stateWalks.set(t, walk);
+    return walk;
   }
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }
+
+/** One step of moving the oldest version up: whether it moved, whether it reached the target. */
+interface PruneStep {
+  moved: boolean;
+  done: boolean;
+  result: PruneResult;
+}
+
+/** Statements of the prune's walk over one state table in key order. */
+interface StateWalk {
+  /** The key of the row N rows into the table / from a key on. */
+  keyAfterRows: Statement<unknown[], unknown[]>;
+  keyAfterRowsFrom: Statement<unknown[], unknown[]>;
+  /** The first key after a key. */
+  nextKey: Statement<unknown[], unknown[]>;
+  /** Deletions in a key range, by [has lower bound * 2 + has upper bound]. */
+  ranges: Array<{ superseded: Statement<unknown[]>; deletions: Statement<unknown[]> }>;
+}
+
+/** `PRAGMA auto_vacuum` of a file whose free pages `PRAGMA incremental_vacuum` gives back. */
+const AUTO_VACUUM_INCREMENTAL = 2;
 
 function fileIdOf(path: string): { dev: number; ino: number } | null {
   try {
