@@ -16,6 +16,8 @@
  *   store built at `--before` (a checkout of the previous commit with its dist/ built) doing
  *   position read, page read and fresh re-check; `split` = this store doing the same three calls;
  *   `one` = this store's `readSummaries`. `--only NAME` runs one variant (for `strace -c`).
+ *   `summaries-pg [--versions 200000]`: `split` and `one` on a throwaway PostgreSQL holding a
+ *   generated ledger (50 senders, a user transaction per version), with the round trips of each.
  *
  *   node --import tsx bench/storage.bench.ts prune --db bench/out/storage-1m.db --before ../wt-before [--read-ms 2]
  *
@@ -261,6 +263,81 @@ async function summariesBench(): Promise<void> {
   for (const [name, us] of r) console.log(`| ${name} | ${us.toFixed(1)} |`);
 }
 
+/** Blocks of 100 user transactions from 50 senders. */
+function* summaryBlocks(versions: number): Generator<BlockWrite[]> {
+  const senders = Array.from({ length: 50 }, (_, i) => address(0x80 + i));
+  const sequence = senders.map(() => 0n);
+  let batch: BlockWrite[] = [];
+  for (let first = 0; first < versions; first += 100) {
+    const block: BlockWrite = {
+      block: { height: BigInt(first / 100), epoch: 0n, timestampUsec: BigInt(first), firstVersion: BigInt(first), lastVersion: BigInt(first + 99), endInfo: null },
+      transactions: [],
+      modules: [],
+      tableItems: [],
+      resources: [],
+    };
+    for (let v = first; v < first + 100; v++) {
+      const s = (v * 7919) % senders.length;
+      const user = { sender: senders[s]!, replayProtector: { type: "sequence_number" as const, value: sequence[s]!++ }, gasUnitPrice: 100n, gasUsed: 5n, success: true, contractAddress: null };
+      block.transactions.push({ version: BigInt(v), kind: v === 0 ? "genesis_transaction" : "user_transaction", hash: Buffer.alloc(32, v % 256), user: v === 0 ? null : user });
+    }
+    batch.push(block);
+    if (batch.length === 20) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+async function summariesPgBench(): Promise<void> {
+  const versions = Number(argValue("versions", "200000"));
+  const cluster = await PgCluster.start();
+  try {
+    const store = await PostgresStore.connect(await cluster.newDb());
+    await store.initChain(4);
+    for (const blocks of summaryBlocks(versions)) await store.commitBlocks(blocks);
+    const pool = (store as unknown as { pool: import("pg").Pool }).pool;
+    await pool.query("VACUUM ANALYZE");
+    const accounts = Array.from({ length: 50 }, (_, i) => Buffer.from(address(0x80 + i)));
+    const random = prng(7);
+    const limit = 100;
+    let queries = 0;
+    const count = pool.query.bind(pool);
+    (pool as unknown as { query: typeof pool.query }).query = ((...args: Parameters<typeof pool.query>) => {
+      queries++;
+      return count(...args);
+    }) as typeof pool.query;
+    const info = (await store.getLedgerInfo())!;
+    const plan = await pool.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${POSTGRES_SQL.summariesPageBackward}`, [accounts[3], `${info.ledgerVersion / 2n}`, limit]);
+    console.log(plan.rows.map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"]).join("\n"));
+    const variants: Variant[] = [
+      {
+        name: "split",
+        call: async (end) => {
+          const sender = accounts[Math.floor(random() * accounts.length)]!;
+          const at = (await store.readSummariesVersion(sender, end))!;
+          await store.getTransactionSummaries({ sender, end, limit, ledgerVersion: at.info.ledgerVersion });
+          await store.getLedgerInfo();
+        },
+      },
+      { name: "one", call: async (end) => void (await store.readSummaries({ sender: accounts[Math.floor(random() * accounts.length)]!, end, limit })) },
+    ];
+    const trips = new Map<string, number>();
+    for (const v of variants) {
+      queries = 0;
+      for (let i = 0; i < 100; i++) await v.call(BigInt(i * 1000));
+      trips.set(v.name, queries / 100);
+    }
+    const r = await sideBySide(variants, info.ledgerVersion);
+    console.log("| PostgreSQL: store calls of one summaries page-cache miss | µs/request | round trips |\n|---|---|---|");
+    for (const [name, us] of r) console.log(`| ${name} | ${us.toFixed(1)} | ${trips.get(name)} |`);
+    await store.close();
+  } finally {
+    await cluster.destroy();
+  }
+}
+
 /** Distinct senders of the ledger at `path`. */
 async function sendersOf(path: string): Promise<Buffer[]> {
   const db = new Database(path, { readonly: true });
@@ -355,6 +432,7 @@ async function pruneBench(): Promise<void> {
 const scenario = process.argv[2];
 if (scenario === "modules") await modulesBench();
 else if (scenario === "summaries") await summariesBench();
+else if (scenario === "summaries-pg") await summariesPgBench();
 else if (scenario === "prune") await pruneBench();
 else if (scenario === "prune-child") await pruneChild();
 else {

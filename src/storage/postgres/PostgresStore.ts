@@ -89,11 +89,19 @@ const PG_COLUMNS: ColumnDecoder<string, boolean> = {
 const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
 const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";
 
-/** FROM of a summaries page: the ledger row and at most `limit` summaries of sender $1 in `range`. */
-const SUMMARIES_PAGE_FROM = (range: string, order: "ASC" | "DESC", limit: string): string =>
-  `FROM ledger l LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM transactions t WHERE t.sender = $1 AND ${range}
-                                    ORDER BY t.version ${order} LIMIT ${limit}) s ON true
-   WHERE l.id = 1 AND l.ledger_version IS NOT NULL`;
+/**
+ * A summaries page statement: the ledger columns, the newest version of sender $1 in `newestRange`,
+ * then the page's columns (at most $3 summaries in `pageRange`, `order` from the bound), ascending.
+ */
+const SUMMARIES_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
+  `${LEDGER_SELECT}, newest.version AS newest, s.*
+   FROM ledger l
+   LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE t.sender = $1 AND ${newestRange}
+                      ORDER BY t.version DESC LIMIT 1) newest ON true
+   LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM transactions t WHERE t.sender = $1 AND ${pageRange}
+                      ORDER BY t.version ${order} LIMIT $3) s ON true
+   WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+   ORDER BY s.version ASC`;
 
 /**
  * The read statements. Named once; node-postgres prepares each on a connection at its first use
@@ -135,18 +143,14 @@ export const SQL = {
                                ORDER BY t.version DESC LIMIT 1) AS value
                        ${LEDGER_FROM}`,
   // A summaries page with the position and the newest version, in one statement (one snapshot):
-  // one row per summary, or one row of nulls after the newest version for an empty page.
-  summariesPageForward: `${LEDGER_SELECT},
-                                (SELECT t.version FROM transactions t WHERE t.sender = $1 AND t.version <= l.ledger_version
-                                 ORDER BY t.version DESC LIMIT 1) AS newest, s.*
-                         ${SUMMARIES_PAGE_FROM("t.version >= $2::numeric AND t.version <= l.ledger_version", "ASC", "$3")}
-                         ORDER BY s.version ASC`,
-  summariesPageBackward: `${LEDGER_SELECT},
-                                 (SELECT t.version FROM transactions t WHERE t.sender = $1
-                                    AND t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)
-                                  ORDER BY t.version DESC LIMIT 1) AS newest, s.*
-                          ${SUMMARIES_PAGE_FROM("t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)", "DESC", "$3")}
-                          ORDER BY s.version ASC`,
+  // one row per summary, or one row of nulls after the newest version for an empty page. The
+  // newest version is a lateral join on the one ledger row, so it is sought once, not per row.
+  summariesPageForward: SUMMARIES_PAGE("t.version <= l.ledger_version", "t.version >= $2::numeric AND t.version <= l.ledger_version", "ASC"),
+  summariesPageBackward: SUMMARIES_PAGE(
+    "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
+    "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
+    "DESC",
+  ),
   resource: `SELECT value FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric
              ORDER BY version DESC LIMIT 1`,
   summariesForward: `SELECT ${SUMMARY_COLUMNS} FROM transactions
