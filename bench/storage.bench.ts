@@ -372,10 +372,9 @@ async function pruneBench(): Promise<void> {
   if (!existsSync(converted)) {
     // Existing files keep auto_vacuum NONE; the ledger is converted once so both stores prune the same file.
     copyFileSync(source, converted);
-    const db = new Database(converted);
-    db.pragma("auto_vacuum = INCREMENTAL");
-    db.exec("VACUUM");
-    db.close();
+    const store = new SqliteStore(converted);
+    store.enableIncrementalVacuum();
+    await store.close();
   }
   const rows: string[] = ["| prune of half the ledger | prune s | reads | read p50 ms | read p99 ms | read max ms | largest WAL MiB | file MiB before → after |", "|---|---|---|---|---|---|---|---|"];
   for (const [name, storeDir] of [["before", beforeDir.startsWith("/") ? beforeDir : `${process.cwd()}/${beforeDir}`], ["after", "this"]] as const) {

@@ -170,9 +170,24 @@ describe(`SQLite prune in bounded steps (seed ${SEED})`, () => {
     raw.exec("CREATE TABLE made_before (x)");
     raw.close();
     const old = await filled(big, {}, oldPath);
+    expect(old.hasIncrementalVacuum()).toBe(false);
     const reference = await filled(big);
+    expect(reference.hasIncrementalVacuum()).toBe(true);
     const target = { oldestVersion: big[60]!.block.firstVersion, oldestBlockHeight: 60n };
     expect(await old.prune(target)).toEqual(await reference.prune(target));
     expect(await readAt(old, last, target.oldestVersion)).toEqual(await readAt(reference, last, target.oldestVersion));
+
+    // converted, it gives the pages of the next prune back, and reads the same
+    expect(old.enableIncrementalVacuum()).toBe(true);
+    expect(old.enableIncrementalVacuum()).toBe(false);
+    expect(old.hasIncrementalVacuum()).toBe(true);
+    const next = { oldestVersion: big[110]!.block.firstVersion, oldestBlockHeight: 110n };
+    await old.close();
+    const sizeBefore = statSync(oldPath).size;
+    const reopened = open(oldPath);
+    expect(await reopened.prune(next)).toEqual(await reference.prune(next));
+    expect(await readAt(reopened, last, next.oldestVersion)).toEqual(await readAt(reference, last, next.oldestVersion));
+    await reopened.close();
+    expect(statSync(oldPath).size).toBeLessThan(sizeBefore);
   });
 });

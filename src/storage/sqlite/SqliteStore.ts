@@ -547,6 +547,27 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma(`query_only = ${on ? 1 : 0}`);
   }
 
+  /**
+   * Converts a file made before incremental vacuum (auto_vacuum NONE) so that later prunes give
+   * their free pages back to the file system; a no-op on a file that has it. Rewrites the whole
+   * file (VACUUM): it holds the write lock throughout and needs free disk space for a second
+   * copy in the WAL; readers go on meanwhile. For an operator's maintenance command, not for a
+   * serving node's start.
+   */
+  enableIncrementalVacuum(): boolean {
+    if (Number(this.db.pragma("auto_vacuum", { simple: true })) === AUTO_VACUUM_INCREMENTAL) return false;
+    this.write(() => {
+      this.db.pragma(`auto_vacuum = ${AUTO_VACUUM_INCREMENTAL}`);
+      this.db.exec("VACUUM");
+    });
+    return true;
+  }
+
+  /** Whether later prunes give free pages back to the file system (see `enableIncrementalVacuum`). */
+  hasIncrementalVacuum(): boolean {
+    return Number(this.db.pragma("auto_vacuum", { simple: true })) === AUTO_VACUUM_INCREMENTAL;
+  }
+
   /** The page cache and memory map this connection runs with (`cacheSizeMiB`, `mmapSizeMiB`), in bytes. */
   memorySettings(): { cacheBytes: number; mmapBytes: number } {
     const cache = Number(this.db.pragma("cache_size", { simple: true }));
@@ -659,7 +680,7 @@ export class SqliteStore implements LedgerStore {
       } while (from !== null);
     }
     this.write(() => this.statements.pruneCode.run());
-    if (Number(this.db.pragma("auto_vacuum", { simple: true })) === AUTO_VACUUM_INCREMENTAL) {
+    if (this.hasIncrementalVacuum()) {
       while (Number(this.db.pragma("freelist_count", { simple: true })) > 0) {
         this.write(() => this.db.pragma(`incremental_vacuum(${this.pruneBatch.pages})`));
         await this.betweenPruneSteps();
