@@ -158,11 +158,14 @@ async function sideBySide(variants: Variant[], lastVersion: bigint): Promise<Map
 
 async function modulesBench(): Promise<void> {
   const histories = argValue("history", "10,1000,10000").split(",").map(Number);
-  const rows: string[] = ["| backend | module versions | before µs/call | after µs/call | after/before |", "|---|---|---|---|---|"];
+  const rows: string[] = [
+    "| backend | module versions | before µs/call | after µs/call | after/before | readModules (page + position) µs/call |",
+    "|---|---|---|---|---|---|",
+  ];
   const report = (backend: string, history: number, r: Map<string, number>) => {
     const before = r.get("before")!;
     const after = r.get("after")!;
-    rows.push(`| ${backend} | ${history} | ${before.toFixed(1)} | ${after.toFixed(1)} | ${(after / before).toFixed(2)} |`);
+    rows.push(`| ${backend} | ${history} | ${before.toFixed(1)} | ${after.toFixed(1)} | ${(after / before).toFixed(2)} | ${r.get("readModules")!.toFixed(1)} |`);
     console.log(rows.at(-1));
   };
   for (const history of histories) {
@@ -183,6 +186,7 @@ async function modulesBench(): Promise<void> {
         [
           { name: "before", call: (v) => before.all(ACCOUNT, empty, v, v, PAGE).map(moduleEntryOf) },
           { name: "after", call: (v) => store.getModules(ACCOUNT, v, null, PAGE) },
+          { name: "readModules", call: (v) => store.readModules(ACCOUNT, v, null, PAGE) },
         ],
         last,
       ),
@@ -199,7 +203,7 @@ async function modulesBench(): Promise<void> {
         const last = (await store.getLedgerInfo())!.ledgerVersion;
         const pool = (store as unknown as { pool: import("pg").Pool }).pool;
         await pool.query("VACUUM ANALYZE");
-        const plan = await pool.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${POSTGRES_SQL.modules}`, [ACCOUNT, Buffer.alloc(0), last.toString(), PAGE]);
+        const plan = await pool.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${POSTGRES_SQL.modulesPage}`, [ACCOUNT, Buffer.alloc(0), last.toString(), PAGE]);
         console.log(plan.rows.map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"]).join("\n"));
         report(
           "postgres",
@@ -208,6 +212,7 @@ async function modulesBench(): Promise<void> {
             [
               { name: "before", call: (v) => pool.query({ name: "before", text: MODULES_BEFORE_PG, values: [ACCOUNT, Buffer.alloc(0), v.toString(), PAGE] }) },
               { name: "after", call: (v) => store.getModules(ACCOUNT, v, null, PAGE) },
+              { name: "readModules", call: (v) => store.readModules(ACCOUNT, v, null, PAGE) },
             ],
             last,
           ),

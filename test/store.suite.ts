@@ -461,6 +461,32 @@ export function storeSuite(factory: () => Backend): void {
       expect(await (await fresh(4)).readSummaries({ sender: A, limit: 10 })).toBeNull();
     });
 
+    it("reads a module page with the ledger position and the changed version of the same snapshot, as the separate reads give them", async () => {
+      const starts = [null, moduleStateKey(A, "b"), moduleStateKey(A, "aa"), moduleStateKey(A, "zzzz")];
+      const agree = async (s: LedgerStore) => {
+        const info = (await s.getLedgerInfo(true))!;
+        for (const address of [A, B, NOBODY])
+          for (const version of [undefined, info.oldestVersion, 6n, 8n, 9n, U64_MAX])
+            for (const start of starts)
+              for (const limit of [1, 2, 100]) {
+                const expected = {
+                  info,
+                  value: {
+                    changed: (await s.readModulesVersion(address, version))!.value,
+                    rows: await s.getModules(address, version ?? info.ledgerVersion, start, limit),
+                  },
+                };
+                expect(await s.readModules(address, version, start, limit), `${version} ${limit}`).toEqual(expected);
+              }
+      };
+      await agree(h);
+      const s = await fresh(4, HISTORY);
+      await s.prune({ oldestVersion: 5n, oldestBlockHeight: 2n });
+      await agree(s);
+      expect((await s.readModules(A, undefined, null, 100))?.value.rows.map((m) => m.name)).toEqual(["b", "Ab", "aa", "zz", "coin"]);
+      expect(await (await fresh(4)).readModules(A, undefined, null, 10)).toBeNull();
+    });
+
     it("reads a summaries page exact for its position while another connection commits", async () => {
       const db = await backend.newDb();
       const writer = await openStore(db);

@@ -15,7 +15,7 @@
  * - Every read returns a Promise. A store whose reads run in process may also offer the reads that
  *   fix a request's ledger position synchronously (`immediate`, same answers): the API's request
  *   wrapper then answers a memoized read without a promise per step.
- * - A snapshot read (`readTableItem`, `readModulesVersion`, `readSummariesVersion`,
+ * - A snapshot read (`readTableItem`, `readModulesVersion`, `readModules`, `readSummariesVersion`,
  *   `readSummaries`) returns its
  *   value with the ledger position of the same snapshot: the value is what a read at that position
  *   gives, so a caller judging the requested version against that position (404 above it, 410
@@ -128,6 +128,14 @@ export interface SummariesPage {
   rows: TransactionSummary[];
 }
 
+/** An account's module page read in one snapshot with the version that names it (`readModules`). */
+export interface ModulesPage {
+  /** What `readModulesVersion` gives for the same account and version in the same snapshot (the page cache key). */
+  changed: bigint | null;
+  /** The page, as `getModules` gives it at that version. */
+  rows: ModuleEntry[];
+}
+
 export interface PruneTarget {
   /** First version kept: the first version of block `oldestBlockHeight`. */
   oldestVersion: bigint;
@@ -191,6 +199,13 @@ export interface LedgerStore {
    * page cache by it. Null when no block was committed yet.
    */
   readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
+  /**
+   * `getModules` at `version` (the snapshot's ledger version when undefined) with the ledger
+   * position and the account's `changed` version (as `readModulesVersion`), all from one snapshot
+   * (SQLite: one read transaction; PostgreSQL: one statement): no re-check is needed afterwards.
+   * Null when no block was committed yet.
+   */
+  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
   /** Summaries ascending by version (window rules: DECISIONS §9 and `summaryRange` in rules.ts). */

@@ -29,6 +29,7 @@ import type {
   PruneResult,
   PruneTarget,
   Snapshot,
+  ModulesPage,
   StoredTxnFingerprint,
   SummariesPage,
   SummaryQuery,
@@ -90,6 +91,24 @@ const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
 const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";
 
 /**
+ * The account $1's state keys from $2 by skip-scan (one index seek each); pulled lazily, so a
+ * LIMIT downstream stops the walk.
+ */
+const ACCOUNT_KEYS = `WITH RECURSIVE account_keys(state_key) AS (
+    (SELECT k.state_key FROM modules k WHERE k.address = $1 AND k.state_key >= $2 ORDER BY k.state_key LIMIT 1)
+    UNION ALL
+    SELECT (SELECT k.state_key FROM modules k WHERE k.address = $1 AND k.state_key > account_keys.state_key
+            ORDER BY k.state_key LIMIT 1)
+    FROM account_keys WHERE account_keys.state_key IS NOT NULL
+  )`;
+
+/** The newest row of module `account_keys.state_key` of $1 at or below `bound` (one seek). */
+const NEWEST_MODULE_ROW = (bound: string): string =>
+  `SELECT n.state_key, n.name, n.code_hash FROM modules n
+   WHERE n.address = $1 AND n.state_key = account_keys.state_key AND n.version <= ${bound}
+   ORDER BY n.version DESC LIMIT 1`;
+
+/**
  * A summaries page statement: the ledger columns, the newest version of sender $1 in `newestRange`,
  * then the page's columns (at most $3 summaries in `pageRange`, `order` from the bound), ascending.
  */
@@ -114,19 +133,24 @@ export const SQL = {
   // The account's state keys from $2 by skip-scan (one index seek each), then each key's newest
   // row at or below $3 (one seek each): the cost follows the modules listed, not their history.
   // The recursive walk is pulled lazily, so LIMIT stops it.
-  modules: `WITH RECURSIVE account_keys(state_key) AS (
-              (SELECT k.state_key FROM modules k WHERE k.address = $1 AND k.state_key >= $2 ORDER BY k.state_key LIMIT 1)
-              UNION ALL
-              SELECT (SELECT k.state_key FROM modules k WHERE k.address = $1 AND k.state_key > account_keys.state_key
-                      ORDER BY k.state_key LIMIT 1)
-              FROM account_keys WHERE account_keys.state_key IS NOT NULL
-            )
+  modules: `${ACCOUNT_KEYS}
             SELECT m.state_key, m.name, m.code_hash FROM account_keys
-            CROSS JOIN LATERAL (SELECT n.state_key, n.name, n.code_hash FROM modules n
-                                WHERE n.address = $1 AND n.state_key = account_keys.state_key AND n.version <= $3::numeric
-                                ORDER BY n.version DESC LIMIT 1) m
+            CROSS JOIN LATERAL (${NEWEST_MODULE_ROW("$3::numeric")}) m
             WHERE m.code_hash IS NOT NULL
             LIMIT $4`,
+  // The same page with the position and the account's newest module change, in one statement.
+  modulesPage: `${ACCOUNT_KEYS},
+                page AS (SELECT m.state_key, m.name, m.code_hash FROM ledger l CROSS JOIN account_keys
+                         CROSS JOIN LATERAL (${NEWEST_MODULE_ROW("coalesce($3::numeric, l.ledger_version)")}) m
+                         WHERE l.id = 1 AND m.code_hash IS NOT NULL
+                         LIMIT $4)
+                ${LEDGER_SELECT}, changed.version AS changed, page.*
+                FROM ledger l
+                LEFT JOIN LATERAL (SELECT m.version FROM modules m WHERE m.address = $1
+                                     AND m.version <= coalesce($3::numeric, l.ledger_version) ORDER BY m.version DESC LIMIT 1) changed ON true
+                LEFT JOIN page ON true
+                WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+                ORDER BY page.state_key`,
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
   // The ledger row and the item in one statement, so one snapshot and one round trip.
   tableItemAt: `${LEDGER_SELECT},
@@ -347,6 +371,19 @@ export class PostgresStore implements LedgerStore {
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
     const rows = await this.query<ModuleRow>("modules", [address, start ?? Buffer.alloc(0), u64Param(version), limit]);
     return rows.map(moduleEntryOf);
+  }
+
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null> {
+    const rows = await this.queryTuples<ModulesPageTuple>("modulesPage", [address, start ?? Buffer.alloc(0), optionalVersion(version), limit]);
+    const first = rows[0];
+    if (!first) return null;
+    const modules: ModuleEntry[] = [];
+    for (const r of rows) {
+      const [stateKey, name, codeHash] = r.slice(LEDGER_COLUMNS.length + 1) as [Buffer, string, string] | [null, null, null];
+      if (stateKey !== null) modules.push(moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash }));
+    }
+    const changed = first[LEDGER_COLUMNS.length];
+    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
   }
 
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
@@ -600,6 +637,9 @@ async function runPrune(plan: PrunePlan, count: (sql: string, values: unknown[])
 
 /** A row of a summaries page statement: the ledger columns, the newest version, a summary (all null for none). */
 type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(SummaryTuple<string> | [null, null, null, null])];
+
+/** A row of the module page statement: the ledger columns, the changed version, a module (all null for none). */
+type ModulesPageTuple = [...LedgerTuple<string>, changed: string | null, ...([Buffer, string, string] | [null, null, null])];
 
 /** A snapshot read whose value is a version (null: none at or below the bound). */
 function versionSnapshot(row: SnapshotTuple<string, string>): Snapshot<bigint | null> {

@@ -21,6 +21,7 @@ import type {
   PruneResult,
   PruneTarget,
   Snapshot,
+  ModulesPage,
   StoredTxnFingerprint,
   SummariesPage,
   SummaryQuery,
@@ -434,6 +435,17 @@ export class SqliteStore implements LedgerStore {
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
     return this.statements.modules.all({ address, start: start ?? Buffer.alloc(0), version: versionParam(version), limit }).map(moduleEntryOf);
+  }
+
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null> {
+    return this.readTx(() => {
+      const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
+      if (!row) return null;
+      const { info, value: changed } = versionSnapshot(row);
+      const at = versionParam(version ?? info.ledgerVersion);
+      const rows = this.statements.modules.all({ address, start: start ?? Buffer.alloc(0), version: at, limit }).map(moduleEntryOf);
+      return { info, value: { changed, rows } };
+    });
   }
 
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
