@@ -153,6 +153,32 @@ describe(`SQLite prune in bounded steps (seed ${SEED})`, () => {
     expect(oldestSeen).toEqual([...oldestSeen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   });
 
+  it("lets another connection read through its memory map while a prune shrinks the file under it", async () => {
+    const big = history(SEED + 2, 120, 4000);
+    const path = newPath();
+    await (await filled(big, TINY_STEPS, path)).close(); // checkpointed: the pages are in the file
+    const writer = open(path, TINY_STEPS);
+    const reader = open(path, { readonly: true });
+    const reference = await filled(big);
+    const sizeBefore = statSync(path).size;
+    // the reader maps the whole file before it shrinks
+    await readAt(reader, last, 0n);
+    let done = false;
+    const pruning = writer.prune({ oldestVersion: big[110]!.block.firstVersion, oldestBlockHeight: 110n }).finally(() => (done = true));
+    const random = prng(SEED + 3);
+    while (!done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const oldest = (await reader.getLedgerInfo(true))!.oldestVersion;
+      const at = oldest + BigInt(Math.floor(random() * Number(last - oldest + 1n)));
+      expect(await readAt(reader, at, oldest), `at ${at}, oldest ${oldest}`).toEqual(await readAt(reference, at, oldest));
+    }
+    await pruning;
+    await writer.close(); // its last checkpoint truncates the file under the reader's map
+    expect(statSync(path).size).toBeLessThan(sizeBefore / 2);
+    const oldest = big[110]!.block.firstVersion;
+    expect(await readAt(reader, last, oldest)).toEqual(await readAt(reference, last, oldest));
+  });
+
   it("gives the pruned pages of a new file back to the file system, and prunes a file made without that too", async () => {
     const big = history(SEED, 120, 4000);
     const path = newPath();
