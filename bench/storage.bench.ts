@@ -6,20 +6,22 @@
  * - `modules`: an account with 30 modules, one of them upgraded `--history` times, and two
  *   neighbour accounts; `getModules(account, random version, null, 26)` (the API's page of 25 plus
  *   one) through the store, against the statement the store ran before (kept here as
- *   `MODULES_BEFORE`), alternated round by round on the same file. µs per call, median of rounds.
+ *   `MODULES_BEFORE_SQLITE`, `MODULES_BEFORE_PG`), and `readModules` (the page with its position),
+ *   alternated round by round on the same file. µs per call, median of rounds.
  *   With `--pg` the same on a throwaway PostgreSQL (test/helpers/postgres.ts).
  *
- *   node --import tsx bench/storage.bench.ts summaries --db bench/out/storage-1m.db --before ../wt-before [--only NAME]
+ *   node --import tsx bench/storage.bench.ts summaries --db bench/out/storage-1m.db --before DIR [--only NAME]
  *
  * - `summaries`: the store calls of a summaries request that misses the API's page cache (random
  *   sender, random end_version, limit 100), memo lag 1 ms as the node serves: `before` = the
- *   store built at `--before` (a checkout of the previous commit with its dist/ built) doing
+ *   store built at `--before` (a checkout of the commit before, e.g. `git worktree add --detach
+ *   ../wt-storage-before 1156570` with `npx tsc -p tsconfig.build.json` run there) doing
  *   position read, page read and fresh re-check; `split` = this store doing the same three calls;
  *   `one` = this store's `readSummaries`. `--only NAME` runs one variant (for `strace -c`).
  *   `summaries-pg [--versions 200000]`: `split` and `one` on a throwaway PostgreSQL holding a
  *   generated ledger (50 senders, a user transaction per version), with the round trips of each.
  *
- *   node --import tsx bench/storage.bench.ts prune --db bench/out/storage-1m.db --before ../wt-before [--read-ms 2]
+ *   node --import tsx bench/storage.bench.ts prune --db bench/out/storage-1m.db --before DIR [--read-ms 2]
  *
  * - `prune`: prunes half of a copy of `--db` (converted once to incremental vacuum) in a child
  *   process, with the store built at `--before` and then with this one, while this process reads
