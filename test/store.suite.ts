@@ -18,9 +18,11 @@ import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, TxnKind, UserTxnWrite } from "../src/storage/LedgerStore.js";
 import { openStore } from "../src/storage/open.js";
 import type { Backend } from "./helpers/backends.js";
+import { prng, testSeed } from "./helpers/seed.js";
 import { tableItem } from "./helpers/store.js";
 
 const U64_MAX = (1n << 64n) - 1n;
+const MODULE_HISTORY_SEED = testSeed(17_2026);
 
 const addr = (n: number): Uint8Array => {
   const a = new Uint8Array(32);
@@ -432,6 +434,75 @@ export function storeSuite(factory: () => Backend): void {
       expect(sb?.replayProtector).toEqual({ type: "nonce", value: 77n });
     });
 
+    it("reads a summaries page with the ledger position and the newest version of the same snapshot, as the separate reads give them", async () => {
+      const bounds = [undefined, 0n, 1n, 2n, 3n, 5n, 6n, 8n, 9n, 10n, U64_MAX];
+      const agree = async (s: LedgerStore) => {
+        const info = await s.getLedgerInfo(true);
+        for (const sender of [A, B, NOBODY])
+          for (const start of bounds)
+            for (const end of bounds)
+              for (const limit of [0, 1, 2, 100]) {
+                const q = { sender, start, end, limit };
+                const expected = {
+                  info,
+                  value: {
+                    newest: (await s.readSummariesVersion(sender, start === undefined ? end : undefined))!.value,
+                    rows: await s.getTransactionSummaries({ ...q, ledgerVersion: info!.ledgerVersion }),
+                  },
+                };
+                expect(await s.readSummaries(q), JSON.stringify({ start: start?.toString(), end: end?.toString(), limit })).toEqual(expected);
+              }
+      };
+      await agree(h);
+      const s = await fresh(4, HISTORY);
+      await s.prune({ oldestVersion: 5n, oldestBlockHeight: 2n });
+      await agree(s);
+      expect((await s.readSummaries({ sender: A, limit: 10 }))?.value.rows.map((r) => r.version)).toEqual([6n, 9n]);
+      expect(await (await fresh(4)).readSummaries({ sender: A, limit: 10 })).toBeNull();
+    });
+
+    it("reads a module page with the ledger position and the changed version of the same snapshot, as the separate reads give them", async () => {
+      const starts = [null, moduleStateKey(A, "b"), moduleStateKey(A, "aa"), moduleStateKey(A, "zzzz")];
+      const agree = async (s: LedgerStore) => {
+        const info = (await s.getLedgerInfo(true))!;
+        for (const address of [A, B, NOBODY])
+          for (const version of [undefined, info.oldestVersion, 6n, 8n, 9n, U64_MAX])
+            for (const start of starts)
+              for (const limit of [1, 2, 100]) {
+                const expected = {
+                  info,
+                  value: {
+                    changed: (await s.readModulesVersion(address, version))!.value,
+                    rows: await s.getModules(address, version ?? info.ledgerVersion, start, limit),
+                  },
+                };
+                expect(await s.readModules(address, version, start, limit), `${version} ${limit}`).toEqual(expected);
+              }
+      };
+      await agree(h);
+      const s = await fresh(4, HISTORY);
+      await s.prune({ oldestVersion: 5n, oldestBlockHeight: 2n });
+      await agree(s);
+      expect((await s.readModules(A, undefined, null, 100))?.value.rows.map((m) => m.name)).toEqual(["b", "Ab", "aa", "zz", "coin"]);
+      expect(await (await fresh(4)).readModules(A, undefined, null, 10)).toBeNull();
+    });
+
+    it("reads a summaries page exact for its position while another connection commits", async () => {
+      const db = await backend.newDb();
+      const writer = await openStore(db);
+      const reader = await openStore(db);
+      opened.push(writer, reader);
+      await writer.initChain(4);
+      for (const [i, b] of HISTORY.entries()) {
+        await writer.commitBlock(b);
+        const page = await reader.readSummaries({ sender: A, limit: 100 });
+        expect(page?.info.ledgerVersion).toBe(b.block.lastVersion);
+        const sent = HISTORY.slice(0, i + 1).flatMap((w) => w.transactions.filter((t) => t.user?.sender === A).map((t) => t.version));
+        expect(page?.value.rows.map((r) => r.version)).toEqual(sent);
+        expect(page?.value.newest).toBe(sent.at(-1) ?? null);
+      }
+    });
+
     it("finds blocks by version, height and time", async () => {
       const heightOf = async (p: Promise<BlockInfo | null>) => (await p)?.height ?? null;
       const byVersion = await Promise.all([0n, 1n, 4n, 5n, 7n, 8n, 9n, 10n, U64_MAX].map((v) => heightOf(h.getBlockByVersion(v))));
@@ -553,6 +624,67 @@ export function storeSuite(factory: () => Backend): void {
       expect(await s.prune({ oldestVersion: 10n, oldestBlockHeight: 4n })).toEqual({ transactionsDeleted: 2, blocksDeleted: 1, stateRowsDeleted: 2 });
       expect(await tableItem(s, H, K2, 10n)).toBeNull();
       expect(await moduleNames(s, 10n)).toEqual(["b", "Ab", "aa", "zz", "coin"]);
+    });
+
+    it(`lists an account's modules at every version as a model of a random long history says, before and after pruning (seed ${MODULE_HISTORY_SEED})`, async () => {
+      const random = prng(MODULE_HISTORY_SEED);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+      // neighbours just below and above A: a walk over A's keys must not stray into theirs
+      const below = addr(0x9);
+      const above = addr(0xb);
+      const names = ["a", "b", "Ab", "aa", "zz", "coin", "coin2", "x", "long_module_name", "B", "m0", "m1"];
+      /** address hex + name -> writes in version order (null: deletion) */
+      const model = new Map<string, { address: Uint8Array; name: string; writes: Array<{ version: bigint; bytecode: Uint8Array | null }> }>();
+      const blocks: BlockWrite[] = [];
+      let version = 0n;
+      for (let height = 0n; height < 60n; height++) {
+        const first = version;
+        const modules: BlockWrite["modules"] = [];
+        const transactions: BlockWrite["transactions"] = [];
+        for (let t = 0; t < 1 + Math.floor(random() * 3); t++, version++) {
+          transactions.push(txn(version, height === 0n && t === 0 ? "genesis_transaction" : "user_transaction", height === 0n && t === 0 ? null : user(A, seq(version), 100n, 1n)));
+          // one module key takes most upgrades: a long history beside short ones
+          for (let w = 0; w < Math.floor(random() * 4); w++) {
+            const address = random() < 0.7 ? A : pick([below, above]);
+            const name = random() < 0.5 ? "coin" : pick(names);
+            const bytecode = random() < 0.2 ? null : code(Math.floor(random() * 256));
+            modules.push(mod(version, address, name, bytecode));
+            const key = `${hex(address)}/${name}`;
+            const entry = model.get(key) ?? { address, name, writes: [] };
+            model.set(key, entry);
+            // a key written twice at one version: the last write stands
+            if (entry.writes.at(-1)?.version === version) entry.writes.pop();
+            entry.writes.push({ version, bytecode });
+          }
+        }
+        blocks.push({ block: block(height, 0n, height * 1000n, first, version - 1n), transactions, modules, tableItems: [], resources: [] });
+      }
+      const s = await fresh(4, blocks);
+      const last = version - 1n;
+      const expected = (address: Uint8Array, at: bigint, start: Uint8Array | null, limit: number) =>
+        [...model.values()]
+          .filter((m) => Buffer.compare(Buffer.from(m.address), Buffer.from(address)) === 0)
+          .map((m) => ({ ...m, stateKey: Buffer.from(moduleStateKey(m.address, m.name)), newest: m.writes.filter((w) => w.version <= at).at(-1) }))
+          .filter((m) => m.newest?.bytecode && (start === null || Buffer.compare(m.stateKey, Buffer.from(start)) >= 0))
+          .sort((x, y) => Buffer.compare(x.stateKey, y.stateKey))
+          .slice(0, limit)
+          .map((m) => `${m.name}=${sha(m.newest!.bytecode!)}`);
+      const listed = async (address: Uint8Array, at: bigint, start: Uint8Array | null, limit: number) =>
+        (await s.getModules(address, at, start, limit)).map((m) => `${m.name}=${m.codeHash}`);
+      const check = async (from: bigint) => {
+        for (let i = 0; i < 60; i++) {
+          const at = from + BigInt(Math.floor(random() * Number(last - from + 1n)));
+          const address = pick([A, A, below, above]);
+          const start = random() < 0.3 ? moduleStateKey(address, pick(names)) : null;
+          const limit = 1 + Math.floor(random() * 8);
+          expect(await listed(address, at, start, limit), `at ${at} limit ${limit}`).toEqual(expected(address, at, start, limit));
+        }
+        expect(await listed(A, U64_MAX, null, 100)).toEqual(expected(A, last, null, 100));
+      };
+      await check(0n);
+      const oldest = blocks[30]!.block;
+      await s.prune({ oldestVersion: oldest.firstVersion, oldestBlockHeight: oldest.height });
+      await check(oldest.firstVersion);
     });
 
     it("round-trips u64 extremes exactly", async () => {

@@ -12,6 +12,7 @@ import { PageCache } from "./pageCache.js";
 import { Compression, type EncodedBody } from "./compression.js";
 import type { WriterStatus } from "../ingest/writerStatus.js";
 import type { NodeMetrics } from "./metrics.js";
+import { after, guard, type Later, type PositionReads } from "./later.js";
 
 export class NodeContext {
   readonly headers: HeaderWriter;
@@ -42,7 +43,11 @@ export class NodeContext {
     this.headers = headerWriter(config.aptosHeaders);
     this.pages = new PageCache(config.pageCacheBytes);
     this.compression = new Compression(config);
+    this.reads = store.immediate ?? store;
   }
+
+  /** The store's position reads, in the calling turn where the store can (`LedgerStore.immediate`). */
+  readonly reads: PositionReads;
 
   /**
    * The ledger position now (`fresh`: with every commit of another process, see
@@ -53,23 +58,18 @@ export class NodeContext {
   }
 
   /**
-   * The ledger position with what an operation's position read (`read`, already started) returns
-   * in the same snapshot, or the position alone (`read` null); 503 when the ledger is empty or
-   * cannot be read.
+   * The ledger position with what an operation's position read (`read`) returns in the same
+   * snapshot, or the position alone (`read` null); 503 when the ledger is empty or cannot be read.
+   * At once when the store answers at once.
    */
-  async readPosition<T>(read: Promise<Snapshot<T> | null> | null, what: string | (() => string), fresh = false): Promise<Snapshot<T | undefined>> {
-    let snapshot: Snapshot<T | undefined> | null;
-    try {
-      if (read !== null) snapshot = await read;
-      else {
-        const info = await this.store.getLedgerInfo(fresh);
-        snapshot = info && { info, value: undefined };
-      }
-    } catch (e) {
-      throw this.storageError(e, what, null, read === null);
-    }
-    if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
-    return snapshot;
+  readPosition<T>(read: (() => Later<Snapshot<T> | null>) | null, what: string | (() => string), fresh = false): Later<Snapshot<T | undefined>> {
+    const snapshot = guard<Snapshot<T | undefined> | null>(
+      read ?? (() => after(this.reads.getLedgerInfo(fresh), (info) => info && { info, value: undefined })),
+      (e) => {
+        throw this.storageError(e, what, null, read === null);
+      },
+    );
+    return after(snapshot, nonEmpty);
   }
 
   /**
@@ -100,6 +100,11 @@ export class NodeContext {
     const message = String(err.message ?? e);
     this.storageFailure = { message, atMs: Date.now(), corrupt: CORRUPT.test(`${err.code ?? ""} ${message}`) };
   }
+}
+
+function nonEmpty<T>(snapshot: Snapshot<T> | null): Snapshot<T> {
+  if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+  return snapshot;
 }
 
 /** SQLite's and PostgreSQL's words for a damaged database (SQLITE_CORRUPT, SQLITE_NOTADB, XX001/XX002). */

@@ -19,6 +19,7 @@ import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./n
 import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type ObjectSchema, type Position } from "./operation.js";
 import { addressPath, checkDecimalQuery, QUERY_KINDS, u64Query } from "./params.js";
 import { sharedSchemas } from "./schemas.js";
+import { after, guard, type Later } from "./later.js";
 
 /** Versions a request names: the one to read at, and bounds that must not have been pruned. */
 export interface RequestedVersions {
@@ -44,14 +45,15 @@ export function resolveVersions(info: LedgerInfo, requested: RequestedVersions):
   return at ?? info.ledgerVersion;
 }
 
-const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: [] };
+const NO_BOUNDS: ReadonlyArray<bigint | undefined> = Object.freeze([]);
+const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: NO_BOUNDS };
 
 /** The input of an operation that declares none. */
 const NOTHING = Object.freeze({});
 
 function requestedVersions(versions: { at?: string; bounds?: readonly string[] }, query: Record<string, bigint | undefined>): RequestedVersions {
   const bounds = versions.bounds;
-  return { at: versions.at ? query[versions.at] : undefined, bounds: bounds ? bounds.map((n) => query[n]) : [] };
+  return { at: versions.at ? query[versions.at] : undefined, bounds: bounds ? bounds.map((n) => query[n]) : NO_BOUNDS };
 }
 
 function namesVersions(requested: RequestedVersions): boolean {
@@ -166,7 +168,9 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   // (the gas estimate between blocks) is serialized once.
   let lastJson: unknown;
   let lastText = "";
-  return async function handleOperation(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  // Each step runs in the same turn as the one before while the store answers at once
+  // (`LedgerStore.immediate`): a memoized read is answered without a promise per step.
+  return function handleOperation(req: FastifyRequest, reply: FastifyReply): Later<undefined> {
     // 1. validate
     const input: Input<unknown, unknown, unknown> = {
       params: (paramKinds.length > 0 ? parseObject(paramKinds, req.params) : NOTHING) as never,
@@ -176,24 +180,44 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     const format = negotiate(req.headers.accept);
     // 2. resolve
     const requested = versions ? requestedVersions(versions, input.query as Record<string, bigint | undefined>) : NO_VERSIONS;
-    let at: Position<unknown> | null = null;
-    if (op.ledger !== "none") {
-      const snapshot = position
-        ? await ctx.readPosition(position(ctx.store, input, requested.at), () => failureText(input))
-        : { info: await ctx.ledger(), value: undefined };
-      at = { info: snapshot.info, version: resolveVersions(snapshot.info, requested), found: snapshot.value };
-    }
-    // 3. read
-    let answer: Answer;
-    try {
-      answer = await handle(input, at as Position<unknown>, format);
-    } catch (e) {
-      throw ctx.storageError(e, failureText(input), at?.info ?? null);
-    }
-    // 4. check the versions again where the read may have raced a prune, and send
-    const exactAt = answer.exactAt ?? at?.info;
+    if (op.ledger === "none") return after(read(input, null, format), (answer) => send(req, reply, format, requested, null, answer));
+    const snapshot = ctx.readPosition(position ? () => position(ctx.reads, input, requested.at) : null, () => failureText(input));
+    return after(snapshot, ({ info, value }) => {
+      const at: Position<unknown> = { info, version: resolveVersions(info, requested), found: value };
+      // 3. read
+      return after(read(input, at, format), (answer) => send(req, reply, format, requested, at, answer));
+    });
+  };
+
+  function read(input: Input<unknown, unknown, unknown>, at: Position<unknown> | null, format: WireFormat): Later<Answer> {
+    return guard(
+      () => handle(input, at as Position<unknown>, format),
+      (e) => {
+        throw ctx.storageError(e, () => failureText(input), at?.info ?? null);
+      },
+    );
+  }
+
+  // 4. check the versions again where the read may have raced a prune, and send
+  function send(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    format: WireFormat,
+    requested: RequestedVersions,
+    at: Position<unknown> | null,
+    answer: Answer,
+  ): Later<undefined> {
     if (answer.exactAt) resolveVersions(answer.exactAt, requested);
-    else if (answer.readAfterPosition && namesVersions(requested)) resolveVersions(await ctx.ledger(true), requested);
+    else if (answer.readAfterPosition && namesVersions(requested)) {
+      return ctx.ledger(true).then((now) => {
+        resolveVersions(now, requested);
+        return sendAnswer(req, reply, format, answer.exactAt ?? at?.info, answer);
+      });
+    }
+    return sendAnswer(req, reply, format, answer.exactAt ?? at?.info, answer);
+  }
+
+  function sendAnswer(req: FastifyRequest, reply: FastifyReply, format: WireFormat, exactAt: LedgerInfo | undefined, answer: Answer): undefined {
     if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));
     if (answer.cursor) reply.headers(ctx.headers.cursor(answer.cursor));
     if (answer.headers) reply.headers(answer.headers);
@@ -205,8 +229,9 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       }
       body = lastText;
     }
-    return ctx.compression.send(req, reply, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE));
-  };
+    ctx.compression.send(req, reply, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE));
+    return undefined;
+  }
 
   function negotiate(accept: string | undefined): WireFormat {
     // An operation with a type of its own (the explorer) or JSON only ignores Accept, as the reference.

@@ -7,10 +7,11 @@
  * status list come from these same objects (`routeSchema`).
  */
 import type { LedgerInfo } from "../ledger/types.js";
-import type { Snapshot, LedgerStore } from "../storage/LedgerStore.js";
+import type { Snapshot } from "../storage/LedgerStore.js";
 import type { EncodedBody } from "./compression.js";
 import type { NodeContext } from "./context.js";
 import { ledgerHeaderSchemas } from "./headers.js";
+import type { Later, PositionReads } from "./later.js";
 import type { WireFormat } from "./negotiate.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -154,13 +155,13 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, T = undefined>
    * The read that fixes the ledger position, in one snapshot with what it reads (`Position.found`);
    * the newest ledger info when absent. `version` is the requested `at` version, if any.
    */
-  position?: (store: LedgerStore, input: Input<P, Q, B>, version: bigint | undefined) => Promise<Snapshot<T> | null>;
+  position?: (reads: PositionReads, input: Input<P, Q, B>, version: bigint | undefined) => Later<Snapshot<T> | null>;
   /**
    * Makes the handler for one app (per-app state such as memos lives in this closure). It gets the
    * parsed input, the resolved position (not given to `ledger: "none"` operations, which read on
    * their own terms) and the negotiated format.
    */
-  handler: (ctx: NodeContext) => (input: Input<P, Q, B>, at: Position<T>, format: WireFormat) => Promise<Answer>;
+  handler: (ctx: NodeContext) => (input: Input<P, Q, B>, at: Position<T>, format: WireFormat) => Later<Answer>;
 }
 
 /** Types an operation from its own schemas: `Input` follows `params`, `query` and `body`. */

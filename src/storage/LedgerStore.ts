@@ -12,9 +12,11 @@
  * - Nothing here knows about HTTP.
  *
  * What the reads guarantee:
- * - Every read returns a Promise. A store may answer from a memo (the SQLite store does), still
- *   through a Promise.
- * - A snapshot read (`readTableItem`, `readModulesVersion`, `readSummariesVersion`) returns its
+ * - Every read returns a Promise. A store whose reads run in process may also offer the reads that
+ *   fix a request's ledger position synchronously (`immediate`, same answers): the API's request
+ *   wrapper then answers a memoized read without a promise per step.
+ * - A snapshot read (`readTableItem`, `readModulesVersion`, `readModules`, `readSummariesVersion`,
+ *   `readSummaries`) returns its
  *   value with the ledger position of the same snapshot: the value is what a read at that position
  *   gives, so a caller judging the requested version against that position (404 above it, 410
  *   below its oldest version) cannot be overtaken by a concurrent prune. Other reads carry no
@@ -138,6 +140,22 @@ export interface SummaryQuery {
   limit: number;
 }
 
+/** A summaries page read in one snapshot with the version that names it (`readSummaries`). */
+export interface SummariesPage {
+  /** What `readSummariesVersion` gives for the same query in the same snapshot (the page cache key). */
+  newest: bigint | null;
+  /** The page, ascending by version: exact for the snapshot's ledger position. */
+  rows: TransactionSummary[];
+}
+
+/** An account's module page read in one snapshot with the version that names it (`readModules`). */
+export interface ModulesPage {
+  /** What `readModulesVersion` gives for the same account and version in the same snapshot (the page cache key). */
+  changed: bigint | null;
+  /** The page, as `getModules` gives it at that version. */
+  rows: ModuleEntry[];
+}
+
 export interface PruneTarget {
   /** First version kept: the first version of block `oldestBlockHeight`. */
   oldestVersion: bigint;
@@ -150,8 +168,21 @@ export interface PruneResult {
   blocksDeleted: number;
 }
 
+/**
+ * The reads that fix a request's ledger position, answered in the calling turn. Each returns what
+ * the `LedgerStore` method of the same name resolves to and keeps the same guarantees.
+ */
+export interface ImmediateReads {
+  getLedgerInfo(fresh?: boolean): LedgerInfo | null;
+  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Snapshot<Uint8Array | null> | null;
+  readModulesVersion(address: Uint8Array, version: bigint | undefined): Snapshot<bigint | null> | null;
+  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Snapshot<bigint | null> | null;
+}
+
 export interface LedgerStore {
   readonly kind: StorageKind;
+  /** Optional: the same position reads, synchronous (see `ImmediateReads`). */
+  readonly immediate?: ImmediateReads;
 
   /** Chain id stored at the first import, or null for an empty ledger. */
   getChainId(): Promise<number | null>;
@@ -188,6 +219,13 @@ export interface LedgerStore {
    * page cache by it. Null when no block was committed yet.
    */
   readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
+  /**
+   * `getModules` at `version` (the snapshot's ledger version when undefined) with the ledger
+   * position and the account's `changed` version (as `readModulesVersion`), all from one snapshot
+   * (SQLite: one read transaction; PostgreSQL: one statement): no re-check is needed afterwards.
+   * Null when no block was committed yet.
+   */
+  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
   /** Summaries ascending by version (window rules: DECISIONS §9 and `summaryRange` in rules.ts). */
@@ -198,6 +236,15 @@ export interface LedgerStore {
    * change only when it does: the API keys its page cache by it. Null when no block was committed yet.
    */
   readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
+
+  /**
+   * A summaries page (`start`, `end`, `limit` as in `getTransactionSummaries`, up to the snapshot's
+   * ledger version) with the ledger position it is exact for and its `newest` version, all from
+   * one snapshot (SQLite: one read transaction; PostgreSQL: one statement). No re-check is needed
+   * afterwards: a prune that commits later does not change what this position answers. Null when
+   * no block was committed yet.
+   */
+  readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null>;
 
   /** The block holding `version`, or null (pruned or not yet committed). */
   getBlockByVersion(version: bigint): Promise<BlockInfo | null>;
@@ -223,7 +270,13 @@ export interface LedgerStore {
   /** The version of the newest row (write or deletion) of `key` at or below `upTo`, or null. */
   newestStateVersion(key: StateKeyRef, upTo: bigint): Promise<bigint | null>;
 
-  /** Raises the oldest kept version; removes what no read at or above it can see. */
+  /**
+   * Raises the oldest kept version; removes what no read at or above it can see. A store may do
+   * it in several commits (SQLite does, in bounded steps): the oldest version then moves up in
+   * steps, each step commits with the transactions and blocks below it gone, and the rows left for
+   * later steps are ones no read at or above the oldest version sees. So at every moment a read at
+   * a version >= the oldest version is exact.
+   */
   prune(target: PruneTarget): Promise<PruneResult>;
 
   /**

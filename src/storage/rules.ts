@@ -98,8 +98,8 @@ export type LedgerTuple<U64> = [
 ];
 export type SnapshotTuple<U64, V> = [...LedgerTuple<U64>, value: V | null];
 
-/** The one mapping of the ledger columns to `LedgerInfo`. */
-export function ledgerInfoOf<U64>(t: LedgerTuple<U64> | SnapshotTuple<U64, unknown>, d: ColumnDecoder<U64, unknown>): LedgerInfo {
+/** The one mapping of the ledger columns (first in a ledger or snapshot row) to `LedgerInfo`. */
+export function ledgerInfoOf<U64>(t: readonly [...LedgerTuple<U64>, ...unknown[]], d: ColumnDecoder<U64, unknown>): LedgerInfo {
   const [chainId, ledgerVersion, timestampUsec, epoch, blockHeight, oldestVersion, oldestBlockHeight] = t;
   return {
     chainId: Number(chainId),

@@ -11,6 +11,7 @@
 import { bcs } from "@mysten/bcs";
 import { GasEstimator, type GasEstimate } from "../../ledger/gas.js";
 import { defineOperation, ref } from "../operation.js";
+import type { WireFormat } from "../negotiate.js";
 import { gasEstimation } from "../schemas.js";
 
 export const estimateGasPrice = defineOperation({
@@ -33,11 +34,12 @@ export const estimateGasPrice = defineOperation({
   failure: "Failed to estimate the gas price",
   handler: (ctx) => {
     const estimator = new GasEstimator(ctx.config.gas, undefined, (message) => ctx.log.warn(message));
-    return async function estimateGasPrice(_input, { info }, format) {
+    const answer = (estimate: Readonly<GasEstimate>, format: WireFormat) =>
+      format === "bcs" ? { body: Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()) } : { json: estimate };
+    return function estimateGasPrice(_input, { info }, format) {
       // the on-chain configs are read once per epoch, recent blocks once per block
-      const estimate: Readonly<GasEstimate> = estimator.peek(info) ?? (await estimator.estimate(info, ctx.store));
-      if (format === "bcs") return { body: Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()) };
-      return { json: estimate };
+      const known = estimator.peek(info);
+      return known ? answer(known, format) : estimator.estimate(info, ctx.store).then((estimate) => answer(estimate, format));
     };
   },
 });

@@ -62,7 +62,7 @@ export const getAccountModules = defineOperation({
   failure: "Failed to get modules from storage",
   // The position with the version of the account's newest module change at the requested version:
   // every page of the account is the same at every version with the same newest change.
-  position: (store, { params }, version) => store.readModulesVersion(params.address, version),
+  position: (reads, { params }, version) => reads.readModulesVersion(params.address, version),
   handler: (ctx) => {
     /** Module records printed once per bytecode hash (ABI decoded once). */
     const records = new ModuleRecords(20_000);

@@ -60,8 +60,8 @@ export const getAccountTransactionSummaries = defineOperation({
   failure: "Failed to retrieve account transaction summaries",
   // The position with the version of the account's newest transaction in the window: a page of
   // the account stays the same until it sends again.
-  position: (store, { params, query }) =>
-    store.readSummariesVersion(params.address, query.start_version === undefined ? query.end_version : undefined),
+  position: (reads, { params, query }) =>
+    reads.readSummariesVersion(params.address, query.start_version === undefined ? query.end_version : undefined),
   handler: (ctx) => {
     const serialize = jsonSerializer<SummaryJson[]>({ type: "array", items: ref(transactionSummary) });
     return async function getAccountTransactionSummaries({ params, query }, { info, found: newest }, format) {

@@ -6,6 +6,7 @@
  * @example curl http://127.0.0.1:8080/v1/info
  */
 import type { LedgerInfo } from "../../ledger/types.js";
+import { after, type Later } from "../later.js";
 import { defineOperation } from "../operation.js";
 
 const u64 = { type: "string", format: "uint64" } as const;
@@ -47,19 +48,25 @@ export const getInfo = defineOperation({
   handler: (ctx) => {
     // The same answer object while the ledger has not moved, so it is serialized once per block.
     let last: { version: bigint; oldest: bigint; json: Record<string, unknown> } | null = null;
-    return async function getInfo() {
-      const info = await orNull(() => ctx.store.getLedgerInfo());
-      // A follower's lag moves while the ledger stands still: never the cached answer then.
-      const lag = ctx.store.followLag?.() ?? null;
-      if (!lag && info && last?.version === info.ledgerVersion && last.oldest === info.oldestVersion) return { json: last.json };
-      const chainId = info ? info.chainId : await orNull(() => ctx.store.getChainId());
-      const json = infoJson(info, chainId);
+    return function getInfo() {
+      return after(orNull(() => ctx.reads.getLedgerInfo()), (info) => {
+        // A follower's lag moves while the ledger stands still: never the cached answer then.
+        const lag = ctx.store.followLag?.() ?? null;
+        if (!lag && info && last?.version === info.ledgerVersion && last.oldest === info.oldestVersion) return { json: last.json };
+        if (!info) return after(orNull(() => ctx.store.getChainId()), (chainId) => ({ json: withLag(infoJson(null, chainId), lag) }));
+        const json = withLag(infoJson(info, info.chainId), lag);
+        if (!lag) last = { version: info.ledgerVersion, oldest: info.oldestVersion, json };
+        return { json };
+      });
+    };
+
+    function withLag(json: Record<string, unknown>, lag: { versions: bigint; seconds: number } | null): Record<string, unknown> {
       if (lag) {
         json.follow_lag_versions = lag.versions.toString();
         json.follow_lag_seconds = lag.seconds;
-      } else if (info) last = { version: info.ledgerVersion, oldest: info.oldestVersion, json };
-      return { json };
-    };
+      }
+      return json;
+    }
 
     function infoJson(info: LedgerInfo | null, chainId: number | null): Record<string, unknown> {
       const body: Record<string, unknown> = {
@@ -81,9 +88,10 @@ export const getInfo = defineOperation({
 });
 
 /** The store's answer, or null when it fails: /v1/info answers without it. */
-async function orNull<T>(read: () => Promise<T | null>): Promise<T | null> {
+function orNull<T>(read: () => Later<T | null>): Later<T | null> {
   try {
-    return await read();
+    const value = read();
+    return value instanceof Promise ? value.catch(() => null) : value;
   } catch {
     return null;
   }

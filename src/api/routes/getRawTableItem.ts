@@ -41,9 +41,9 @@ export const getRawTableItem = defineOperation({
   ledger: { at: "ledger_version" },
   failure: ({ body }) => `Failed when trying to retrieve table item from the DB with key: ${clip(toHex(body.key))}`,
   // The ledger position and the value in one snapshot: no prune can come between them.
-  position: (store, { params, body }, version) => store.readTableItem(params.table_handle, body.key, version),
+  position: (reads, { params, body }, version) => reads.readTableItem(params.table_handle, body.key, version),
   handler: () =>
-    async function getRawTableItem({ params, body }, { info, version, found }) {
+    function getRawTableItem({ params, body }, { info, version, found }) {
       if (found === null) {
         throw new ApiError(
           404,

@@ -11,6 +11,8 @@
  * - When the upstream has pruned `origin`, the value is read at the upstream's oldest version U
  *   instead, but only when the ledger proves no synced block changed it in (origin, U]; otherwise
  *   the read answers 410, as pruned, rather than guess.
+ * - It offers no `immediate` reads: every read that may need the upstream goes through the
+ *   asynchronous path, where it can wait for a fetch.
  * - A wait on the upstream is bounded by `timeoutMs` (then 503, via StorageUnavailableError);
  *   concurrent reads of the same missing state share one fetch.
  */
@@ -21,6 +23,7 @@ import { moduleAbi } from "../../move/abi.js";
 import {
   type BaseStateWrite,
   type LedgerStore,
+  type ModulesPage,
   type ModuleWrite,
   type Snapshot,
   StorageUnavailableError,
@@ -112,6 +115,15 @@ export class FollowedStore implements LedgerStore {
     if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
     if ((await this.ensureModules(address, origin)) === "pruned") return prunedSnapshot(snap, v);
     return this.inner.readModulesVersion(address, version);
+  }
+
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null> {
+    const snap = await this.inner.readModules(address, version, start, limit);
+    const origin = await this.baseVersion();
+    const v = version ?? snap?.info.ledgerVersion;
+    if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
+    if ((await this.ensureModules(address, origin)) === "pruned") return prunedSnapshot(snap, v);
+    return this.inner.readModules(address, version, start, limit);
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
@@ -234,6 +246,7 @@ export class FollowedStore implements LedgerStore {
   getLedgerInfo = (fresh?: boolean) => this.inner.getLedgerInfo(fresh);
   getModuleCode = (codeHash: string) => this.inner.getModuleCode(codeHash);
   getTransactionSummaries: LedgerStore["getTransactionSummaries"] = (q) => this.inner.getTransactionSummaries(q);
+  readSummaries: LedgerStore["readSummaries"] = (q) => this.inner.readSummaries(q);
   readSummariesVersion: LedgerStore["readSummariesVersion"] = (s, e) => this.inner.readSummariesVersion(s, e);
   getBlockByVersion: LedgerStore["getBlockByVersion"] = (v) => this.inner.getBlockByVersion(v);
   getBlockByHeight: LedgerStore["getBlockByHeight"] = (h) => this.inner.getBlockByHeight(h);

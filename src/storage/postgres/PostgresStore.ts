@@ -31,7 +31,9 @@ import type {
   PruneResult,
   PruneTarget,
   Snapshot,
+  ModulesPage,
   StoredTxnFingerprint,
+  SummariesPage,
   SummaryQuery,
 } from "../LedgerStore.js";
 import { StorageUnavailableError } from "../LedgerStore.js";
@@ -41,6 +43,7 @@ import {
   blockOf,
   checkChainId,
   fingerprintOf,
+  LEDGER_COLUMNS,
   ledgerColumnList,
   ledgerInfoOf,
   moduleEntryOf,
@@ -90,20 +93,66 @@ const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
 const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";
 
 /**
- * The read statements. Named once; node-postgres prepares each on a connection at its first use
- * there (and again on a new connection after a reconnect).
+ * The account $1's state keys from $2 by skip-scan (one index seek each); pulled lazily, so a
+ * LIMIT downstream stops the walk.
  */
-const SQL = {
+const ACCOUNT_KEYS = `WITH RECURSIVE account_keys(state_key) AS (
+    (SELECT k.state_key FROM modules k WHERE k.address = $1 AND k.state_key >= $2 ORDER BY k.state_key LIMIT 1)
+    UNION ALL
+    SELECT (SELECT k.state_key FROM modules k WHERE k.address = $1 AND k.state_key > account_keys.state_key
+            ORDER BY k.state_key LIMIT 1)
+    FROM account_keys WHERE account_keys.state_key IS NOT NULL
+  )`;
+
+/** The newest row of module `account_keys.state_key` of $1 at or below `bound` (one seek). */
+const NEWEST_MODULE_ROW = (bound: string): string =>
+  `SELECT n.state_key, n.name, n.code_hash FROM modules n
+   WHERE n.address = $1 AND n.state_key = account_keys.state_key AND n.version <= ${bound}
+   ORDER BY n.version DESC LIMIT 1`;
+
+/**
+ * A summaries page statement: the ledger columns, the newest version of sender $1 in `newestRange`,
+ * then the page's columns (at most $3 summaries in `pageRange`, `order` from the bound), ascending.
+ */
+const SUMMARIES_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
+  `${LEDGER_SELECT}, newest.version AS newest, s.*
+   FROM ledger l
+   LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE t.sender = $1 AND ${newestRange}
+                      ORDER BY t.version DESC LIMIT 1) newest ON true
+   LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM transactions t WHERE t.sender = $1 AND ${pageRange}
+                      ORDER BY t.version ${order} LIMIT $3) s ON true
+   WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+   ORDER BY s.version ASC`;
+
+/**
+ * The read statements. Named once; node-postgres prepares each on a connection at its first use
+ * there (and again on a new connection after a reconnect). Exported for EXPLAIN in benchmarks.
+ */
+export const SQL = {
   chainId: "SELECT chain_id FROM ledger WHERE id = 1",
   initChain: "INSERT INTO ledger (id, chain_id) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
   ledger: `${LEDGER_SELECT} ${LEDGER_FROM}`,
-  // Newest row per state key at or below $3 that is not a deletion, in state-key order from $2.
-  modules: `SELECT m.state_key, m.name, m.code_hash FROM modules m
-            WHERE m.address = $1 AND m.state_key >= $2 AND m.version <= $3::numeric AND m.bytecode IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM modules n
-                              WHERE n.address = m.address AND n.state_key = m.state_key
-                                AND n.version > m.version AND n.version <= $3::numeric)
-            ORDER BY m.state_key LIMIT $4`,
+  // The account's state keys from $2 by skip-scan (one index seek each), then each key's newest
+  // row at or below $3 (one seek each): the cost follows the modules listed, not their history.
+  // The recursive walk is pulled lazily, so LIMIT stops it.
+  modules: `${ACCOUNT_KEYS}
+            SELECT m.state_key, m.name, m.code_hash FROM account_keys
+            CROSS JOIN LATERAL (${NEWEST_MODULE_ROW("$3::numeric")}) m
+            WHERE m.code_hash IS NOT NULL
+            LIMIT $4`,
+  // The same page with the position and the account's newest module change, in one statement.
+  modulesPage: `${ACCOUNT_KEYS},
+                page AS (SELECT m.state_key, m.name, m.code_hash FROM ledger l CROSS JOIN account_keys
+                         CROSS JOIN LATERAL (${NEWEST_MODULE_ROW("coalesce($3::numeric, l.ledger_version)")}) m
+                         WHERE l.id = 1 AND m.code_hash IS NOT NULL
+                         LIMIT $4)
+                ${LEDGER_SELECT}, changed.version AS changed, page.*
+                FROM ledger l
+                LEFT JOIN LATERAL (SELECT m.version FROM modules m WHERE m.address = $1
+                                     AND m.version <= coalesce($3::numeric, l.ledger_version) ORDER BY m.version DESC LIMIT 1) changed ON true
+                LEFT JOIN page ON true
+                WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+                ORDER BY page.state_key`,
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
   // The ledger row and the item in one statement, so one snapshot and one round trip.
   tableItemAt: `${LEDGER_SELECT},
@@ -119,6 +168,15 @@ const SQL = {
                                  AND t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)
                                ORDER BY t.version DESC LIMIT 1) AS value
                        ${LEDGER_FROM}`,
+  // A summaries page with the position and the newest version, in one statement (one snapshot):
+  // one row per summary, or one row of nulls after the newest version for an empty page. The
+  // newest version is a lateral join on the one ledger row, so it is sought once, not per row.
+  summariesPageForward: SUMMARIES_PAGE("t.version <= l.ledger_version", "t.version >= $2::numeric AND t.version <= l.ledger_version", "ASC"),
+  summariesPageBackward: SUMMARIES_PAGE(
+    "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
+    "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
+    "DESC",
+  ),
   resource: `SELECT value FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric
              ORDER BY version DESC LIMIT 1`,
   summariesForward: `SELECT ${SUMMARY_COLUMNS} FROM transactions
@@ -317,6 +375,19 @@ export class PostgresStore implements LedgerStore {
     return rows.map(moduleEntryOf);
   }
 
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null> {
+    const rows = await this.queryTuples<ModulesPageTuple>("modulesPage", [address, start ?? Buffer.alloc(0), optionalVersion(version), limit]);
+    const first = rows[0];
+    if (!first) return null;
+    const modules: ModuleEntry[] = [];
+    for (const r of rows) {
+      const [stateKey, name, codeHash] = r.slice(LEDGER_COLUMNS.length + 1) as [Buffer, string, string] | [null, null, null];
+      if (stateKey !== null) modules.push(moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash }));
+    }
+    const changed = first[LEDGER_COLUMNS.length];
+    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
+  }
+
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
     const rows = await this.query<{ bytecode: Buffer }>("moduleCode", [codeHash]);
     return rows[0]?.bytecode ?? null;
@@ -346,6 +417,29 @@ export class PostgresStore implements LedgerStore {
         : await this.queryTuples<SummaryTuple<string>>("summariesBackward", [q.sender, u64Param(range.to), range.limit]);
     const sender = Buffer.from(q.sender);
     return rows.map((row) => summaryOf(sender, row, PG_COLUMNS));
+  }
+
+  async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
+    // The window rules run on the snapshot's own ledger version, which the statement reads itself:
+    // `summaryRange` with an unbounded ledger version gives the same direction and bounds.
+    if (q.limit <= 0) {
+      const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [q.sender, optionalVersion(q.start === undefined ? q.end : undefined)]))[0];
+      return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: { newest: snapshotValue(row, u64FromColumn), rows: [] } } : null;
+    }
+    const rows =
+      q.start !== undefined
+        ? await this.queryTuples<SummariesPageTuple>("summariesPageForward", [q.sender, u64Param(q.start), q.limit])
+        : await this.queryTuples<SummariesPageTuple>("summariesPageBackward", [q.sender, optionalVersion(q.end), q.limit]);
+    const first = rows[0];
+    if (!first) return null;
+    const sender = Buffer.from(q.sender);
+    const summaries: TransactionSummary[] = [];
+    for (const r of rows) {
+      const summary = r.slice(LEDGER_COLUMNS.length + 1) as SummaryTuple<string> | [null, null, null, null];
+      if (summary[0] !== null) summaries.push(summaryOf(sender, summary, PG_COLUMNS));
+    }
+    const newest = first[LEDGER_COLUMNS.length];
+    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { newest: newest === null ? null : u64FromColumn(newest), rows: summaries } };
   }
 
   async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
@@ -605,6 +699,12 @@ async function runPrune(plan: PrunePlan, count: (sql: string, values: unknown[])
   }
   return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
 }
+
+/** A row of a summaries page statement: the ledger columns, the newest version, a summary (all null for none). */
+type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(SummaryTuple<string> | [null, null, null, null])];
+
+/** A row of the module page statement: the ledger columns, the changed version, a module (all null for none). */
+type ModulesPageTuple = [...LedgerTuple<string>, changed: string | null, ...([Buffer, string, string] | [null, null, null])];
 
 /** A snapshot read whose value is a version (null: none at or below the bound). */
 function versionSnapshot(row: SnapshotTuple<string, string>): Snapshot<bigint | null> {

@@ -18,11 +18,14 @@ import type {
   BaseStateWrite,
   StateKeyRef,
   BlockWrite,
+  ImmediateReads,
   LedgerStore,
   PruneResult,
   PruneTarget,
   Snapshot,
+  ModulesPage,
   StoredTxnFingerprint,
+  SummariesPage,
   SummaryQuery,
 } from "../LedgerStore.js";
 import { StorageUnavailableError } from "../LedgerStore.js";
@@ -47,7 +50,8 @@ import {
   type FingerprintRow,
   type LedgerTuple,
   type ModuleRow,
-  type PrunePlan,
+  STATE_TABLES,
+  type StateTable,
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
@@ -105,13 +109,24 @@ function prepareStatements(db: Db) {
     dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
     initChain: writes<[number]>("INSERT INTO ledger (id, chain_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING"),
     ledger: tuples<[], LedgerTuple<bigint>>(`${LEDGER_SELECT} ${LEDGER_FROM}`),
-    modules: rows<[Uint8Array, Uint8Array, bigint, bigint, number], ModuleRow>(
-      `SELECT m.state_key, m.name, m.code_hash FROM modules m
-       WHERE m.address = ? AND m.state_key >= ? AND m.version <= ?
-         AND m.version = (SELECT max(version) FROM modules m2
-                           WHERE m2.address = m.address AND m2.state_key = m.state_key AND m2.version <= ?)
+    // The account's state keys from `start` by skip-scan (one seek each), then each key's newest
+    // row at or below the version (one seek each): the cost follows the modules listed, not how
+    // many versions they have. CROSS JOIN keeps the key walk as the outer loop.
+    modules: rows<[{ address: Uint8Array; start: Uint8Array; version: bigint; limit: number }], ModuleRow>(
+      `WITH RECURSIVE account_keys(state_key) AS (
+         SELECT (SELECT k.state_key FROM modules k WHERE k.address = @address AND k.state_key >= @start
+                 ORDER BY k.state_key LIMIT 1)
+         UNION ALL
+         SELECT (SELECT k.state_key FROM modules k WHERE k.address = @address AND k.state_key > account_keys.state_key
+                 ORDER BY k.state_key LIMIT 1)
+         FROM account_keys WHERE account_keys.state_key IS NOT NULL
+       )
+       SELECT m.state_key, m.name, m.code_hash FROM account_keys CROSS JOIN modules m
+       WHERE m.address = @address AND m.state_key = account_keys.state_key
+         AND m.version = (SELECT max(n.version) FROM modules n
+                          WHERE n.address = @address AND n.state_key = account_keys.state_key AND n.version <= @version)
          AND m.code_hash IS NOT NULL
-       ORDER BY m.state_key LIMIT ?`,
+       LIMIT @limit`,
     ),
     code: rows<[string], { bytecode: Buffer }>("SELECT bytecode FROM code WHERE code_hash = ?"),
     // The ledger row and the item in one statement: one snapshot, one read lock (WAL read marks
@@ -192,6 +207,17 @@ function prepareStatements(db: Db) {
        WHERE id = 1`,
     ),
     setOldest: writes<[bigint, bigint]>("UPDATE ledger SET oldest_version = ?, oldest_block_height = ? WHERE id = 1"),
+    firstBlockFrom: rows<[bigint], { height: bigint; first_version: bigint }>(
+      "SELECT height, first_version FROM blocks WHERE first_version >= ? ORDER BY first_version LIMIT 1",
+    ),
+    // By the senders of the versions pruned: account_transactions has no index on version.
+    pruneAccountTransactions: writes<[bigint, bigint]>(
+      `DELETE FROM account_transactions WHERE (sender, version) IN (
+         SELECT sender, version FROM transactions WHERE version >= ? AND version < ? AND sender IS NOT NULL)`,
+    ),
+    pruneTransactions: writes<[bigint]>("DELETE FROM transactions WHERE version < ?"),
+    pruneBlocks: writes<[bigint]>("DELETE FROM blocks WHERE height < ?"),
+    pruneCode: writes<[]>("DELETE FROM code WHERE code_hash NOT IN (SELECT code_hash FROM modules WHERE code_hash IS NOT NULL)"),
   };
 }
 
@@ -224,7 +250,36 @@ export interface SqliteStoreOptions {
   memoLagMs?: number;
   /** How long a statement waits for another connection's lock before failing (default 5000 ms). */
   busyTimeoutMs?: number;
+  /**
+   * SQLite's page cache for this connection, in MiB (default 32): pages of the WAL and pages
+   * written. Another connection's commit empties it, so it serves mostly a node that writes itself.
+   */
+  cacheSizeMiB?: number;
+  /**
+   * How much of the database file is read through a memory map, in MiB (default 1024; 0: none).
+   * Mapped pages are the operating system's file cache, shared and reclaimable: a read needs no
+   * copy, and the page cache emptied by another connection's commit costs nothing to refill.
+   */
+  mmapSizeMiB?: number;
+  /** Bounds of one prune transaction (default `DEFAULT_PRUNE_BATCH`). */
+  pruneBatch?: Partial<PruneBatch>;
 }
+
+/** Bounds of one prune transaction (`SqliteStoreOptions.pruneBatch`). */
+export interface PruneBatch {
+  /** Versions whose transactions, summaries and blocks one step removes (rounded up to a block). */
+  versions: number;
+  /** State rows one step visits, in key order. */
+  stateRows: number;
+  /** Free pages one step gives back to the file system (files with incremental vacuum). */
+  pages: number;
+}
+
+export const DEFAULT_PRUNE_BATCH: Readonly<PruneBatch> = Object.freeze({ versions: 10_000, stateRows: 20_000, pages: 2_048 });
+
+/** Defaults of `SqliteStoreOptions.cacheSizeMiB` and `mmapSizeMiB`. */
+export const SQLITE_CACHE_SIZE_MIB = 32;
+export const SQLITE_MMAP_SIZE_MIB = 1024;
 
 export class SqliteStore implements LedgerStore {
   readonly kind = "sqlite" as const;
@@ -232,7 +287,15 @@ export class SqliteStore implements LedgerStore {
   private readonly statements: Statements;
   private readonly commitTx: (w: BlockWrite) => void;
   private readonly commitManyTx: (ws: BlockWrite[]) => void;
-  private readonly pruneTx: (t: PruneTarget) => PruneResult;
+  private readonly pruneStepTx: (t: PruneTarget) => PruneStep;
+  private readonly pruneStateTx: (table: StateTable, from: unknown[] | null) => { deleted: number; next: unknown[] | null };
+  private readonly pruneBatch: PruneBatch;
+  private readonly stateWalks = new Map<string, StateWalk>();
+  /**
+   * Runs reads in one read transaction: one WAL read lock (a few system calls each) for all of
+   * them instead of one per statement, and one snapshot.
+   */
+  private readonly readTx: <T>(read: () => T) => T;
   /**
    * Results of the hot-path reads (ledger info, snapshot reads), kept while the database is
    * unchanged: `PRAGMA data_version` moves when another connection or process commits, and this
@@ -259,11 +322,19 @@ export class SqliteStore implements LedgerStore {
     try {
       // The busy timeout first: setting WAL mode already waits for another process's lock.
       this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+      // A new file gives pruned pages back to the file system (`prune`); only possible before its
+      // first table. (An existing file keeps reusing its free pages for new blocks.)
+      if (!opts.readonly && Number(this.db.pragma("page_count", { simple: true })) === 0) {
+        this.db.pragma(`auto_vacuum = ${AUTO_VACUUM_INCREMENTAL}`);
+      }
       // A reader does not set the mode: the writer did, and it is stored in the file. Asking a
       // read-only connection to set it fails on a file this process cannot write.
       if (!opts.readonly) this.db.pragma("journal_mode = WAL");
       // FULL: a committed block survives power loss, not only a crash of the process.
       this.db.pragma("synchronous = FULL");
+      // Negative: KiB. SQLite caps the map at its compile-time limit (2 GiB here).
+      this.db.pragma(`cache_size = ${-Math.max(0, Math.floor((opts.cacheSizeMiB ?? SQLITE_CACHE_SIZE_MIB) * 1024))}`);
+      this.db.pragma(`mmap_size = ${Math.max(0, Math.floor((opts.mmapSizeMiB ?? SQLITE_MMAP_SIZE_MIB) * 1024 * 1024))}`);
       if (!opts.readonly) this.migrate();
     } catch (e) {
       this.db.close();
@@ -278,7 +349,11 @@ export class SqliteStore implements LedgerStore {
     this.commitManyTx = this.db.transaction((ws: BlockWrite[]) => {
       for (const w of ws) this.commitInTx(w);
     });
-    this.pruneTx = this.db.transaction((t: PruneTarget) => this.pruneInTx(t));
+    this.pruneStepTx = this.db.transaction((t: PruneTarget) => this.pruneStepInTx(t));
+    this.pruneBatch = { ...DEFAULT_PRUNE_BATCH, ...opts.pruneBatch };
+    this.pruneStateTx = this.db.transaction((table: StateTable, from: unknown[] | null) => this.pruneStateInTx(table, from));
+    const readTx = this.db.transaction((read: () => unknown) => read());
+    this.readTx = <T>(read: () => T): T => readTx(read) as T;
   }
 
   private migrate(): void {
@@ -306,8 +381,32 @@ export class SqliteStore implements LedgerStore {
     checkChainId(await this.getChainId(), chainId);
   }
 
+  /** The snapshot reads in the calling turn: better-sqlite3 reads synchronously in process. */
+  readonly immediate: ImmediateReads = {
+    getLedgerInfo: (fresh = false) => this.memoized("ledger", () => this.readLedgerInfo(), undefined, fresh),
+    readTableItem: (handle, key, version) => {
+      const read = (): Snapshot<Uint8Array | null> | null => {
+        const row = this.statements.tableItemAt.get(handle, key, version === undefined ? null : versionParam(version));
+        return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
+      };
+      // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
+      if (key.length > MEMO_ENTRY_BYTES) return read();
+      return this.memoized(`t${version ?? ""}|${memoKeyOf(handle)}|${memoKeyOf(key)}`, read, (snap) => snap.value?.length ?? 0);
+    },
+    readModulesVersion: (address, version) =>
+      this.memoized(`m${version ?? ""}|${memoKeyOf(address)}`, () => {
+        const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
+        return row ? versionSnapshot(row) : null;
+      }),
+    readSummariesVersion: (sender, end) =>
+      this.memoized(`s${end ?? ""}|${memoKeyOf(sender)}`, () => {
+        const row = this.statements.summariesVersionAt.get(sender, end === undefined ? null : versionParam(end));
+        return row ? versionSnapshot(row) : null;
+      }),
+  };
+
   async getLedgerInfo(fresh = false): Promise<LedgerInfo | null> {
-    return this.memoized("ledger", () => this.readLedgerInfo(), undefined, fresh);
+    return this.immediate.getLedgerInfo(fresh);
   }
 
   /**
@@ -324,15 +423,20 @@ export class SqliteStore implements LedgerStore {
       }
       this.memoTrustedUntil = now + this.memoLagMs;
     }
-    const dataVersion = this.statements.dataVersion.get()!;
-    if (dataVersion !== this.memoDataVersion) {
-      this.memo.clear();
-      this.memoDataVersion = dataVersion;
-    } else {
-      const hit = this.memo.get(key);
-      if (hit !== undefined) return hit as T;
-    }
-    const value = read();
+    // A held key costs the version check alone; a key the memo does not hold is read with the
+    // check in the same read transaction, so a miss takes one read lock, not two.
+    if (this.memo.has(key) && this.statements.dataVersion.get() === this.memoDataVersion) return this.memo.get(key) as T;
+    return this.readTx(() => {
+      const dataVersion = this.statements.dataVersion.get()!;
+      if (dataVersion !== this.memoDataVersion) {
+        this.memo.clear();
+        this.memoDataVersion = dataVersion;
+      }
+      return this.remember(key, read(), valueBytes);
+    });
+  }
+
+  private remember<T extends object>(key: string, value: T | null, valueBytes?: (v: T) => number): T | null {
     if (value !== null) {
       const size = key.length + MEMO_ENTRY_OVERHEAD + (valueBytes ? valueBytes(value) : 0);
       this.memo.set(key, value, { size });
@@ -346,8 +450,18 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
-    const at = versionParam(version);
-    return this.statements.modules.all(address, start ?? Buffer.alloc(0), at, at, limit).map(moduleEntryOf);
+    return this.statements.modules.all({ address, start: start ?? Buffer.alloc(0), version: versionParam(version), limit }).map(moduleEntryOf);
+  }
+
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null> {
+    return this.readTx(() => {
+      const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
+      if (!row) return null;
+      const { info, value: changed } = versionSnapshot(row);
+      const at = versionParam(version ?? info.ledgerVersion);
+      const rows = this.statements.modules.all({ address, start: start ?? Buffer.alloc(0), version: at, limit }).map(moduleEntryOf);
+      return { info, value: { changed, rows } };
+    });
   }
 
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
@@ -355,27 +469,15 @@ export class SqliteStore implements LedgerStore {
   }
 
   async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    const read = (): Snapshot<Uint8Array | null> | null => {
-      const row = this.statements.tableItemAt.get(handle, key, version === undefined ? null : versionParam(version));
-      return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
-    };
-    // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
-    if (key.length > MEMO_ENTRY_BYTES) return read();
-    return this.memoized(`t${version ?? ""}|${memoKeyOf(handle)}|${memoKeyOf(key)}`, read, (snap) => snap.value?.length ?? 0);
+    return this.immediate.readTableItem(handle, key, version);
   }
 
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.memoized(`m${version ?? ""}|${memoKeyOf(address)}`, () => {
-      const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
-      return row ? versionSnapshot(row) : null;
-    });
+    return this.immediate.readModulesVersion(address, version);
   }
 
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.memoized(`s${end ?? ""}|${memoKeyOf(sender)}`, () => {
-      const row = this.statements.summariesVersionAt.get(sender, end === undefined ? null : versionParam(end));
-      return row ? versionSnapshot(row) : null;
-    });
+    return this.immediate.readSummariesVersion(sender, end);
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
@@ -383,6 +485,20 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]> {
+    return this.summaryRows(q);
+  }
+
+  async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
+    return this.readTx(() => {
+      const bound = q.start === undefined ? q.end : undefined;
+      const row = this.statements.summariesVersionAt.get(q.sender, bound === undefined ? null : versionParam(bound));
+      if (!row) return null;
+      const { info, value: newest } = versionSnapshot(row);
+      return { info, value: { newest, rows: this.summaryRows({ ...q, ledgerVersion: info.ledgerVersion }) } };
+    });
+  }
+
+  private summaryRows(q: SummaryQuery): TransactionSummary[] {
     const range = summaryRange(q);
     if (!range) return [];
     const rows =
@@ -457,6 +573,35 @@ export class SqliteStore implements LedgerStore {
    */
   setQueryOnly(on: boolean): void {
     this.db.pragma(`query_only = ${on ? 1 : 0}`);
+  }
+
+  /**
+   * Converts a file made before incremental vacuum (auto_vacuum NONE) so that later prunes give
+   * their free pages back to the file system; a no-op on a file that has it. Rewrites the whole
+   * file (VACUUM): it holds the write lock throughout and needs free disk space for a second
+   * copy in the WAL; readers go on meanwhile. For an operator's maintenance command, not for a
+   * serving node's start.
+   */
+  enableIncrementalVacuum(): boolean {
+    if (Number(this.db.pragma("auto_vacuum", { simple: true })) === AUTO_VACUUM_INCREMENTAL) return false;
+    this.write(() => {
+      this.db.pragma(`auto_vacuum = ${AUTO_VACUUM_INCREMENTAL}`);
+      this.db.exec("VACUUM");
+    });
+    return true;
+  }
+
+  /** Whether later prunes give free pages back to the file system (see `enableIncrementalVacuum`). */
+  hasIncrementalVacuum(): boolean {
+    return Number(this.db.pragma("auto_vacuum", { simple: true })) === AUTO_VACUUM_INCREMENTAL;
+  }
+
+  /** The page cache and memory map this connection runs with (`cacheSizeMiB`, `mmapSizeMiB`), in bytes. */
+  memorySettings(): { cacheBytes: number; mmapBytes: number } {
+    const cache = Number(this.db.pragma("cache_size", { simple: true }));
+    const pageSize = Number(this.db.pragma("page_size", { simple: true }));
+    // cache_size: pages when positive, KiB when negative
+    return { cacheBytes: cache < 0 ? -cache * 1024 : cache * pageSize, mmapBytes: Number(this.db.pragma("mmap_size", { simple: true })) };
   }
 
   /**
@@ -566,48 +711,144 @@ export class SqliteStore implements LedgerStore {
     return row?.v ?? null;
   }
 
+  /**
+   * In bounded steps, each its own transaction, so that no commit is large, the WAL is
+   * checkpointed between steps, and other writers and readers get their turn:
+   * 1. the oldest version moves up a block boundary at a time, at most `pruneBatch.versions`
+   *    past the previous step, deleting the transactions, summaries and blocks below it in the
+   *    same commit: after every step the ledger is a pruned ledger, exact at and above its oldest
+   *    version;
+   * 2. then each state table is walked in key order, `pruneBatch.stateRows` rows a step, deleting
+   *    rows superseded at or below the oldest version and deletions that are then the oldest row
+   *    of their key. No read at or above the oldest version sees these rows, so deleting them in
+   *    any step order changes no answer;
+   * 3. code no module refers to any more goes, and free pages are returned to the file system
+   *    (files created with incremental vacuum).
+   * A prune stopped between steps leaves a correct ledger; the next one finishes the walk.
+   */
   async prune(target: PruneTarget): Promise<PruneResult> {
-    return this.write(() => this.pruneTx(target));
+    const total = { ...NOTHING_PRUNED };
+    for (let first = true; ; first = false) {
+      const step = this.write(() => this.pruneStepTx(target));
+      if (first && !step.moved) return total;
+      total.transactionsDeleted += step.result.transactionsDeleted;
+      total.blocksDeleted += step.result.blocksDeleted;
+      await this.betweenPruneSteps();
+      if (step.done) break;
+    }
+    for (const table of STATE_TABLES) {
+      let from: unknown[] | null = null;
+      do {
+        const batch = this.write(() => this.pruneStateTx(table, from));
+        total.stateRowsDeleted += batch.deleted;
+        from = batch.next;
+        await this.betweenPruneSteps();
+      } while (from !== null);
+    }
+    this.write(() => this.statements.pruneCode.run());
+    if (this.hasIncrementalVacuum()) {
+      while (Number(this.db.pragma("freelist_count", { simple: true })) > 0) {
+        this.write(() => this.db.pragma(`incremental_vacuum(${this.pruneBatch.pages})`));
+        await this.betweenPruneSteps();
+      }
+    }
+    return total;
   }
 
-  private pruneInTx(target: PruneTarget): PruneResult {
+  /** Lets the WAL's pages back into the database file and other work on this thread run. */
+  private async betweenPruneSteps(): Promise<void> {
+    this.db.pragma("wal_checkpoint(PASSIVE)");
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /** One step of moving the oldest version up (see `prune`). */
+  private pruneStepInTx(target: PruneTarget): PruneStep {
+    const st = this.statements;
     const plan = planPrune(this.readLedgerInfo()?.oldestVersion ?? null, target);
-    if (!plan) return { ...NOTHING_PRUNED };
-    // The new oldest version first: from this commit on, readers answer 410 below it.
-    this.statements.setOldest.run(plan.oldestVersion, plan.oldestBlockHeight);
-    return this.runPrune(plan);
+    if (!plan) return { moved: false, done: true, result: { ...NOTHING_PRUNED } };
+    const next = st.firstBlockFrom.get(plan.previousOldestVersion + BigInt(Math.max(1, this.pruneBatch.versions)));
+    const step =
+      next && next.first_version < plan.oldestVersion ? { oldestVersion: next.first_version, oldestBlockHeight: next.height } : plan;
+    st.pruneAccountTransactions.run(plan.previousOldestVersion, step.oldestVersion);
+    const transactionsDeleted = st.pruneTransactions.run(step.oldestVersion).changes;
+    const blocksDeleted = st.pruneBlocks.run(step.oldestBlockHeight).changes;
+    st.setOldest.run(step.oldestVersion, step.oldestBlockHeight);
+    return { moved: true, done: step === plan, result: { transactionsDeleted, blocksDeleted, stateRowsDeleted: 0 } };
   }
 
   /**
-   * The plan's deletions. No index on `version` here: the superseded rows are found by key, over
-   * each whole state table (the primary key orders rows of a key by version).
+   * One batch of the state walk: the keys from `from` (inclusive; null: the first) to the key of
+   * the row `pruneBatch.stateRows` further on (exclusive; null: to the end), at the oldest version
+   * stored now. Keys are never split: all rows of a key go in one batch.
    */
-  private runPrune(plan: PrunePlan): PruneResult {
-    const oldest = plan.oldestVersion;
-    const run = (sql: string, ...args: unknown[]): number => this.db.prepare(sql).run(...args).changes;
-    const transactionsDeleted = run("DELETE FROM transactions WHERE version < ?", oldest);
-    run("DELETE FROM account_transactions WHERE version < ?", oldest);
-    const blocksDeleted = run("DELETE FROM blocks WHERE height < ?", plan.oldestBlockHeight);
-    let stateRowsDeleted = 0;
-    for (const { table, keys, value } of plan.stateTables) {
-      const sameKey = keys.map((c) => `n.${c} = ${table}.${c}`).join(" AND ");
-      stateRowsDeleted += run(
-        `DELETE FROM ${table} WHERE version < ? AND EXISTS (
-           SELECT 1 FROM ${table} n WHERE ${sameKey} AND n.version > ${table}.version AND n.version <= ?)`,
-        oldest,
-        oldest,
-      );
-      stateRowsDeleted += run(`DELETE FROM ${table} WHERE version <= ? AND ${value} IS NULL`, oldest);
-    }
-    // Code no kept module version refers to any more (not state rows: not counted).
-    run("DELETE FROM code WHERE code_hash NOT IN (SELECT code_hash FROM modules WHERE code_hash IS NOT NULL)");
-    return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
+  private pruneStateInTx(table: StateTable, from: unknown[] | null): { deleted: number; next: unknown[] | null } {
+    const oldest = this.readLedgerInfo()?.oldestVersion;
+    if (oldest === undefined) return { deleted: 0, next: null };
+    const walk = this.stateWalkOf(table);
+    let next = (from ? walk.keyAfterRowsFrom.get(...from, this.pruneBatch.stateRows) : walk.keyAfterRows.get(this.pruneBatch.stateRows)) ?? null;
+    // A key with more rows than a batch: its rows go whole, to the next key.
+    if (next && from && next.every((c, i) => Buffer.isBuffer(c) ? c.equals(from[i] as Buffer) : c === from[i])) next = walk.nextKey.get(...from) ?? null;
+    const bounds = [...(from ?? []), ...(next ?? [])];
+    const sql = walk.ranges[(from ? 2 : 0) + (next ? 1 : 0)]!;
+    const deleted = sql.superseded.run(...bounds, oldest, oldest).changes + sql.deletions.run(...bounds, oldest).changes;
+    return { deleted, next };
+  }
+
+  /** The state walk's statements of one table, prepared at its first prune. */
+  private stateWalkOf(table: StateTable): StateWalk {
+    const prepared = this.stateWalks.get(table.table);
+    if (prepared) return prepared;
+    const { table: t, keys, value } = table;
+    const cols = keys.join(", ");
+    const marks = keys.map(() => "?").join(", ");
+    const sameKey = keys.map((c) => `n.${c} = ${t}.${c}`).join(" AND ");
+    const keyTuple = (sql: string) => this.db.prepare<unknown[], unknown[]>(sql).raw(true).safeIntegers(true);
+    /** Deletions between a lower bound (inclusive) and an upper bound (exclusive) when given. */
+    const range = (lower: boolean, upper: boolean) => {
+      const where = [lower ? `(${cols}) >= (${marks})` : "", upper ? `(${cols}) < (${marks})` : ""].filter((c) => c).join(" AND ") || "1";
+      return {
+        superseded: this.db.prepare<unknown[]>(
+          `DELETE FROM ${t} WHERE ${where} AND version < ? AND EXISTS (
+             SELECT 1 FROM ${t} n WHERE ${sameKey} AND n.version > ${t}.version AND n.version <= ?)`,
+        ),
+        deletions: this.db.prepare<unknown[]>(`DELETE FROM ${t} WHERE ${where} AND version <= ? AND ${value} IS NULL`),
+      };
+    };
+    const walk: StateWalk = {
+      keyAfterRows: keyTuple(`SELECT ${cols} FROM ${t} ORDER BY ${cols}, version LIMIT 1 OFFSET ?`),
+      keyAfterRowsFrom: keyTuple(`SELECT ${cols} FROM ${t} WHERE (${cols}) >= (${marks}) ORDER BY ${cols}, version LIMIT 1 OFFSET ?`),
+      nextKey: keyTuple(`SELECT ${cols} FROM ${t} WHERE (${cols}) > (${marks}) ORDER BY ${cols}, version LIMIT 1`),
+      ranges: [range(false, false), range(false, true), range(true, false), range(true, true)],
+    };
+    this.stateWalks.set(t, walk);
+    return walk;
   }
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }
+
+/** One step of moving the oldest version up: whether it moved, whether it reached the target. */
+interface PruneStep {
+  moved: boolean;
+  done: boolean;
+  result: PruneResult;
+}
+
+/** Statements of the prune's walk over one state table in key order. */
+interface StateWalk {
+  /** The key of the row N rows into the table / from a key on. */
+  keyAfterRows: Statement<unknown[], unknown[]>;
+  keyAfterRowsFrom: Statement<unknown[], unknown[]>;
+  /** The first key after a key. */
+  nextKey: Statement<unknown[], unknown[]>;
+  /** Deletions in a key range, by [has lower bound * 2 + has upper bound]. */
+  ranges: Array<{ superseded: Statement<unknown[]>; deletions: Statement<unknown[]> }>;
+}
+
+/** `PRAGMA auto_vacuum` of a file whose free pages `PRAGMA incremental_vacuum` gives back. */
+const AUTO_VACUUM_INCREMENTAL = 2;
 
 function fileIdOf(path: string): { dev: number; ino: number } | null {
   try {

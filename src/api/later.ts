@@ -1,0 +1,32 @@
+import type { ImmediateReads } from "../storage/LedgerStore.js";
+
+/**
+ * A value now or later: what the request wrapper's steps pass on when the store may answer in
+ * the calling turn (`LedgerStore.immediate`). A handler returns either; only one that reads the
+ * position on its own terms (`/v1/info`) chains its steps with `after`.
+ */
+export type Later<T> = T | Promise<T>;
+
+/**
+ * The store's reads that fix a ledger position, as the store answers them: at once (SQLite) or
+ * through a promise. A `position` read only passes the answer on.
+ */
+export type PositionReads = {
+  [K in keyof ImmediateReads]: (...args: Parameters<ImmediateReads[K]>) => Later<ReturnType<ImmediateReads[K]>>;
+};
+
+/** `next(value)` at once when the value is here, else when it resolves; a throw stays a throw. */
+export function after<T, U>(value: Later<T>, next: (v: T) => Later<U>): Later<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
+/** `next()`, with a throw or a rejection of it mapped by `failed` (which throws). */
+export function guard<T>(next: () => Later<T>, failed: (e: unknown) => never): Later<T> {
+  let value: Later<T>;
+  try {
+    value = next();
+  } catch (e) {
+    failed(e);
+  }
+  return value instanceof Promise ? value.catch(failed) : value;
+}

@@ -1,0 +1,219 @@
+/**
+ * What the SQLite store does beyond the shared suite (`store.suite.ts`): its memory settings, and
+ * pruning in bounded steps (tiny steps here, so that every boundary is crossed) with the space
+ * given back to the file system.
+ */
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { moduleStateKey } from "../src/ledger/stateKey.js";
+import type { BlockWrite, LedgerStore, PruneResult } from "../src/storage/LedgerStore.js";
+import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, SqliteStore, type SqliteStoreOptions } from "../src/storage/sqlite/SqliteStore.js";
+import { prng, testSeed } from "./helpers/seed.js";
+import { tableItem } from "./helpers/store.js";
+
+const SEED = testSeed(7_2026);
+const dir = mkdtempSync(join(tmpdir(), "ledger-node-sqlite-"));
+const opened: SqliteStore[] = [];
+afterAll(async () => {
+  for (const s of opened) await s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+let n = 0;
+const newPath = () => join(dir, `ledger-${n++}.db`);
+const open = (path: string, opts: SqliteStoreOptions = {}) => {
+  const s = new SqliteStore(path, opts);
+  opened.push(s);
+  return s;
+};
+const TINY_STEPS = { pruneBatch: { versions: 1, stateRows: 1, pages: 1 } };
+
+const addr = (i: number): Uint8Array => {
+  const a = new Uint8Array(32);
+  a[31] = i;
+  return a;
+};
+const SENDERS = [addr(1), addr(2), addr(3)];
+const HANDLE = addr(0x7);
+const KEYS = [0, 1, 2, 3, 4, 5].map((i) => Uint8Array.from([i]));
+const TYPE = "0x1::account::Account";
+const NAMES = ["a", "b", "coin"];
+
+/** A random history: blocks of 1–3 versions, user transactions, table items, resources and modules written and deleted. */
+function history(seed: number, blocks: number, valueBytes = 8): BlockWrite[] {
+  const random = prng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const value = (v: bigint) => (random() < 0.2 ? null : Buffer.alloc(valueBytes, Number(v % 251n)));
+  const out: BlockWrite[] = [];
+  let version = 0n;
+  const sequence = SENDERS.map(() => 0n);
+  for (let height = 0n; height < BigInt(blocks); height++) {
+    const w: BlockWrite = {
+      block: { height, epoch: 0n, timestampUsec: height * 1000n, firstVersion: version, lastVersion: version, endInfo: null },
+      transactions: [],
+      modules: [],
+      tableItems: [],
+      resources: [],
+    };
+    const count = 1 + Math.floor(random() * 3);
+    for (let i = 0; i < count; i++, version++) {
+      const s = Math.floor(random() * SENDERS.length);
+      const user = version === 0n || random() < 0.3 ? null : { sender: SENDERS[s]!, replayProtector: { type: "sequence_number" as const, value: sequence[s]!++ }, gasUnitPrice: 100n, gasUsed: 1n, success: true, contractAddress: null };
+      w.transactions.push({ version, kind: version === 0n ? "genesis_transaction" : user ? "user_transaction" : "block_metadata_transaction", hash: Buffer.alloc(32, Number(version % 256n)), user });
+      for (let k = 0; k < Math.floor(random() * 3); k++) w.tableItems.push({ version, handle: HANDLE, key: pick(KEYS), value: value(version) });
+      if (random() < 0.5) w.resources.push({ version, address: pick(SENDERS), type: TYPE, json: random() < 0.2 ? null : `{"v":${version}}` });
+      if (random() < 0.3) {
+        const owner = pick(SENDERS);
+        const name = pick(NAMES);
+        w.modules.push({ version, address: owner, name, stateKey: moduleStateKey(owner, name), bytecode: random() < 0.2 ? null : Buffer.from(`code ${version}`) });
+      }
+    }
+    w.block.lastVersion = version - 1n;
+    out.push(w);
+  }
+  return out;
+}
+
+async function filled(blocks: BlockWrite[], opts: SqliteStoreOptions = {}, path = newPath()): Promise<SqliteStore> {
+  const s = open(path, opts);
+  await s.initChain(4);
+  await s.commitBlocks(blocks);
+  return s;
+}
+
+/** Everything readable at `version`. */
+async function readAt(s: LedgerStore, version: bigint, oldest: bigint) {
+  const hex = (b: Uint8Array | null) => (b ? Buffer.from(b).toString("hex") : null);
+  return {
+    items: await Promise.all(KEYS.map(async (k) => hex(await tableItem(s, HANDLE, k, version)))),
+    resources: await Promise.all(SENDERS.map((a) => s.getResource(a, TYPE, version))),
+    modules: await Promise.all(SENDERS.map(async (a) => (await s.getModules(a, version, null, 100)).map((m) => `${m.name}=${m.codeHash}`))),
+    summaries: await Promise.all(
+      SENDERS.map(async (a) => (await s.getTransactionSummaries({ sender: a, start: oldest, ledgerVersion: version, limit: 1000 })).map((r) => r.version)),
+    ),
+    block: (await s.getBlockByVersion(version))?.height ?? null,
+  };
+}
+
+describe("SQLite store settings", () => {
+  it("sizes the page cache and the memory map by default and as asked, for writers and readers", async () => {
+    const path = newPath();
+    const writer = open(path);
+    expect(writer.memorySettings()).toEqual({ cacheBytes: SQLITE_CACHE_SIZE_MIB * 1024 * 1024, mmapBytes: SQLITE_MMAP_SIZE_MIB * 1024 * 1024 });
+    const reader = open(path, { readonly: true, cacheSizeMiB: 2, mmapSizeMiB: 0 });
+    expect(reader.memorySettings()).toEqual({ cacheBytes: 2 * 1024 * 1024, mmapBytes: 0 });
+  });
+});
+
+describe(`SQLite prune in bounded steps (seed ${SEED})`, () => {
+  const blocks = history(SEED, 120);
+  const last = blocks.at(-1)!.block.lastVersion;
+
+  it("keeps every read at or above the oldest version exact and counts what it deleted as one whole prune does", async () => {
+    const reference = await filled(blocks);
+    const stepped = await filled(blocks, TINY_STEPS);
+    const whole = await filled(blocks, { pruneBatch: { versions: 1e9, stateRows: 1e9, pages: 1e9 } });
+    const random = prng(SEED);
+    for (const height of [10, 11, 40, 41, 90, 119].map(BigInt)) {
+      const target = { oldestVersion: blocks[Number(height)]!.block.firstVersion, oldestBlockHeight: height };
+      const results: PruneResult[] = [await stepped.prune(target), await whole.prune(target)];
+      expect(results[0]).toEqual(results[1]);
+      expect(await stepped.getLedgerInfo()).toMatchObject({ oldestVersion: target.oldestVersion, oldestBlockHeight: height });
+      for (let i = 0; i < 8; i++) {
+        const at = target.oldestVersion + BigInt(Math.floor(random() * Number(last - target.oldestVersion + 1n)));
+        expect(await readAt(stepped, at, target.oldestVersion), `at ${at}`).toEqual(await readAt(reference, at, target.oldestVersion));
+      }
+      expect(await stepped.getBlockByHeight(height - 1n)).toBeNull();
+      expect(await stepped.getFingerprints(0n, target.oldestVersion - 1n)).toEqual([]);
+    }
+  });
+
+  it("answers reads exactly between its steps: the oldest version only moves when a step commits", async () => {
+    const reference = await filled(blocks);
+    const stepped = await filled(blocks, TINY_STEPS);
+    const target = { oldestVersion: blocks[100]!.block.firstVersion, oldestBlockHeight: 100n };
+    let done = false;
+    const pruning = stepped.prune(target).finally(() => (done = true));
+    const random = prng(SEED + 1);
+    const oldestSeen: bigint[] = [];
+    while (!done) {
+      // a macrotask turn: the prune continues between its steps (as the event loop lets it between requests)
+      await new Promise((resolve) => setImmediate(resolve));
+      const snap = (await stepped.readTableItem(HANDLE, KEYS[0]!, undefined))!;
+      const oldest = snap.info.oldestVersion;
+      oldestSeen.push(oldest);
+      const at = oldest + BigInt(Math.floor(random() * Number(last - oldest + 1n)));
+      expect(await readAt(stepped, at, oldest), `at ${at}, oldest ${oldest}`).toEqual(await readAt(reference, at, oldest));
+    }
+    await pruning;
+    // the reads ran between steps, while the oldest version moved up block by block
+    expect(new Set(oldestSeen).size).toBeGreaterThan(10);
+    expect(oldestSeen).toEqual([...oldestSeen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+
+  it("lets another connection read through its memory map while a prune shrinks the file under it", async () => {
+    const big = history(SEED + 2, 120, 4000);
+    const path = newPath();
+    await (await filled(big, TINY_STEPS, path)).close(); // checkpointed: the pages are in the file
+    const writer = open(path, TINY_STEPS);
+    const reader = open(path, { readonly: true });
+    const reference = await filled(big);
+    const sizeBefore = statSync(path).size;
+    // the reader maps the whole file before it shrinks
+    await readAt(reader, last, 0n);
+    let done = false;
+    const pruning = writer.prune({ oldestVersion: big[110]!.block.firstVersion, oldestBlockHeight: 110n }).finally(() => (done = true));
+    const random = prng(SEED + 3);
+    while (!done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const oldest = (await reader.getLedgerInfo(true))!.oldestVersion;
+      const at = oldest + BigInt(Math.floor(random() * Number(last - oldest + 1n)));
+      expect(await readAt(reader, at, oldest), `at ${at}, oldest ${oldest}`).toEqual(await readAt(reference, at, oldest));
+    }
+    await pruning;
+    await writer.close(); // its last checkpoint truncates the file under the reader's map
+    expect(statSync(path).size).toBeLessThan(sizeBefore / 2);
+    const oldest = big[110]!.block.firstVersion;
+    expect(await readAt(reader, last, oldest)).toEqual(await readAt(reference, last, oldest));
+  });
+
+  it("gives the pruned pages of a new file back to the file system, and prunes a file made without that too", async () => {
+    const big = history(SEED, 120, 4000);
+    const path = newPath();
+    const s = await filled(big, TINY_STEPS, path);
+    await s.close();
+    const before = statSync(path).size;
+    const again = open(path, TINY_STEPS);
+    await again.prune({ oldestVersion: big[100]!.block.firstVersion, oldestBlockHeight: 100n });
+    await again.close();
+    expect(statSync(path).size).toBeLessThan(before / 2);
+
+    // a file made before incremental vacuum (a table already there): pruned the same, pages kept for reuse
+    const oldPath = newPath();
+    const raw = new Database(oldPath);
+    raw.exec("CREATE TABLE made_before (x)");
+    raw.close();
+    const old = await filled(big, {}, oldPath);
+    expect(old.hasIncrementalVacuum()).toBe(false);
+    const reference = await filled(big);
+    expect(reference.hasIncrementalVacuum()).toBe(true);
+    const target = { oldestVersion: big[60]!.block.firstVersion, oldestBlockHeight: 60n };
+    expect(await old.prune(target)).toEqual(await reference.prune(target));
+    expect(await readAt(old, last, target.oldestVersion)).toEqual(await readAt(reference, last, target.oldestVersion));
+
+    // converted, it gives the pages of the next prune back, and reads the same
+    expect(old.enableIncrementalVacuum()).toBe(true);
+    expect(old.enableIncrementalVacuum()).toBe(false);
+    expect(old.hasIncrementalVacuum()).toBe(true);
+    const next = { oldestVersion: big[110]!.block.firstVersion, oldestBlockHeight: 110n };
+    await old.close();
+    const sizeBefore = statSync(oldPath).size;
+    const reopened = open(oldPath);
+    expect(await reopened.prune(next)).toEqual(await reference.prune(next));
+    expect(await readAt(reopened, last, next.oldestVersion)).toEqual(await readAt(reference, last, next.oldestVersion));
+    await reopened.close();
+    expect(statSync(oldPath).size).toBeLessThan(sizeBefore);
+  });
+});
