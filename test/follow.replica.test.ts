@@ -206,7 +206,11 @@ describe("a replica that started at the head", () => {
       expect(ours).toEqual(await ask(up.base, `/accounts/0x1/modules?ledger_version=${prunedTo}`));
       // The app module is upgraded every 50 blocks, so a synced block changed that account's list
       // between the two: the list at the base cannot be had any more.
-      expect((await ask(second.base, `/accounts/${DEVNET_APP_ADDRESS}/modules?ledger_version=${from}`)).status).toBe(410);
+      const lost = await fetch(`${second.base}/accounts/${DEVNET_APP_ADDRESS}/modules?ledger_version=${from}`);
+      expect(lost.status).toBe(410);
+      // The 410 names the version; its ledger headers are the replica's own, not a raised oldest.
+      expect(((await lost.json()) as { message: string }).message).toBe(`Ledger version(${from}) has been pruned`);
+      expect(lost.headers.get("x-node-ledger-oldest-version")).toBe(String(from));
       // A table key first written by a synced block between the two: its base value is lost.
       type Change = { type: string; handle?: string; key?: string; value?: string };
       const firstWrite = new Map<string, { at: bigint; change: Change }>();

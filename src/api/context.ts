@@ -4,7 +4,7 @@
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
-import { StorageUnavailableError, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
+import { StatePrunedError, StorageUnavailableError, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
@@ -80,6 +80,7 @@ export class NodeContext {
    */
   storageError(e: unknown, what: string | (() => string), info: LedgerInfo | null, unavailable = false): ApiError {
     if (e instanceof ApiError) return e;
+    if (e instanceof StatePrunedError) return new ApiError(410, "version_pruned", `Ledger version(${e.version}) has been pruned`, info, { cause: e });
     this.noteStorageFailure(e);
     const message = `${typeof what === "string" ? what : what()}: ${(e as Error).message}`;
     if (unavailable || e instanceof StorageUnavailableError) {

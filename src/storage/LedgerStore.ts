@@ -301,3 +301,17 @@ export class StorageUnavailableError extends Error {
     this.name = "StorageUnavailableError";
   }
 }
+
+/**
+ * The state a read asked for at `version` cannot be answered exactly, though the version is in the
+ * ledger's window: the history it needs is gone (a follower's upstream pruned it). Maps to 410.
+ */
+export class StatePrunedError extends Error {
+  constructor(
+    readonly version: bigint,
+    message: string,
+  ) {
+    super(message);
+    this.name = "StatePrunedError";
+  }
+}

@@ -26,6 +26,7 @@ import {
   type ModulesPage,
   type ModuleWrite,
   type Snapshot,
+  StatePrunedError,
   StorageUnavailableError,
 } from "../../storage/LedgerStore.js";
 import { type UpstreamClient, parseJson } from "./client.js";
@@ -104,7 +105,7 @@ export class FollowedStore implements LedgerStore {
       expectStatus(res.status, 200, `raw_item of table ${formatAddress(handle)} at version ${at}`);
       return { ...NO_ROWS(), tableItems: [{ version: origin, handle, key, value: new Uint8Array(res.body) }] };
     });
-    if (r === "pruned") return prunedSnapshot(snap, v);
+    if (r === "pruned") throw statePruned(v);
     return this.inner.readTableItem(handle, key, version);
   }
 
@@ -113,7 +114,7 @@ export class FollowedStore implements LedgerStore {
     const origin = await this.baseVersion();
     const v = version ?? snap?.info.ledgerVersion;
     if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
-    if ((await this.ensureModules(address, origin)) === "pruned") return prunedSnapshot(snap, v);
+    if ((await this.ensureModules(address, origin)) === "pruned") throw statePruned(v);
     return this.inner.readModulesVersion(address, version);
   }
 
@@ -122,7 +123,7 @@ export class FollowedStore implements LedgerStore {
     const origin = await this.baseVersion();
     const v = version ?? snap?.info.ledgerVersion;
     if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
-    if ((await this.ensureModules(address, origin)) === "pruned") return prunedSnapshot(snap, v);
+    if ((await this.ensureModules(address, origin)) === "pruned") throw statePruned(v);
     return this.inner.readModules(address, version, start, limit);
   }
 
@@ -265,9 +266,9 @@ function inWindow(info: LedgerInfo, v: bigint): boolean {
   return v >= info.oldestVersion && v <= info.ledgerVersion;
 }
 
-/** The snapshot with its oldest version above `v`: the API answers it 410, as pruned. */
-function prunedSnapshot<T>(snap: Snapshot<T>, v: bigint): Snapshot<T> {
-  return { info: { ...snap.info, oldestVersion: v + 1n }, value: snap.value };
+/** A read the upstream can no longer answer exactly: the API answers it 410, as pruned. */
+function statePruned(v: bigint): StatePrunedError {
+  return new StatePrunedError(v, `the state at version ${v} is older than the upstream keeps, and the ledger cannot prove it unchanged since`);
 }
 
 function expectStatus(status: number, want: number, what: string): void {
