@@ -74,7 +74,7 @@ export const getAccountModules = defineOperation({
       const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
       const cached = ctx.pages.get<ModulesMeta>(key);
       if (cached) return { body: cached.body, cursor: cached.meta.cursor };
-      const page = ctx.pages.set(key, await readPage(ctx, records, address, version, start, limit, format));
+      const page = ctx.pages.offer(key, await readPage(ctx, records, address, version, start, limit, format));
       return { body: page.body, cursor: page.meta.cursor, readAfterPosition: true };
     };
   },

@@ -76,7 +76,7 @@ export const getAccountTransactionSummaries = defineOperation({
       const read = await readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format, serialize);
       // A page read again at a later position (a prune raced the first read) is not the page of
       // this key's snapshot: sent, not cached.
-      if (read.info.ledgerVersion === info.ledgerVersion && read.info.oldestVersion === info.oldestVersion) ctx.pages.set(key, read.page);
+      if (read.info.ledgerVersion === info.ledgerVersion && read.info.oldestVersion === info.oldestVersion) ctx.pages.offer(key, read.page);
       return { body: read.page.body, exactAt: read.info };
     };
   },
