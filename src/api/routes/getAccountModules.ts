@@ -122,10 +122,13 @@ async function readPage(
   const meta = { cursor: next ? Buffer.from(next.stateKey).toString("hex") : null };
   if (format === "bcs") {
     const owner = formatAddress(address);
-    const entries = page.map(({ module, bytes }) => [`${owner}::${module.name}`, bytes!] as [string, Uint8Array]);
-    // the map's order: by the BCS bytes of its keys
-    entries.sort((a, b) => Buffer.compare(Buffer.from(bcs.string().serialize(a[0]).toBytes()), Buffer.from(bcs.string().serialize(b[0]).toBytes())));
-    return { body: new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries).toBytes())), meta };
+    // the map's order: by the BCS bytes of its keys (each serialized once, not once per comparison)
+    const entries = page.map(({ module, bytes }) => {
+      const id = `${owner}::${module.name}`;
+      return { id, key: Buffer.from(bcs.string().serialize(id).toBytes()), bytes: bytes! };
+    });
+    entries.sort((a, b) => Buffer.compare(a.key, b.key));
+    return { body: new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries.map((e) => [e.id, e.bytes] as [string, Uint8Array])).toBytes())), meta };
   }
   const parts: Buffer[] = [OPEN];
   for (const [i, entry] of page.entries()) {
