@@ -4,7 +4,7 @@
  * senders and keys (bench/scaleLedger.ts), next to the same-size response replayed by the constant
  * server (the floor). Server CPU per request from /proc, req/s, p50/p99, medians of alternated rounds.
  *
- *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--compare DIR]
+ *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR]
  *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10]
  *
  * - `--compare DIR`: also serve each ledger from another checkout's build (`DIR/dist/cli.js`, e.g. a
@@ -37,6 +37,8 @@ const opt = (name: string, def: string): string => {
 const SIZES = opt("versions", "1000000,10000000").split(",").map(Number);
 const ROUNDS = Number(opt("rounds", "5"));
 const DURATION = Number(opt("duration", "3"));
+/** Seconds of each row on each server before it is measured (JIT, connections). */
+const WARMUP = Number(opt("warmup", "1"));
 const CONNECTIONS = Number(opt("connections", "10"));
 const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
 const CACHE_OFF = argv.includes("--cache-off");
@@ -300,7 +302,7 @@ async function runLedger(size: number): Promise<string> {
         s.label === REPLAY ? { base: s.url, mix: { ...row.mix, path: `/replay/row${i}`, choices: [{}] } } : { base: s.url, mix: row.mix };
       for (const s of servers) {
         const { base, mix } = target(s);
-        await load(base, mix, s.child.pid!, 1);
+        await load(base, mix, s.child.pid!, WARMUP);
       }
       for (let k = 0; k < servers.length; k++) {
         const j = (k + round + i) % servers.length;
@@ -319,8 +321,12 @@ async function runLedger(size: number): Promise<string> {
   const cpuRows = rows.map((row, i) => {
     const cpu = results[i]!.map((xs) => med(xs, (l) => l.cpuUsPerReq));
     const ratios = [`${(cpu[0]! / cpu[replayAt]!).toFixed(1)}×`];
-    const compared = variants.findIndex((v) => v.label === "compared build");
+    const at = (label: string) => variants.findIndex((v) => v.label === label);
+    const compared = at("compared build");
     if (compared !== -1) ratios.push(`${(cpu[0]! / cpu[compared]!).toFixed(2)}`);
+    // what the page cache costs or saves, build by build
+    if (CACHE_OFF) ratios.push(`${(cpu[0]! / cpu[at("this build, cache off")]!).toFixed(2)}`);
+    if (CACHE_OFF && compared !== -1) ratios.push(`${(cpu[compared]! / cpu[at("compared build, cache off")]!).toFixed(2)}`);
     return `| ${row.name} | ${cpu.map((c) => c.toFixed(0)).join(" | ")} | ${replayBytes[i]!.toLocaleString("en")} | ${ratios.join(" | ")} |`;
   });
   const loadRows = rows.map((row, i) => {
@@ -330,16 +336,21 @@ async function runLedger(size: number): Promise<string> {
     });
     return `| ${row.name} | ${cells.join(" | ")} |`;
   });
-  const compareHead = COMPARE ? " | this ÷ compared (cache on)" : "";
+  const extra = [
+    ...(COMPARE ? ["this ÷ compared (cache on)"] : []),
+    ...(CACHE_OFF ? ["this: on ÷ off"] : []),
+    ...(CACHE_OFF && COMPARE ? ["compared: on ÷ off"] : []),
+  ];
+  const compareHead = extra.map((h) => ` | ${h}`).join("");
   return `
 ### ${size.toLocaleString("en")} versions
 
 Ledger: ${targets.senders.length.toLocaleString("en")} senders, ${targets.moduleAccounts.length.toLocaleString("en")} accounts with modules, ${targets.items.length.toLocaleString("en")} table keys, versions ${targets.oldest}–${targets.latest}; ${(statSync(db).size / 1e9).toFixed(2)} GB. RSS of "this build" after each round: ${rss.map((r) => r.toFixed(0)).join(", ")} MB.
 
-Server CPU µs per request (median of ${ROUNDS} rounds of ${DURATION} s):
+Server CPU µs per request (median of ${ROUNDS} rounds of ${DURATION} s, after ${WARMUP} s of warm-up):
 
 | request (${CONNECTIONS} connections) | ${names.join(" | ")} | replayed body bytes | this ÷ replay${compareHead} |
-|---|${names.map(() => "---|").join("")}---|---|${COMPARE ? "---|" : ""}
+|---|${names.map(() => "---|").join("")}---|---|${extra.map(() => "---|").join("")}
 ${cpuRows.join("\n")}
 
 req/s / p50 ms / p99 ms (medians):
