@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 const arg = process.argv[2];
-const { opts, pid, mix } = JSON.parse(arg.startsWith("@") ? readFileSync(arg.slice(1), "utf8") : arg);
+const { opts, pid, mix, warmup } = JSON.parse(arg.startsWith("@") ? readFileSync(arg.slice(1), "utf8") : arg);
 const keepBodies = process.env.BENCH_KEEP_BODIES === "1";
 if (!keepBodies) {
   const readsBodies = (o) => "expectBody" in o || "verifyBody" in o || "onResponse" in o;
@@ -51,6 +51,9 @@ if (mix) {
     },
   ];
 }
+
+// `warmup`: seconds of the same run first, not measured (saves a process start per measured run)
+if (warmup > 0) await autocannon({ connections: 10, ...opts, duration: warmup });
 
 const before = pid ? cpuMicros(pid) : null;
 const self = process.cpuUsage();

@@ -37,7 +37,7 @@ const opt = (name: string, def: string): string => {
 const SIZES = opt("versions", "1000000,10000000").split(",").map(Number);
 const ROUNDS = Number(opt("rounds", "5"));
 const DURATION = Number(opt("duration", "3"));
-/** Seconds of each row on each server before it is measured (JIT, connections). */
+/** Seconds of each row on each server right before it is measured (JIT, connections), in the same load process. */
 const WARMUP = Number(opt("warmup", "1"));
 const CONNECTIONS = Number(opt("connections", "10"));
 const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
@@ -215,8 +215,8 @@ interface Load {
 const specFile = `${OUT}scale-loadgen.json`;
 
 /** One autocannon run of a mix against `base`, on core 1 when pinned, with the server's CPU per request. */
-async function load(base: string, mix: Mix, pid: number, duration: number): Promise<Load> {
-  writeFileSync(specFile, JSON.stringify({ opts: { url: base, connections: CONNECTIONS, duration }, pid, mix }));
+async function load(base: string, mix: Mix, pid: number, duration: number, warmup: number): Promise<Load> {
+  writeFileSync(specFile, JSON.stringify({ opts: { url: base, connections: CONNECTIONS, duration }, pid, mix, warmup }));
   const args = [`${ROOT}bench/loadgen.mjs`, `@${specFile}`];
   const { stdout } = await promisify(execFile)(PINNED ? "taskset" : process.execPath, PINNED ? ["-c", "1", process.execPath, ...args] : args, {
     cwd: ROOT,
@@ -300,15 +300,11 @@ async function runLedger(size: number): Promise<string> {
     for (const [i, row] of rows.entries()) {
       const target = (s: Server): { base: string; mix: Mix } =>
         s.label === REPLAY ? { base: s.url, mix: { ...row.mix, path: `/replay/row${i}`, choices: [{}] } } : { base: s.url, mix: row.mix };
-      for (const s of servers) {
-        const { base, mix } = target(s);
-        await load(base, mix, s.child.pid!, WARMUP);
-      }
       for (let k = 0; k < servers.length; k++) {
         const j = (k + round + i) % servers.length;
         const s = servers[j]!;
         const { base, mix } = target(s);
-        results[i]![j]!.push(await load(base, mix, s.child.pid!, DURATION));
+        results[i]![j]!.push(await load(base, mix, s.child.pid!, DURATION, WARMUP));
       }
     }
     rss.push(rssMb(servers[0]!.child.pid!));
