@@ -19,7 +19,8 @@ import autocannon from "autocannon";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
-const { opts, pid } = JSON.parse(process.argv[2]);
+const arg = process.argv[2];
+const { opts, pid, mix, warmup } = JSON.parse(arg.startsWith("@") ? readFileSync(arg.slice(1), "utf8") : arg);
 const keepBodies = process.env.BENCH_KEEP_BODIES === "1";
 if (!keepBodies) {
   const readsBodies = (o) => "expectBody" in o || "verifyBody" in o || "onResponse" in o;
@@ -35,6 +36,25 @@ const cpuMicros = (p) => {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 };
 
+if (mix) {
+  const { choices, versions } = mix;
+  const fill = (template, pick, version) => template.replace(/\{(\w+)\}/gu, (_, name) => (name === "version" ? version : pick[name]));
+  opts.requests = [
+    {
+      method: mix.method,
+      headers: mix.headers,
+      setupRequest: (req) => {
+        const pick = choices[Math.floor(Math.random() * choices.length)];
+        const version = versions ? String(versions[0] + Math.floor(Math.random() * (versions[1] - versions[0] + 1))) : "";
+        return { ...req, path: fill(mix.path, pick, version), body: mix.body === undefined ? undefined : fill(mix.body, pick, version) };
+      },
+    },
+  ];
+}
+
+// `warmup`: seconds of the same run first, not measured (saves a process start per measured run)
+if (warmup > 0) await autocannon({ connections: 10, ...opts, duration: warmup });
+
 const before = pid ? cpuMicros(pid) : null;
 const self = process.cpuUsage();
 const r = await autocannon({ connections: 10, duration: 5, ...opts });
@@ -44,6 +64,7 @@ console.log(
   JSON.stringify({
     rps: r.requests.average,
     total: r.requests.total,
+    p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx + r.errors + r.timeouts,
     bytesPerSec: r.throughput.average,

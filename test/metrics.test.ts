@@ -44,7 +44,7 @@ describe("metrics and request ids (sqlite)", () => {
     expect(before.value("ledger_node_oldest_ledger_version")).toBe(Number(info.oldest_ledger_version));
 
     for (let i = 0; i < 3; i++) expect((await fetch(`${node.base}/info`)).status).toBe(200);
-    for (let i = 0; i < 2; i++) expect((await fetch(`${node.base}/accounts/${B0B}/transaction_summaries?limit=7`)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await fetch(`${node.base}/accounts/${B0B}/transaction_summaries?limit=7`)).status).toBe(200);
     expect((await fetch(`${node.base}/accounts/${B0B}/transaction_summaries?limit=0x10`)).status).toBe(400);
     expect((await fetch(`${node.base}/nothing/here`)).status).toBe(404);
     const missing = await fetch(`${node.base}/tables/${H}/raw_item`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"key":"0x09"}' });
@@ -53,7 +53,7 @@ describe("metrics and request ids (sqlite)", () => {
     const after = await scrape(`${node.url}/metrics`);
     // `before` counted the first /info; the loop three more.
     expect(reqs(after, "info", 200) - reqs(before, "info", 200)).toBe(4);
-    expect(reqs(after, "get_account_transaction_summaries", 200) - reqs(before, "get_account_transaction_summaries", 200)).toBe(2);
+    expect(reqs(after, "get_account_transaction_summaries", 200) - reqs(before, "get_account_transaction_summaries", 200)).toBe(3);
     expect(reqs(after, "get_account_transaction_summaries", 400) - reqs(before, "get_account_transaction_summaries", 400)).toBe(1);
     expect(reqs(after, "get_raw_table_item", 404) - reqs(before, "get_raw_table_item", 404)).toBe(1);
     expect(reqs(after, "not_found", 404) - reqs(before, "not_found", 404)).toBe(1);
@@ -63,10 +63,10 @@ describe("metrics and request ids (sqlite)", () => {
       expect(timed(after, op, status), `${op} ${status}`).toBe(reqs(after, op, status));
       expect(after.value("ledger_node_http_request_duration_seconds_sum", { operation: op, status: String(status) })).toBeGreaterThan(0);
     }
-    // The second identical summaries page came from the page cache.
+    // The third identical summaries page came from the page cache (a page is kept once asked for again).
     const lookups = (e: Exposition, result: string) => e.value("ledger_node_page_cache_lookups", { result }) ?? 0;
     expect(lookups(after, "hit") - lookups(before, "hit")).toBe(1);
-    expect(lookups(after, "miss") - lookups(before, "miss")).toBe(1);
+    expect(lookups(after, "miss") - lookups(before, "miss")).toBe(2);
     const ratio = after.value("ledger_node_page_cache_hit_ratio")!;
     expect(ratio).toBeCloseTo(lookups(after, "hit") / (lookups(after, "hit") + lookups(after, "miss")), 10);
     expect(after.value("ledger_node_page_cache_bytes")).toBeGreaterThan(0);

@@ -2,19 +2,59 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
 import { BROTLI_BEST_AFTER, BrotliRefiner, EncodedBody } from "./compression.js";
-import { PageCache } from "./pageCache.js";
+import { PageCache, SeenOnce } from "./pageCache.js";
 
 const page = (bytes: Buffer) => ({ body: new EncodedBody(bytes), meta: null });
 const refiner = new BrotliRefiner();
+/** Offers a page twice, as two requests for it would: stored from the second. */
+const admit = <M>(cache: PageCache, key: string, p: { body: EncodedBody; meta: M }) => {
+  cache.offer(key, p);
+  return cache.offer(key, p);
+};
 
 describe("PageCache", () => {
+  it("keeps a page only once its key is offered a second time", () => {
+    const cache = new PageCache(1 << 20);
+    const a = page(Buffer.from("a page"));
+    expect(cache.offer("a", a)).toBe(a);
+    expect(cache.get("a")).toBeUndefined();
+    expect(cache.bytes).toBe(0);
+    const again = page(Buffer.from("a page"));
+    cache.offer("a", again);
+    expect(cache.get("a")).toBe(again);
+    expect(cache.hits).toBe(1);
+    expect(cache.misses).toBe(1);
+  });
+
+  it("forgets a key offered once when many others have been offered since", () => {
+    const cache = new PageCache(1 << 20); // remembers at least 1,024 keys
+    cache.offer("early", page(Buffer.from("x")));
+    for (let i = 0; i < 5_000; i++) cache.offer(`other ${i}`, page(Buffer.from("y")));
+    cache.offer("early", page(Buffer.from("x")));
+    expect(cache.get("early")).toBeUndefined();
+    cache.offer("early", page(Buffer.from("x")));
+    expect(cache.get("early")).toBeDefined();
+  });
+
+  it("holds a page with only the encodings clients asked for", () => {
+    const cache = new PageCache(1 << 20);
+    const text = Buffer.from(JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ version: String(i * 7) }))));
+    const p = admit(cache, "p", page(text));
+    expect(cache.get("p")).toBe(p);
+    expect(p.body.size).toBe(text.length);
+    const gz = p.body.encode("gzip", refiner);
+    expect(p.body.size).toBe(text.length + gz.length);
+    expect(p.body.encode("gzip", refiner)).toBe(gz);
+    expect(cache.bytes).toBe(text.length + gz.length + "p".length);
+  });
+
   it("keeps pages within its byte bound, least recently used out first", () => {
     const cache = new PageCache(2_500);
     const [a, b, c] = [page(Buffer.alloc(1_000, 1)), page(Buffer.alloc(1_000, 2)), page(Buffer.alloc(1_000, 3))];
-    cache.set("a", a);
-    cache.set("b", b);
+    admit(cache, "a", a);
+    admit(cache, "b", b);
     expect(cache.get("a")).toBe(a); // a is now the most recent
-    cache.set("c", c);
+    admit(cache, "c", c);
     expect(cache.get("b")).toBeUndefined();
     expect(cache.get("a")).toBe(a);
     expect(cache.get("c")).toBe(c);
@@ -24,8 +64,8 @@ describe("PageCache", () => {
     const cache = new PageCache(7_000);
     const old = page(Buffer.alloc(1_500, 7));
     const grows = page(randomBytes(3_000)); // random bytes do not compress: gzip adds about 3 KB
-    cache.set("old", old);
-    cache.set("grows", grows);
+    admit(cache, "old", old);
+    admit(cache, "grows", grows);
     expect(cache.get("old")).toBe(old);
     expect(cache.get("grows")).toBe(grows);
     grows.body.encode("gzip", refiner);
@@ -49,7 +89,7 @@ describe("PageCache", () => {
     // room for p, and for p and another page only once p's smaller encoding is counted
     const other = page(randomBytes(Math.floor(saved / 2)));
     const cache = new PageCache(sizeQuick + 1 + Math.floor(saved / 4));
-    cache.set("p", p);
+    admit(cache, "p", p);
     for (let i = 0; i < BROTLI_BEST_AFTER; i++) expect(p.body.encode("br", refiner)).toBe(quick);
     const deadline = Date.now() + 10_000;
     while (p.body.size === sizeQuick && Date.now() < deadline) {
@@ -60,14 +100,29 @@ describe("PageCache", () => {
     expect(best.length).toBe(bestLength);
     expect(p.body.size).toBe(sizeQuick - saved);
     expect(brotliDecompressSync(best).toString()).toBe(text);
-    cache.set("o", other);
+    admit(cache, "o", other);
     expect(cache.get("p")).toBe(p);
     expect(cache.get("o")).toBe(other);
   });
 
   it("holds nothing with a bound of 0", () => {
     const cache = new PageCache(0);
-    cache.set("a", page(Buffer.from("x")));
+    admit(cache, "a", page(Buffer.from("x")));
     expect(cache.get("a")).toBeUndefined();
+  });
+});
+
+describe("SeenOnce", () => {
+  it("remembers at least a generation of keys, and no more than two", () => {
+    const seen = new SeenOnce(100);
+    expect(seen.seenBefore("k")).toBe(false);
+    for (let i = 0; i < 99; i++) seen.seenBefore(`a${i}`);
+    expect(seen.seenBefore("k")).toBe(true);
+    for (let i = 0; i < 250; i++) seen.seenBefore(`b${i}`);
+    expect(seen.seenBefore("k")).toBe(false);
+  });
+
+  it("rejects a bound below 1", () => {
+    expect(() => new SeenOnce(0)).toThrow(RangeError);
   });
 });

@@ -3,6 +3,11 @@
  * out first, bounded in bytes. A key names everything the body depends on, including the store's
  * version of the account's data (`readModulesVersion`, `readSummariesVersion`), so an entry is
  * never stale: a change to the account makes a new key, and the old entry ages out.
+ *
+ * A page is kept only once its key is asked for a second time (`offer`): traffic over many accounts
+ * and versions asks for most pages once, and storing those would cost every miss the insertion, the
+ * eviction and the garbage collection of bodies nobody reads again, and push out the pages that are
+ * asked for again.
  */
 import { LRUCache } from "lru-cache";
 import type { EncodedBody } from "./compression.js";
@@ -13,9 +18,46 @@ export interface Page<M> {
   meta: M;
 }
 
+/**
+ * The keys offered once and not stored, as 32-bit hashes in two generations: when the newer one is
+ * full it becomes the older one and the oldest is dropped, so it holds at most twice `perGeneration`
+ * numbers and remembers at least the last `perGeneration` keys. A hash collision only admits a page
+ * one request early.
+ */
+export class SeenOnce {
+  private current = new Set<number>();
+  private previous = new Set<number>();
+
+  constructor(private readonly perGeneration: number) {
+    if (!(perGeneration >= 1)) throw new RangeError(`perGeneration ${perGeneration} must be >= 1`);
+  }
+
+  /** Whether `key` was seen since it was last forgotten; remembers it when not. */
+  seenBefore(key: string): boolean {
+    const h = fnv1a(key);
+    if (this.current.has(h) || this.previous.has(h)) return true;
+    if (this.current.size >= this.perGeneration) {
+      this.previous = this.current;
+      this.current = new Set();
+    }
+    this.current.add(h);
+    return false;
+  }
+}
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** Keys remembered per generation: about one per 8 KiB of cache, within 1,024..65,536. */
+const seenPerGeneration = (maxBytes: number) => Math.min(65_536, Math.max(1_024, Math.floor(maxBytes / 8_192)));
+
 /** One cache per app, shared by the page operations; each prefixes its keys with its own name. */
 export class PageCache {
   private readonly lru: LRUCache<string, Page<unknown>> | null;
+  private readonly seen: SeenOnce | null;
   /** Lookups that found a page and that did not, for the metrics (plain numbers: free per request). */
   hits = 0;
   misses = 0;
@@ -26,6 +68,7 @@ export class PageCache {
       maxBytes > 0
         ? new LRUCache<string, Page<unknown>>({ maxSize: maxBytes, sizeCalculation: (p, key) => Math.max(1, p.body.size + key.length) })
         : null;
+    this.seen = maxBytes > 0 ? new SeenOnce(seenPerGeneration(maxBytes)) : null;
   }
 
   get<M>(key: string): Page<M> | undefined {
@@ -41,9 +84,13 @@ export class PageCache {
     return this.lru?.calculatedSize ?? 0;
   }
 
-  /** Stores a page and returns it; when its encodings later change size, it is counted anew. */
-  set<M>(key: string, page: Page<M>): Page<M> {
-    if (!this.lru) return page;
+  /**
+   * A page just read for `key`: stored when the key was offered before (a page asked for again),
+   * else only remembered as asked for. Returns the page; once stored, a change in the size of its
+   * encodings is counted anew.
+   */
+  offer<M>(key: string, page: Page<M>): Page<M> {
+    if (!this.lru || !this.seen!.seenBefore(key)) return page;
     const lru = this.lru;
     page.body.onResize = () => {
       if (lru.peek(key) !== page) return;

@@ -74,7 +74,7 @@ export const getAccountModules = defineOperation({
       const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
       const cached = ctx.pages.get<ModulesMeta>(key);
       if (cached) return { body: cached.body, cursor: cached.meta.cursor };
-      const page = ctx.pages.set(key, await readPage(ctx, records, address, version, start, limit, format));
+      const page = ctx.pages.offer(key, await readPage(ctx, records, address, version, start, limit, format));
       return { body: page.body, cursor: page.meta.cursor, readAfterPosition: true };
     };
   },
@@ -122,10 +122,13 @@ async function readPage(
   const meta = { cursor: next ? Buffer.from(next.stateKey).toString("hex") : null };
   if (format === "bcs") {
     const owner = formatAddress(address);
-    const entries = page.map(({ module, bytes }) => [`${owner}::${module.name}`, bytes!] as [string, Uint8Array]);
-    // the map's order: by the BCS bytes of its keys
-    entries.sort((a, b) => Buffer.compare(Buffer.from(bcs.string().serialize(a[0]).toBytes()), Buffer.from(bcs.string().serialize(b[0]).toBytes())));
-    return { body: new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries).toBytes())), meta };
+    // the map's order: by the BCS bytes of its keys (each serialized once, not once per comparison)
+    const entries = page.map(({ module, bytes }) => {
+      const id = `${owner}::${module.name}`;
+      return { id, key: Buffer.from(bcs.string().serialize(id).toBytes()), bytes: bytes! };
+    });
+    entries.sort((a, b) => Buffer.compare(a.key, b.key));
+    return { body: new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries.map((e) => [e.id, e.bytes] as [string, Uint8Array])).toBytes())), meta };
   }
   const parts: Buffer[] = [OPEN];
   for (const [i, entry] of page.entries()) {

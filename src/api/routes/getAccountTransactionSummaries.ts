@@ -8,29 +8,17 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/transaction_summaries?limit=10'
  */
-import { bcs } from "@mysten/bcs";
 import { formatAddress, toHex } from "../../ledger/address.js";
 import type { LedgerInfo, TransactionSummary } from "../../ledger/types.js";
 import type { SummaryQuery } from "../../storage/LedgerStore.js";
 import { EncodedBody } from "../compression.js";
 import type { NodeContext } from "../context.js";
-import { jsonSerializer, resolveVersions } from "../handler.js";
+import { resolveVersions } from "../handler.js";
 import { ApiError } from "../errors.js";
 import type { WireFormat } from "../negotiate.js";
 import { addressParam, defineOperation, limitParam, ref, u64Param } from "../operation.js";
 import type { Page } from "../pageCache.js";
 import { transactionSummary } from "../schemas.js";
-
-/** `IndexedTransactionSummary::V1` (DECISIONS §12). */
-const summaryBcs = bcs.enum("IndexedTransactionSummary", {
-  V1: bcs.struct("V1", {
-    sender: bcs.fixedArray(32, bcs.u8()),
-    version: bcs.u64(),
-    transaction_hash: bcs.byteVector(),
-    replay_protector: bcs.enum("ReplayProtector", { Nonce: bcs.u64(), SequenceNumber: bcs.u64() }),
-  }),
-});
-const summariesBcs = bcs.vector(summaryBcs);
 
 export const getAccountTransactionSummaries = defineOperation({
   operationId: "get_account_transaction_summaries",
@@ -62,9 +50,8 @@ export const getAccountTransactionSummaries = defineOperation({
   // the account stays the same until it sends again.
   position: (reads, { params, query }) =>
     reads.readSummariesVersion(params.address, query.start_version === undefined ? query.end_version : undefined),
-  handler: (ctx) => {
-    const serialize = jsonSerializer<SummaryJson[]>({ type: "array", items: ref(transactionSummary) });
-    return async function getAccountTransactionSummaries({ params, query }, { info, found: newest }, format) {
+  handler: (ctx) =>
+    async function getAccountTransactionSummaries({ params, query }, { info, found: newest }, format) {
       const sender = params.address;
       const { start_version: start, end_version: end } = query;
       const limit = Math.min(query.limit ?? ctx.config.summariesPageSize, ctx.config.summariesMaxPageSize);
@@ -73,13 +60,12 @@ export const getAccountTransactionSummaries = defineOperation({
       const cached = ctx.pages.get<SummariesMeta>(key);
       // A cached page serves until pruning cuts into it.
       if (cached && (cached.meta.first === null || cached.meta.first >= info.oldestVersion)) return { body: cached.body };
-      const read = await readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format, serialize);
+      const read = await readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format);
       // A page read again at a later position (a prune raced the first read) is not the page of
       // this key's snapshot: sent, not cached.
-      if (read.info.ledgerVersion === info.ledgerVersion && read.info.oldestVersion === info.oldestVersion) ctx.pages.set(key, read.page);
+      if (read.info.ledgerVersion === info.ledgerVersion && read.info.oldestVersion === info.oldestVersion) ctx.pages.offer(key, read.page);
       return { body: read.page.body, exactAt: read.info };
-    };
-  },
+    },
 });
 
 /** Reads of one request a prune may overtake before it answers 503 (only when it prunes past the read's ledger version). */
@@ -101,7 +87,6 @@ async function readPage(
   info: LedgerInfo,
   q: SummaryQuery,
   format: WireFormat,
-  serialize: (rows: SummaryJson[]) => string,
 ): Promise<{ page: Page<SummariesMeta>; info: LedgerInfo }> {
   for (let attempt = 1; ; attempt++) {
     const at = info;
@@ -122,7 +107,7 @@ async function readPage(
       rows = rows.filter((r) => r.version >= now.oldestVersion);
       answered = { ...at, oldestVersion: now.oldestVersion, oldestBlockHeight: now.oldestBlockHeight };
     }
-    const body = new EncodedBody(format === "bcs" ? encodeBcs(rows) : Buffer.from(serialize(rows.map(toJson))));
+    const body = new EncodedBody(format === "bcs" ? summariesBcs(rows) : Buffer.from(summariesJson(rows), "latin1"));
     return { page: { body, meta: { first: rows[0]?.version ?? null } }, info: answered };
   }
 }
@@ -132,40 +117,71 @@ interface SummariesMeta {
   first: bigint | null;
 }
 
-/** The JSON form of a summary (`TransactionSummary` in the OpenAPI document). */
-interface SummaryJson {
-  sender: string;
-  version: string;
-  transaction_hash: string;
-  replay_protector: { type: "nonce"; nonce: string } | { type: "sequence_number"; sequence_number: string };
+/**
+ * The JSON of a page (`TransactionSummary[]`), in one pass: every value is hex or decimal digits,
+ * so nothing is escaped, and the sender is formatted once. Byte for byte what the response
+ * schema's serializer writes, without the objects it needs and its per-string escaping.
+ */
+export function summariesJson(rows: readonly TransactionSummary[]): string {
+  let out = "[";
+  let sender: Uint8Array | null = null;
+  let head = "";
+  for (let i = 0; i < rows.length; i++) {
+    const s = rows[i]!;
+    if (s.sender !== sender) {
+      sender = s.sender;
+      head = `{"sender":"${formatAddress(sender)}","version":"`;
+    }
+    const rp = s.replayProtector;
+    out +=
+      (i === 0 ? head : `,${head}`) +
+      s.version +
+      '","transaction_hash":"' +
+      toHex(s.hash) +
+      (rp.type === "nonce" ? '","replay_protector":{"type":"nonce","nonce":"' : '","replay_protector":{"type":"sequence_number","sequence_number":"') +
+      rp.value +
+      '"}}';
+  }
+  return out + "]";
 }
 
-function toJson(s: TransactionSummary): SummaryJson {
-  const rp = s.replayProtector;
-  return {
-    sender: formatAddress(s.sender),
-    version: s.version.toString(),
-    transaction_hash: toHex(s.hash),
-    replay_protector: rp.type === "nonce" ? { type: "nonce", nonce: rp.value.toString() } : { type: "sequence_number", sequence_number: rp.value.toString() },
-  };
+/**
+ * The BCS of a page, `vector<IndexedTransactionSummary>` (DECISIONS §12), written straight into one
+ * buffer: the variant `V1` (0), the sender's 32 bytes, the version (u64), the hash (a byte vector),
+ * the replay protector (`Nonce` 0 or `SequenceNumber` 1, then a u64).
+ */
+export function summariesBcs(rows: readonly TransactionSummary[]): Buffer {
+  let size = ulebLength(rows.length);
+  for (const s of rows) size += 1 + 32 + 8 + ulebLength(s.hash.length) + s.hash.length + 1 + 8;
+  const out = Buffer.allocUnsafe(size);
+  let at = writeUleb(out, 0, rows.length);
+  for (const s of rows) {
+    out[at++] = 0;
+    out.set(s.sender, at);
+    at = out.writeBigUInt64LE(s.version, at + 32);
+    at = writeUleb(out, at, s.hash.length);
+    out.set(s.hash, at);
+    at += s.hash.length;
+    out[at++] = s.replayProtector.type === "nonce" ? 0 : 1;
+    at = out.writeBigUInt64LE(s.replayProtector.value, at);
+  }
+  return out;
 }
 
-function encodeBcs(rows: TransactionSummary[]): Buffer {
-  return Buffer.from(
-    summariesBcs
-      .serialize(
-        rows.map((s) => ({
-          V1: {
-            sender: Array.from(s.sender),
-            version: s.version,
-            transaction_hash: s.hash,
-            replay_protector:
-              s.replayProtector.type === "nonce"
-                ? { Nonce: s.replayProtector.value }
-                : { SequenceNumber: s.replayProtector.value },
-          },
-        })),
-      )
-      .toBytes(),
-  );
+function ulebLength(n: number): number {
+  let bytes = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 0x80);
+    bytes++;
+  }
+  return bytes;
+}
+
+function writeUleb(out: Buffer, at: number, n: number): number {
+  while (n >= 0x80) {
+    out[at++] = (n % 0x80) | 0x80;
+    n = Math.floor(n / 0x80);
+  }
+  out[at++] = n;
+  return at;
 }

@@ -1,0 +1,369 @@
+/**
+ * The API where the cache misses and the ledger is large: request mixes that ask about a random
+ * account, table key or version per request, on ledgers of 1M and 10M versions with thousands of
+ * senders and keys (bench/scaleLedger.ts), next to the same-size response replayed by the constant
+ * server (the floor). Server CPU per request from /proc, req/s, p50/p99, medians of alternated rounds.
+ *
+ *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR]
+ *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10]
+ *
+ * - `--compare DIR`: also serve each ledger from another checkout's build (`DIR/dist/cli.js`, e.g. a
+ *   worktree of main), in the same rounds: a change measured side by side.
+ * - `--cache-off`: also run every build with `--page-cache-mb 0`; `--page-cache-mb N` sets the size
+ *   of the cache-on servers (default: the node's default).
+ * - The ledgers are built once under bench/out/ (10M takes many minutes) and reused; the request
+ *   targets (senders, module accounts, table keys, the version range) are read from the ledger file
+ *   once and kept next to it.
+ * - With two or more cores the servers run on core 0 and the load generator on core 1 (`taskset`).
+ * - Every server is started anew for each round; within a round, each row runs on every server in
+ *   an order that rotates round by round.
+ *
+ * Prints markdown tables for bench/RESULTS.md.
+ */
+import Database from "better-sqlite3";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { promisify } from "node:util";
+import { rawRequest } from "../test/helpers/rawHttp.js";
+import { OUT, ROOT, median } from "./common.js";
+import { buildScaleLedger } from "./scaleLedger.js";
+
+const argv = process.argv.slice(2);
+const opt = (name: string, def: string): string => {
+  const i = argv.indexOf(`--${name}`);
+  return i === -1 ? def : argv[i + 1]!;
+};
+const SIZES = opt("versions", "1000000,10000000").split(",").map(Number);
+const ROUNDS = Number(opt("rounds", "5"));
+const DURATION = Number(opt("duration", "3"));
+/** Seconds of each row on each server right before it is measured (JIT, connections), in the same load process. */
+const WARMUP = Number(opt("warmup", "1"));
+const CONNECTIONS = Number(opt("connections", "10"));
+const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
+const CACHE_OFF = argv.includes("--cache-off");
+const CACHE_MB = argv.includes("--page-cache-mb") ? opt("page-cache-mb", "64") : null;
+const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
+const PINNED = availableParallelism() >= 2;
+
+/** Headers Node or Fastify write on every response by themselves: the replaying server writes its own. */
+const OWN_HEADERS = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
+/** What the official SDK sends (see bench/api.bench.ts). */
+const SDK_ENCODING = { "accept-encoding": "gzip, deflate, br" };
+
+// ---------------------------------------------------------------------------------------------
+// Targets: what exists in the ledger
+// ---------------------------------------------------------------------------------------------
+
+interface Targets {
+  oldest: number;
+  latest: number;
+  senders: string[];
+  /** Accounts with modules, with how many. */
+  moduleAccounts: Array<{ address: string; modules: number }>;
+  /** The account whose one module has the most versions, and how many. */
+  history: { address: string; versions: number };
+  items: Array<{ handle: string; key: string }>;
+  missing: Array<{ handle: string; key: string }>;
+}
+
+const hex = (b: Buffer) => `0x${b.toString("hex")}`;
+
+function readTargets(db: string): Targets {
+  const cache = `${db}.targets.json`;
+  const stamp = `${statSync(db).size}/${statSync(db).mtimeMs}`;
+  if (existsSync(cache)) {
+    const saved = JSON.parse(readFileSync(cache, "utf8")) as { stamp: string; targets: Targets };
+    if (saved.stamp === stamp) return saved.targets;
+  }
+  const t0 = performance.now();
+  const d = new Database(db, { readonly: true });
+  const ledger = d.prepare("SELECT oldest_version AS oldest, ledger_version AS latest FROM ledger").get() as { oldest: number; latest: number };
+  const senders = (d.prepare("SELECT DISTINCT sender FROM account_transactions").pluck().all() as Buffer[]).map(hex);
+  const moduleAccounts = (d.prepare("SELECT address, count(DISTINCT state_key) AS n FROM modules GROUP BY address").all() as Array<{ address: Buffer; n: number }>).map(
+    (r) => ({ address: hex(r.address), modules: r.n }),
+  );
+  const h = d.prepare("SELECT address, count(*) AS n FROM modules GROUP BY address, state_key ORDER BY n DESC LIMIT 1").get() as { address: Buffer; n: number };
+  const items = (d.prepare("SELECT DISTINCT handle, key FROM table_items").all() as Array<{ handle: Buffer; key: Buffer }>).map((r) => ({
+    handle: hex(r.handle),
+    key: hex(r.key),
+  }));
+  d.close();
+  // keys of the same handles that were never written: 8 random bytes, checked against the ledger's
+  const have = new Set(items.map((i) => `${i.handle}/${i.key}`));
+  const handles = [...new Set(items.map((i) => i.handle))];
+  const missing: Targets["missing"] = [];
+  for (let i = 0; missing.length < 5_000; i++) {
+    const handle = handles[i % handles.length]!;
+    const key = hex(Buffer.from(Array.from({ length: 8 }, () => Math.floor(Math.random() * 256))));
+    if (!have.has(`${handle}/${key}`)) missing.push({ handle, key });
+  }
+  const targets: Targets = { ...ledger, senders, moduleAccounts, history: { address: hex(h.address), versions: h.n }, items, missing };
+  writeFileSync(cache, JSON.stringify({ stamp, targets }));
+  console.error(`read the targets of ${db} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return targets;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows: request mixes
+// ---------------------------------------------------------------------------------------------
+
+interface Mix {
+  method: "GET" | "POST";
+  /** `{name}`: a field of a random choice; `{version}`: a random version of `versions`. */
+  path: string;
+  body?: string;
+  headers?: Record<string, string>;
+  choices: Array<Record<string, string>>;
+  versions?: [number, number];
+}
+interface Row {
+  name: string;
+  mix: Mix;
+}
+
+function rowsOf(t: Targets): Row[] {
+  const range: [number, number] = [t.oldest, t.latest];
+  const accounts = t.senders.map((account) => ({ account }));
+  const hot = [{ account: t.senders[0]! }];
+  const moduleAccounts = t.moduleAccounts.map((m) => ({ account: m.address }));
+  const items = t.items.map((i) => ({ handle: i.handle, key: i.key }));
+  const raw = (choices: Array<Record<string, string>>, versioned: boolean): Mix => ({
+    method: "POST",
+    path: `/v1/tables/{handle}/raw_item${versioned ? "?ledger_version={version}" : ""}`,
+    body: '{"key":"{key}"}',
+    headers: { "content-type": "application/json", accept: "application/x-bcs" },
+    choices,
+    ...(versioned ? { versions: range } : {}),
+  });
+  const summaries = "/v1/accounts/{account}/transaction_summaries";
+  const modules = "/v1/accounts/{account}/modules";
+  const rows: Row[] = [
+    { name: "summaries limit=25, one account, latest (hot)", mix: { method: "GET", path: `${summaries}?limit=25`, choices: hot } },
+    { name: "summaries limit=25, random sender, latest", mix: { method: "GET", path: `${summaries}?limit=25`, choices: accounts } },
+    {
+      name: "summaries limit=25, random sender, random end_version",
+      mix: { method: "GET", path: `${summaries}?limit=25&end_version={version}`, choices: accounts, versions: range },
+    },
+    {
+      name: "summaries limit=100, random sender, random end_version",
+      mix: { method: "GET", path: `${summaries}?limit=100&end_version={version}`, choices: accounts, versions: range },
+    },
+    {
+      name: "… same, Accept-Encoding: gzip, deflate, br (SDK)",
+      mix: { method: "GET", path: `${summaries}?limit=100&end_version={version}`, headers: SDK_ENCODING, choices: accounts, versions: range },
+    },
+    { name: "modules limit=25, 0x1, latest (hot)", mix: { method: "GET", path: `${modules}?limit=25`, choices: [{ account: "0x1" }] } },
+    {
+      name: "modules limit=25, random account, random ledger_version",
+      mix: { method: "GET", path: `${modules}?limit=25&ledger_version={version}`, choices: moduleAccounts, versions: range },
+    },
+    {
+      name: `modules of the account with ${t.history.versions.toLocaleString("en")} versions of one module, random ledger_version`,
+      mix: { method: "GET", path: `${modules}?limit=25&ledger_version={version}`, choices: [{ account: t.history.address }], versions: range },
+    },
+    { name: "raw_item, one key, latest (hot)", mix: raw(items.slice(0, 1), false) },
+    { name: "raw_item, random key, random ledger_version", mix: raw(items, true) },
+    { name: "raw_item, random missing key (404)", mix: raw(t.missing, false) },
+  ];
+  return ONLY ? rows.filter((r) => ONLY.test(r.name)) : rows;
+}
+
+/** One request of a mix, drawn as the load generator draws them. */
+function sample(mix: Mix): { path: string; body?: string } {
+  const pick = mix.choices[Math.floor(Math.random() * mix.choices.length)]!;
+  const v = mix.versions ? String(mix.versions[0] + Math.floor(Math.random() * (mix.versions[1] - mix.versions[0] + 1))) : "";
+  const fill = (s: string) => s.replace(/\{(\w+)\}/gu, (_, name: string) => (name === "version" ? v : pick[name]!));
+  return { path: fill(mix.path), ...(mix.body === undefined ? {} : { body: fill(mix.body) }) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------------------------
+
+interface Server {
+  label: string;
+  url: string;
+  child: ChildProcess;
+}
+
+/** Starts a process that prints its URL, on core 0 when pinned. */
+function start(label: string, args: string[]): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const cmd = PINNED ? ["-c", "0", process.execPath, ...args] : args;
+    const child = spawn(PINNED ? "taskset" : process.execPath, cmd, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let buf = "";
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(buf);
+      if (m) resolve({ label, url: m[0], child });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`${label} exited (${code}): ${buf}`)));
+  });
+}
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  cpuUsPerReq: number;
+}
+
+const specFile = `${OUT}scale-loadgen.json`;
+
+/** One autocannon run of a mix against `base`, on core 1 when pinned, with the server's CPU per request. */
+async function load(base: string, mix: Mix, pid: number, duration: number, warmup: number): Promise<Load> {
+  writeFileSync(specFile, JSON.stringify({ opts: { url: base, connections: CONNECTIONS, duration }, pid, mix, warmup }));
+  const args = [`${ROOT}bench/loadgen.mjs`, `@${specFile}`];
+  const { stdout } = await promisify(execFile)(PINNED ? "taskset" : process.execPath, PINNED ? ["-c", "1", process.execPath, ...args] : args, {
+    cwd: ROOT,
+    maxBuffer: 1 << 20,
+  });
+  const r = JSON.parse(stdout) as { rps: number; total: number; p50: number; p99: number; non2xx: number; serverCpu: number };
+  return { rps: r.rps, p50: r.p50, p99: r.p99, non2xx: r.non2xx, cpuUsPerReq: r.total > 0 ? r.serverCpu / r.total : NaN };
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** A response of a row, median-sized among a few drawn, saved for the constant server's /replay. */
+async function saveReplay(dir: string, name: string, url: string, mix: Mix): Promise<number> {
+  const got = [];
+  for (let i = 0; i < 21; i++) {
+    const s = sample(mix);
+    const headers: Record<string, string> = { ...mix.headers };
+    delete headers["content-type"];
+    got.push(await rawRequest(url + s.path, headers, s.body));
+  }
+  got.sort((a, b) => a.body.length - b.body.length);
+  const r = got[Math.floor(got.length / 2)]!;
+  const headers = Object.fromEntries(Object.entries(r.headers).filter(([k]) => !OWN_HEADERS.has(k)));
+  writeFileSync(`${dir}/${name}`, r.body);
+  writeFileSync(`${dir}/${name}.headers`, JSON.stringify({ ...headers, ":status": String(r.status) }));
+  return r.body.length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+// ---------------------------------------------------------------------------------------------
+
+interface Variant {
+  label: string;
+  args: (db: string) => string[];
+}
+
+const serveArgs = (dir: string, db: string, cacheMb: string | null) => [
+  `${dir}/dist/cli.js`,
+  "serve",
+  "--db",
+  db,
+  "--port",
+  "0",
+  "--quiet",
+  "--no-prune",
+  ...(cacheMb === null ? [] : ["--page-cache-mb", cacheMb]),
+];
+const variants: Variant[] = [{ label: "this build", args: (db) => serveArgs(ROOT, db, CACHE_MB) }];
+if (CACHE_OFF) variants.push({ label: "this build, cache off", args: (db) => serveArgs(ROOT, db, "0") });
+if (COMPARE) {
+  variants.push({ label: "compared build", args: (db) => serveArgs(COMPARE, db, CACHE_MB) });
+  if (CACHE_OFF) variants.push({ label: "compared build, cache off", args: (db) => serveArgs(COMPARE, db, "0") });
+}
+const REPLAY = "same response replayed";
+
+async function runLedger(size: number): Promise<string> {
+  const db = `${OUT}scale-${size}.db`;
+  await buildScaleLedger(db, size);
+  const targets = readTargets(db);
+  const rows = rowsOf(targets);
+  const replayDir = `${OUT}scale-responses-${size}`;
+  rmSync(replayDir, { recursive: true, force: true });
+  mkdirSync(replayDir, { recursive: true });
+  const replayBytes: number[] = [];
+  {
+    const first = await start("sampler", variants[0]!.args(db));
+    for (const [i, row] of rows.entries()) replayBytes.push(await saveReplay(replayDir, `row${i}`, first.url, row.mix));
+    first.child.kill();
+  }
+  const names = [...variants.map((v) => v.label), REPLAY];
+  // results[row][variant] = loads over rounds
+  const results = rows.map(() => names.map(() => [] as Load[]));
+  const rss: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const servers = await Promise.all(variants.map((v) => start(v.label, v.args(db))));
+    servers.push(await start(REPLAY, ["--import", "tsx", "bench/constServer.ts", "0", replayDir]));
+    for (const [i, row] of rows.entries()) {
+      const target = (s: Server): { base: string; mix: Mix } =>
+        s.label === REPLAY ? { base: s.url, mix: { ...row.mix, path: `/replay/row${i}`, choices: [{}] } } : { base: s.url, mix: row.mix };
+      for (let k = 0; k < servers.length; k++) {
+        const j = (k + round + i) % servers.length;
+        const s = servers[j]!;
+        const { base, mix } = target(s);
+        results[i]![j]!.push(await load(base, mix, s.child.pid!, DURATION, WARMUP));
+      }
+    }
+    rss.push(rssMb(servers[0]!.child.pid!));
+    for (const s of servers) s.child.kill();
+    console.error(`${size.toLocaleString("en")} versions: round ${round + 1} of ${ROUNDS} done`);
+  }
+
+  const med = (xs: Load[], f: (l: Load) => number) => median(xs.map(f));
+  const replayAt = names.length - 1;
+  const cpuRows = rows.map((row, i) => {
+    const cpu = results[i]!.map((xs) => med(xs, (l) => l.cpuUsPerReq));
+    const ratios = [`${(cpu[0]! / cpu[replayAt]!).toFixed(1)}×`];
+    const at = (label: string) => variants.findIndex((v) => v.label === label);
+    const compared = at("compared build");
+    if (compared !== -1) ratios.push(`${(cpu[0]! / cpu[compared]!).toFixed(2)}`);
+    // what the page cache costs or saves, build by build
+    if (CACHE_OFF) ratios.push(`${(cpu[0]! / cpu[at("this build, cache off")]!).toFixed(2)}`);
+    if (CACHE_OFF && compared !== -1) ratios.push(`${(cpu[compared]! / cpu[at("compared build, cache off")]!).toFixed(2)}`);
+    return `| ${row.name} | ${cpu.map((c) => c.toFixed(0)).join(" | ")} | ${replayBytes[i]!.toLocaleString("en")} | ${ratios.join(" | ")} |`;
+  });
+  const loadRows = rows.map((row, i) => {
+    const cells = results[i]!.map((xs) => {
+      const bad = xs.reduce((s, l) => s + l.non2xx, 0);
+      return `${Math.round(med(xs, (l) => l.rps))} / ${med(xs, (l) => l.p50)} / ${med(xs, (l) => l.p99)}${bad > 0 ? ` (${bad} non-2xx)` : ""}`;
+    });
+    return `| ${row.name} | ${cells.join(" | ")} |`;
+  });
+  const extra = [
+    ...(COMPARE ? ["this ÷ compared (cache on)"] : []),
+    ...(CACHE_OFF ? ["this: on ÷ off"] : []),
+    ...(CACHE_OFF && COMPARE ? ["compared: on ÷ off"] : []),
+  ];
+  const compareHead = extra.map((h) => ` | ${h}`).join("");
+  return `
+### ${size.toLocaleString("en")} versions
+
+Ledger: ${targets.senders.length.toLocaleString("en")} senders, ${targets.moduleAccounts.length.toLocaleString("en")} accounts with modules, ${targets.items.length.toLocaleString("en")} table keys, versions ${targets.oldest}–${targets.latest}; ${(statSync(db).size / 1e9).toFixed(2)} GB. RSS of "this build" after each round: ${rss.map((r) => r.toFixed(0)).join(", ")} MB.
+
+Server CPU µs per request (median of ${ROUNDS} rounds of ${DURATION} s, after ${WARMUP} s of warm-up):
+
+| request (${CONNECTIONS} connections) | ${names.join(" | ")} | replayed body bytes | this ÷ replay${compareHead} |
+|---|${names.map(() => "---|").join("")}---|---|${extra.map(() => "---|").join("")}
+${cpuRows.join("\n")}
+
+req/s / p50 ms / p99 ms (medians):
+
+| request | ${names.join(" | ")} |
+|---|${names.map(() => "---|").join("")}
+${loadRows.join("\n")}
+`;
+}
+
+const sections: string[] = [];
+for (const size of SIZES) {
+  const section = await runLedger(size);
+  console.error(section);
+  sections.push(section);
+}
+console.log(`Command: \`npm run bench:scale -- ${argv.join(" ")}\`
+(${new Date().toISOString().slice(0, 16)} UTC, ${availableParallelism()}-core VM shared with other work${PINNED ? "; servers pinned to core 0, the load generator to core 1 (taskset)" : ""}; autocannon in a process of its own; every server started anew each round, rows run on the servers in an order rotating by round)
+${COMPARE ? `\n"compared build": ${COMPARE}\n` : ""}
+${sections.join("\n")}`);
