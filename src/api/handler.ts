@@ -56,10 +56,6 @@ function requestedVersions(versions: { at?: string; bounds?: readonly string[] }
   return { at: versions.at ? query[versions.at] : undefined, bounds: bounds ? bounds.map((n) => query[n]) : NO_BOUNDS };
 }
 
-function namesVersions(requested: RequestedVersions): boolean {
-  return requested.at !== undefined || requested.bounds.some((b) => b !== undefined);
-}
-
 /** How one input property is parsed after the schema checked it. */
 type PropertyKind = "address" | "u64" | "hex" | "as-is";
 
@@ -198,7 +194,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     );
   }
 
-  // 4. check the versions again where the read may have raced a prune, and send
+  // 4. check the versions again against the position the answer is exact for, and send
   function send(
     req: FastifyRequest,
     reply: FastifyReply,
@@ -206,14 +202,8 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     requested: RequestedVersions,
     at: Position<unknown> | null,
     answer: Answer,
-  ): Later<undefined> {
+  ): undefined {
     if (answer.exactAt) resolveVersions(answer.exactAt, requested);
-    else if (answer.readAfterPosition && namesVersions(requested)) {
-      return ctx.ledger(true).then((now) => {
-        resolveVersions(now, requested);
-        return sendAnswer(req, reply, format, answer.exactAt ?? at?.info, answer);
-      });
-    }
     return sendAnswer(req, reply, format, answer.exactAt ?? at?.info, answer);
   }
 

@@ -99,12 +99,6 @@ export interface Answer {
    * cut into the read): the requested versions are checked against it and its headers are sent.
    */
   exactAt?: LedgerInfo;
-  /**
-   * The handler read the store again after the position (a page the cache did not hold): the
-   * requested versions are checked again against the ledger as it is now, since a prune may have
-   * passed them meanwhile.
-   */
-  readAfterPosition?: boolean;
 }
 
 /** The parsed input of a request. */

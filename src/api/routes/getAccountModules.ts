@@ -14,7 +14,7 @@
 import { bcs } from "@mysten/bcs";
 import { formatAddress, toHex } from "../../ledger/address.js";
 import { parseModuleStateKey } from "../../ledger/stateKey.js";
-import type { ModuleEntry } from "../../ledger/types.js";
+import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
 import { EncodedBody } from "../compression.js";
 import type { NodeContext } from "../context.js";
 import { ApiError, quote } from "../errors.js";
@@ -74,8 +74,9 @@ export const getAccountModules = defineOperation({
       const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
       const cached = ctx.pages.get<ModulesMeta>(key);
       if (cached) return { body: cached.body, cursor: cached.meta.cursor };
-      const page = ctx.pages.offer(key, await readPage(ctx, records, address, version, start, limit, format));
-      return { body: page.body, cursor: page.meta.cursor, readAfterPosition: true };
+      const read = await readPage(ctx, records, address, version, start, limit, format);
+      ctx.pages.offer(key, read.page);
+      return { body: read.page.body, cursor: read.page.meta.cursor, exactAt: read.info };
     };
   },
 });
@@ -85,7 +86,10 @@ interface ModulesMeta {
   cursor: string | null;
 }
 
-/** Reads and encodes one page, cut at the page limit or the byte budget. */
+/**
+ * Reads and encodes one page, cut at the page limit or the byte budget, with the ledger position
+ * the store read it in (one snapshot: the wrapper judges the version against it).
+ */
 async function readPage(
   ctx: NodeContext,
   records: ModuleRecords,
@@ -94,9 +98,11 @@ async function readPage(
   start: Uint8Array | null,
   limit: number,
   format: WireFormat,
-): Promise<Page<ModulesMeta>> {
+): Promise<{ page: Page<ModulesMeta>; info: LedgerInfo }> {
   // one more than the page, to know whether a next page exists
-  const rows = await ctx.store.getModules(address, version, start, limit + 1);
+  const snapshot = await ctx.store.readModules(address, version, start, limit + 1);
+  if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+  const rows = snapshot.value.rows;
   // bytecode is stored once per content hash: read only what the record cache has not printed
   // yet (every module's, for BCS)
   const code = async (m: ModuleEntry): Promise<Uint8Array> => {
@@ -128,7 +134,8 @@ async function readPage(
       return { id, key: Buffer.from(bcs.string().serialize(id).toBytes()), bytes: bytes! };
     });
     entries.sort((a, b) => Buffer.compare(a.key, b.key));
-    return { body: new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries.map((e) => [e.id, e.bytes] as [string, Uint8Array])).toBytes())), meta };
+    const body = new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries.map((e) => [e.id, e.bytes] as [string, Uint8Array])).toBytes()));
+    return { page: { body, meta }, info: snapshot.info };
   }
   const parts: Buffer[] = [OPEN];
   for (const [i, entry] of page.entries()) {
@@ -136,7 +143,7 @@ async function readPage(
     parts.push(entry.json!);
   }
   parts.push(CLOSE);
-  return { body: new EncodedBody(Buffer.concat(parts)), meta };
+  return { page: { body: new EncodedBody(Buffer.concat(parts)), meta }, info: snapshot.info };
 }
 
 /** The `start` cursor: hex (optionally 0x) of one module state key of this account. */

@@ -13,7 +13,6 @@ import type { LedgerInfo, TransactionSummary } from "../../ledger/types.js";
 import type { SummaryQuery } from "../../storage/LedgerStore.js";
 import { EncodedBody } from "../compression.js";
 import type { NodeContext } from "../context.js";
-import { resolveVersions } from "../handler.js";
 import { ApiError } from "../errors.js";
 import type { WireFormat } from "../negotiate.js";
 import { addressParam, defineOperation, limitParam, ref, u64Param } from "../operation.js";
@@ -60,56 +59,25 @@ export const getAccountTransactionSummaries = defineOperation({
       const cached = ctx.pages.get<SummariesMeta>(key);
       // A cached page serves until pruning cuts into it.
       if (cached && (cached.meta.first === null || cached.meta.first >= info.oldestVersion)) return { body: cached.body };
-      const read = await readPage(ctx, info, { sender, start, end, ledgerVersion: info.ledgerVersion, limit }, format);
-      // A page read again at a later position (a prune raced the first read) is not the page of
-      // this key's snapshot: sent, not cached.
+      const read = await readPage(ctx, { sender, start, end, limit }, format);
+      // A page read at a later position than the key's (a block or a prune came in between) is
+      // not the page of this key: sent, not cached.
       if (read.info.ledgerVersion === info.ledgerVersion && read.info.oldestVersion === info.oldestVersion) ctx.pages.offer(key, read.page);
       return { body: read.page.body, exactAt: read.info };
     },
 });
 
-/** Reads of one request a prune may overtake before it answers 503 (only when it prunes past the read's ledger version). */
-const READ_ATTEMPTS = 3;
-
 /**
- * Reads and encodes one page: exact for the ledger position it returns, or 410. The rows are read
- * in a statement of their own, after the position, so a prune committing in between may have
- * removed some. Afterwards the oldest version is read fresh:
- * - `start_version` (or, without it, `end_version`) now pruned: 410;
- * - from `start_version`, the page holds versions from it up only, so it is exact;
- * - else the page depended on versions from its first row up (a full page) or from the oldest
- *   version up (a short or empty one). If a prune passed that point, the rows from the new oldest
- *   version up are still all there (a prune deletes below it only), so the page is those rows, sent
- *   with the new oldest version in its headers: exact for that position.
+ * Reads and encodes one page, with the ledger position it is exact for: the store reads the
+ * position and the rows in one snapshot, so a prune committing meanwhile cannot cut into it. The
+ * wrapper judges the requested bounds against that position (410 when pruned past them).
  */
-async function readPage(
-  ctx: NodeContext,
-  info: LedgerInfo,
-  q: SummaryQuery,
-  format: WireFormat,
-): Promise<{ page: Page<SummariesMeta>; info: LedgerInfo }> {
-  for (let attempt = 1; ; attempt++) {
-    const at = info;
-    let rows = await ctx.store.getTransactionSummaries({ ...q, ledgerVersion: at.ledgerVersion });
-    const now = await ctx.ledger(true);
-    resolveVersions(now, { at: undefined, bounds: [q.start ?? q.end] });
-    // A full page depends on its own rows only (none at all for limit=0).
-    const first = rows[0];
-    const dependsOn = q.start ?? (rows.length >= q.limit ? (first?.version ?? at.ledgerVersion + 1n) : at.oldestVersion);
-    let answered = at;
-    if (dependsOn < now.oldestVersion) {
-      if (now.oldestVersion > at.ledgerVersion) {
-        // Pruned past everything this read saw: read again at the fresh position.
-        if (attempt >= READ_ATTEMPTS) throw ApiError.unavailable(`the ledger was pruned past this read ${attempt} times in a row; try again`);
-        info = now;
-        continue;
-      }
-      rows = rows.filter((r) => r.version >= now.oldestVersion);
-      answered = { ...at, oldestVersion: now.oldestVersion, oldestBlockHeight: now.oldestBlockHeight };
-    }
-    const body = new EncodedBody(format === "bcs" ? summariesBcs(rows) : Buffer.from(summariesJson(rows), "latin1"));
-    return { page: { body, meta: { first: rows[0]?.version ?? null } }, info: answered };
-  }
+async function readPage(ctx: NodeContext, q: Omit<SummaryQuery, "ledgerVersion">, format: WireFormat): Promise<{ page: Page<SummariesMeta>; info: LedgerInfo }> {
+  const snapshot = await ctx.store.readSummaries(q);
+  if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+  const rows = snapshot.value.rows;
+  const body = new EncodedBody(format === "bcs" ? summariesBcs(rows) : Buffer.from(summariesJson(rows), "latin1"));
+  return { page: { body, meta: { first: rows[0]?.version ?? null } }, info: snapshot.info };
 }
 
 interface SummariesMeta {
