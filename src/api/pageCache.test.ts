@@ -6,28 +6,34 @@ import { PageCache, SeenOnce } from "./pageCache.js";
 
 const page = (bytes: Buffer) => ({ body: new EncodedBody(bytes), meta: null });
 const refiner = new BrotliRefiner();
-/** Offers a page twice, as two requests for it would: stored from the second. */
+/** Offers a page twice, as two requests for it would: stored, whether the cache has room or not. */
 const admit = <M>(cache: PageCache, key: string, p: { body: EncodedBody; meta: M }) => {
   cache.offer(key, p);
   return cache.offer(key, p);
 };
 
 describe("PageCache", () => {
-  it("keeps a page only once its key is offered a second time", () => {
-    const cache = new PageCache(1 << 20);
-    const a = page(Buffer.from("a page"));
+  it("keeps a page at once while it fits; once full, only when its key is offered a second time", () => {
+    const cache = new PageCache(1_000);
+    const first = page(Buffer.alloc(900));
+    cache.offer("first", first);
+    expect(cache.get("first")).toBe(first); // room for it: no other page pushed out
+    const a = page(Buffer.alloc(200));
     expect(cache.offer("a", a)).toBe(a);
-    expect(cache.get("a")).toBeUndefined();
-    expect(cache.bytes).toBe(0);
-    const again = page(Buffer.from("a page"));
+    expect(cache.get("a")).toBeUndefined(); // would push "first" out: only remembered
+    expect(cache.get("first")).toBe(first);
+    const again = page(Buffer.alloc(200));
     cache.offer("a", again);
     expect(cache.get("a")).toBe(again);
-    expect(cache.hits).toBe(1);
-    expect(cache.misses).toBe(1);
+    expect(cache.get("first")).toBeUndefined();
+    expect(cache.hits).toBe(3);
+    expect(cache.misses).toBe(2);
   });
 
   it("forgets a key offered once when many others have been offered since", () => {
-    const cache = new PageCache(1 << 20); // remembers at least 1,024 keys
+    const bytes = 1 << 20; // remembers at least 1,024 keys
+    const cache = new PageCache(bytes);
+    cache.offer("full", page(Buffer.alloc(bytes - "full".length))); // no room left for another page
     cache.offer("early", page(Buffer.from("x")));
     for (let i = 0; i < 5_000; i++) cache.offer(`other ${i}`, page(Buffer.from("y")));
     cache.offer("early", page(Buffer.from("x")));
