@@ -35,6 +35,7 @@
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
+import { prng } from "../src/ingest/devnetChain.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore } from "../src/storage/LedgerStore.js";
 import { PostgresStore, SQL as POSTGRES_SQL } from "../src/storage/postgres/PostgresStore.js";
@@ -50,17 +51,6 @@ const argValue = (name: string, def: string): string => {
 const ROUNDS = Number(argValue("rounds", "7"));
 const CALLS = Number(argValue("calls", "400"));
 
-/** Deterministic PRNG (mulberry32), so every run asks the same versions. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const address = (n: number): Uint8Array => {
   const a = new Uint8Array(32);

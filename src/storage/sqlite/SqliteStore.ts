@@ -663,6 +663,13 @@ export class SqliteStore implements LedgerStore {
         st.insertAccountTxn.run(u.sender, t.version, t.hash, replayKindCode(u.replayProtector), u64ToSql(u.replayProtector.value));
       }
     }
+    this.insertState(w);
+    st.setLedger.run(b.lastVersion, timestampToSql(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
+  }
+
+  /** The state rows of a block or of a follower's base state (inside the caller's transaction). */
+  private insertState(w: Pick<BlockWrite, "modules" | "tableItems" | "resources">): void {
+    const st = this.statements;
     for (const m of w.modules) {
       const hash = m.bytecode ? codeHash(m.bytecode) : null;
       if (m.bytecode) st.insertCode.run(hash!, m.bytecode);
@@ -670,7 +677,6 @@ export class SqliteStore implements LedgerStore {
     }
     for (const t of w.tableItems) st.insertTableItem.run(t.handle, t.key, t.version, t.value);
     for (const r of w.resources) st.insertResource.run(r.address, r.type, r.version, r.json);
-    st.setLedger.run(b.lastVersion, timestampToSql(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
   }
 
   /** The follower's statements, prepared at first use (a store that never follows never needs them). */
@@ -687,17 +693,10 @@ export class SqliteStore implements LedgerStore {
 
   async writeBaseState(w: BaseStateWrite): Promise<void> {
     const f = this.follow();
-    const st = this.statements;
     this.write(() =>
       this.db.transaction(() => {
         if (f.insertRecord.run(w.what, w.fetchedAt).changes === 0) return;
-        for (const m of w.modules) {
-          const hash = m.bytecode ? codeHash(m.bytecode) : null;
-          if (m.bytecode) st.insertCode.run(hash!, m.bytecode);
-          st.insertModule.run(m.address, m.stateKey, m.version, m.name, hash);
-        }
-        for (const t of w.tableItems) st.insertTableItem.run(t.handle, t.key, t.version, t.value);
-        for (const r of w.resources) st.insertResource.run(r.address, r.type, r.version, r.json);
+        this.insertState(w);
       })(),
     );
   }
