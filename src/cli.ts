@@ -39,7 +39,7 @@ const program = new Command()
   .description("An Aptos-compatible read API (REST v1) over a versioned, pruned ledger")
   .version(PACKAGE_VERSION);
 
-program
+const serve = program
   .command("serve")
   .description("serve the read API over a ledger (optionally with a devnet feeding it)")
   .option("--db <path>", "SQLite file path, or a postgres:// URL", "./data/ledger.db")
@@ -63,12 +63,8 @@ program
   .option("--log-requests", "log every request and response (costs throughput)", false)
   .option("--create", "create the SQLite file when it does not exist (--devnet always may)", false)
   .option("--no-prune", "no built-in pruner; without --devnet the database is then opened read-only")
-  .option("--follow <url>", "follow this Aptos node (REST API v1) into the ledger while serving it (see `follow`)")
-  .option("--from <where>", "with --follow: where an empty ledger starts: genesis, latest, or a version", fromOption, { kind: "latest" })
-  .option("--api-key <key>", "with --follow: sent as Authorization: Bearer <key>")
-  .option("--concurrency <n>", "with --follow: pages of transactions in flight", intOption("--concurrency", 1, 64), 4)
-  .option("--max-rps <n>", "with --follow: at most this many upstream requests per second", intOption("--max-rps", 1, 100_000), 50)
-  .option("--poll <ms>", "with --follow: how often the head is asked for once caught up", intOption("--poll", 10, 600_000), 1000)
+  .option("--follow <url>", "follow this Aptos node (REST API v1) into the ledger while serving it (see `follow`)");
+addFollowOptions(serve, "with --follow: ")
   .option("--upstream-timeout <ms>", "with --follow: a read waiting on the upstream answers 503 after this", intOption("--upstream-timeout", 1, 600_000), 5000)
   .action(async (o) => {
     if (o.follow && (o.devnet || o.workers > 1)) throw new Error("--follow cannot be combined with --devnet or --workers");
@@ -247,20 +243,26 @@ function cpuSeconds(): number {
   return (u.user + u.system) / 1e6;
 }
 
+/** The follower's options, for `follow` and for `serve --follow` (`note` starts their help there). */
+function addFollowOptions(cmd: Command, note: string): Command {
+  return cmd
+    .option("--from <where>", `${note}where an empty ledger starts: genesis, latest, or a version (its block's first version); a ledger with blocks resumes after its last`, fromOption, { kind: "latest" })
+    .option("--api-key <key>", `${note}sent as Authorization: Bearer <key>`)
+    .option("--concurrency <n>", `${note}pages of transactions in flight`, intOption("--concurrency", 1, 64), 4)
+    .option("--max-rps <n>", `${note}at most this many upstream requests per second`, intOption("--max-rps", 1, 100_000), 50)
+    .option("--poll <ms>", `${note}how often the head is asked for once caught up`, intOption("--poll", 10, 600_000), 1000);
+}
+
 function lagLine(lag: FollowLag, ledgerVersion: string): string {
   return `ledger version ${ledgerVersion}, upstream head ${lag.upstreamVersion}: ${lag.versions} versions and ${lag.seconds.toFixed(1)} s behind`;
 }
 
-program
+const follow = program
   .command("follow")
   .description("follow an Aptos node over its REST API v1: sync its transactions into the ledger and keep up with its head")
   .requiredOption("--upstream <url>", "the node's REST API, e.g. https://api.mainnet.aptoslabs.com/v1")
-  .requiredOption("--db <path>", "SQLite file path (created when missing), or a postgres:// URL")
-  .option("--from <where>", "where an empty ledger starts: genesis, latest, or a version (its block's first version); a ledger with blocks resumes after its last", fromOption, { kind: "latest" })
-  .option("--api-key <key>", "sent as Authorization: Bearer <key>")
-  .option("--concurrency <n>", "pages of transactions in flight", intOption("--concurrency", 1, 64), 4)
-  .option("--max-rps <n>", "at most this many upstream requests per second", intOption("--max-rps", 1, 100_000), 50)
-  .option("--poll <ms>", "how often the head is asked for once caught up", intOption("--poll", 10, 600_000), 1000)
+  .requiredOption("--db <path>", "SQLite file path (created when missing), or a postgres:// URL");
+addFollowOptions(follow, "")
   .option("--exit-at-head", "stop once the ledger holds the upstream's head", false)
   .option("--quiet", "log only warnings and errors", false)
   .action(async (o) => {
