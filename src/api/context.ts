@@ -80,7 +80,7 @@ export class NodeContext {
    */
   storageError(e: unknown, what: string | (() => string), info: LedgerInfo | null, unavailable = false): ApiError {
     if (e instanceof ApiError) return e;
-    if (e instanceof StatePrunedError) return new ApiError(410, "version_pruned", `Ledger version(${e.version}) has been pruned`, info, { cause: e });
+    if (e instanceof StatePrunedError) return ApiError.versionPruned(e.version, info, e);
     this.noteStorageFailure(e);
     const message = `${typeof what === "string" ? what : what()}: ${(e as Error).message}`;
     if (unavailable || e instanceof StorageUnavailableError) {

@@ -88,8 +88,8 @@ export class ApiError extends Error {
   static versionNotFound(version: bigint, ledger: LedgerInfo): ApiError {
     return new ApiError(404, "version_not_found", `Ledger version not found by Ledger version(${version})`, ledger);
   }
-  static versionPruned(version: bigint, ledger: LedgerInfo): ApiError {
-    return new ApiError(410, "version_pruned", `Ledger version(${version}) has been pruned`, ledger);
+  static versionPruned(version: bigint, ledger: LedgerInfo | null, cause?: unknown): ApiError {
+    return new ApiError(410, "version_pruned", `Ledger version(${version}) has been pruned`, ledger, { cause });
   }
   static unavailable(message: string, cause?: unknown): ApiError {
     return new ApiError(503, "internal_error", message, null, { cause });

@@ -204,10 +204,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     answer: Answer,
   ): undefined {
     if (answer.exactAt) resolveVersions(answer.exactAt, requested);
-    return sendAnswer(req, reply, format, answer.exactAt ?? at?.info, answer);
-  }
-
-  function sendAnswer(req: FastifyRequest, reply: FastifyReply, format: WireFormat, exactAt: LedgerInfo | undefined, answer: Answer): undefined {
+    const exactAt = answer.exactAt ?? at?.info;
     if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));
     if (answer.cursor) reply.headers(ctx.headers.cursor(answer.cursor));
     if (answer.headers) reply.headers(answer.headers);

@@ -425,7 +425,8 @@ export class SqliteStore implements LedgerStore {
     }
     // A held key costs the version check alone; a key the memo does not hold is read with the
     // check in the same read transaction, so a miss takes one read lock, not two.
-    if (this.memo.has(key) && this.statements.dataVersion.get() === this.memoDataVersion) return this.memo.get(key) as T;
+    const held = this.memo.get(key);
+    if (held !== undefined && this.statements.dataVersion.get() === this.memoDataVersion) return held as T;
     return this.readTx(() => {
       const dataVersion = this.statements.dataVersion.get()!;
       if (dataVersion !== this.memoDataVersion) {
@@ -583,7 +584,7 @@ export class SqliteStore implements LedgerStore {
    * serving node's start.
    */
   enableIncrementalVacuum(): boolean {
-    if (Number(this.db.pragma("auto_vacuum", { simple: true })) === AUTO_VACUUM_INCREMENTAL) return false;
+    if (this.hasIncrementalVacuum()) return false;
     this.write(() => {
       this.db.pragma(`auto_vacuum = ${AUTO_VACUUM_INCREMENTAL}`);
       this.db.exec("VACUUM");
