@@ -16,6 +16,7 @@ import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.
 import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
 import { displayDb, openStore } from "./storage/open.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
+import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
 
 function intOption(name: string, min: number, max: number) {
   return (v: string): number => {
@@ -54,6 +55,8 @@ const serve = program
   .option("--no-compression", "never compress responses (default: br/gzip/deflate when the client accepts it)")
   .option("--compression-threshold <bytes>", "smallest body that is compressed", intOption("--compression-threshold", 0, 1 << 30), 1024)
   .option("--page-cache-mb <mb>", "memory for encoded module and summary pages served again (0: off)", intOption("--page-cache-mb", 0, 1 << 20), 64)
+  .option("--sqlite-cache-mb <mb>", `SQLite: each connection's page cache (default ${SQLITE_CACHE_SIZE_MIB})`, intOption("--sqlite-cache-mb", 0, 1 << 20))
+  .option("--sqlite-mmap-mb <mb>", `SQLite: how much of the file each connection reads through a memory map; counts in RSS as it is touched (0: none; default ${SQLITE_MMAP_SIZE_MIB})`, intOption("--sqlite-mmap-mb", 0, 1 << 22))
   .option("--request-timeout <ms>", "a request's headers and body must arrive within this, else 408 and close (0: none)", intOption("--request-timeout", 0, 3_600_000), 30_000)
   .option("--headers-timeout <ms>", "a request's headers must arrive within this, else 408 and close", intOption("--headers-timeout", 1, 3_600_000), 15_000)
   .option("--max-connections <n>", "answer connections beyond this 503 and close them (0: no cap; default: open-file limit less 128)", intOption("--max-connections", 0, 10_000_000))
@@ -88,6 +91,7 @@ addFollowOptions(serve, "with --follow: ")
       metricsPort: o.metricsPort,
       prune: o.prune,
       create: o.create || o.devnet || Boolean(o.follow),
+      sqliteMemory: { ...(o.sqliteCacheMb !== undefined ? { cacheSizeMiB: o.sqliteCacheMb } : {}), ...(o.sqliteMmapMb !== undefined ? { mmapSizeMiB: o.sqliteMmapMb } : {}) },
       api: {
         compression: o.compression,
         compressionThreshold: o.compressionThreshold,

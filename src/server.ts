@@ -17,6 +17,7 @@ import { FIRST_SYNCED_RECORD } from "./ingest/follow/sync.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
+import type { SqliteStoreOptions } from "./storage/sqlite/SqliteStore.js";
 import { existsSync } from "node:fs";
 
 export interface ServeOptions {
@@ -47,6 +48,8 @@ export interface ServeOptions {
   writerThread?: boolean;
   /** SQLite: how long a write waits for another process's lock before it fails and is retried. */
   busyTimeoutMs?: number;
+  /** SQLite: each connection's page cache and memory map (`SqliteStoreOptions`; default: theirs). */
+  sqliteMemory?: Pick<SqliteStoreOptions, "cacheSizeMiB" | "mmapSizeMiB">;
   /** Run the built-in pruner (default true). Without it and without a devnet, SQLite opens read-only. */
   prune?: boolean;
   /** SQLite: create a missing database file (default true; the CLI: only with --devnet or --create). */
@@ -126,7 +129,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   // Told to the metrics once the app has them; prunes before that cannot happen (not started).
   let events: WriterEvents = { pruned: () => undefined, pruneFailed: () => undefined };
   const writerEvents: WriterEvents = { pruned: (s, r) => events.pruned(s, r), pruneFailed: (s) => events.pruneFailed(s) };
-  const sqliteOptions = o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {};
+  const sqliteOptions: SqliteStoreOptions = { ...o.sqliteMemory, ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}) };
   const writersOptions: WritersOptions = {
     devnet: o.devnet && writer ? { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) } : null,
     pruneWindow: writes && (o.prune ?? true) ? window : null,
