@@ -215,6 +215,22 @@ describe("the CLI and its files (built dist/cli.js)", () => {
     await stop(s.child);
   });
 
+  it("serve --sqlite-mmap-mb sets how much of the file is memory-mapped (0: none), and refuses a bad value naming it", async () => {
+    const db = join(dir, "mmap.db");
+    expect(run(["import", "--db", db, chainFile]).status).toBe(0);
+    const bad = run(["serve", "--db", db, "--no-prune", "--sqlite-mmap-mb", "-1"]);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain("--sqlite-mmap-mb");
+    // The process's own mappings show whether SQLite reads the file through a memory map.
+    const mapsFile = (pid: number) => readFileSync(`/proc/${pid}/maps`, "utf8").split("\n").filter((l) => l.endsWith(db));
+    for (const [mb, mapped] of [["0", false], ["16", true]] as const) {
+      const s = await serve(["--db", db, "--no-prune", "--sqlite-mmap-mb", mb, "--sqlite-cache-mb", "4"]);
+      expect((await fetch(`${s.url}/v1/accounts/0x1/modules?limit=5`)).status).toBe(200);
+      if (existsSync("/proc/self/maps")) expect(mapsFile(s.child.pid!).length > 0, `mappings of ${db} with --sqlite-mmap-mb ${mb}`).toBe(mapped);
+      await stop(s.child);
+    }
+  });
+
   // A file this process may not write. Root writes through any file mode, so under root the file
   // is reached through a read-only bind mount (EROFS for everyone); a reader of a WAL database
   // there needs its -wal and -shm files, which a connection held open here keeps in place. Any
