@@ -256,7 +256,9 @@ export interface SqliteStoreOptions {
    */
   cacheSizeMiB?: number;
   /**
-   * How much of the database file is read through a memory map, in MiB (default 1024; 0: none).
+   * How much of the database file is read through a memory map, in MiB (default 256; 0: none). SQLite
+   * maps the file's first bytes only, and the pages a read touched count in the process's RSS: the
+   * bound keeps a node's memory the same whatever the ledger's size (issue 17 item 6).
    * Mapped pages are the operating system's file cache, shared and reclaimable: a read needs no
    * copy, and the page cache emptied by another connection's commit costs nothing to refill.
    */
@@ -279,7 +281,7 @@ export const DEFAULT_PRUNE_BATCH: Readonly<PruneBatch> = Object.freeze({ version
 
 /** Defaults of `SqliteStoreOptions.cacheSizeMiB` and `mmapSizeMiB`. */
 export const SQLITE_CACHE_SIZE_MIB = 32;
-export const SQLITE_MMAP_SIZE_MIB = 1024;
+export const SQLITE_MMAP_SIZE_MIB = 256;
 
 export class SqliteStore implements LedgerStore {
   readonly kind = "sqlite" as const;
