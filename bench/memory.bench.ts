@@ -10,10 +10,17 @@
  * ledger_version) and random raw_item reads (random key, random ledger_version). Reported: the
  * server's RSS after the three, split into anonymous memory and mapped file pages (/proc/PID/status),
  * and its CPU µs per request on each, medians of the rounds.
+ *
+ *   node --import tsx bench/memory.bench.ts --store [--versions 10000000] [--mmap-mb 0,256,1024] [--rounds 5]
+ *
+ * `--store`: no HTTP; one process opens the ledger once per setting and times 3,000 random
+ * `readSummaries` (limit 25, random sender, random end version) per setting and round, alternated:
+ * CPU µs per call, with less noise than a server under load.
  */
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
+import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { OUT, ROOT, median, startServer } from "./common.js";
 
 const arg = (name: string, def: string): string => {
@@ -64,12 +71,48 @@ async function cpuPerRequest(url: string, pid: number, mix: object): Promise<num
   return r.serverCpu / r.total;
 }
 
+function readTargets(versions: number): Targets {
+  const db = `${OUT}scale-${versions}.db`;
+  if (!existsSync(`${db}.targets.json`)) throw new Error(`${db}.targets.json is missing: run npm run bench:scale -- --versions ${versions} first`);
+  return (JSON.parse(readFileSync(`${db}.targets.json`, "utf8")) as { targets: Targets }).targets;
+}
+
+async function storeReads(): Promise<void> {
+  const calls = 3_000;
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  for (const versions of VERSIONS) {
+    const t = readTargets(versions);
+    const senders = t.senders.map((s) => Buffer.from(s.slice(2), "hex"));
+    const stores = MMAPS.map((mb) => ({ mb, store: new SqliteStore(`${OUT}scale-${versions}.db`, { readonly: true, mmapSizeMiB: mb, memoLagMs: 1 }), us: [] as number[] }));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const s of stores) {
+        const c0 = process.cpuUsage();
+        for (let i = 0; i < calls; i++) {
+          const end = BigInt(t.oldest + Math.floor(random() * (t.latest - t.oldest)));
+          await s.store.readSummaries({ sender: senders[Math.floor(random() * senders.length)]!, end, limit: 25 });
+        }
+        const c = process.cpuUsage(c0);
+        s.us.push((c.user + c.system) / calls);
+      }
+    }
+    console.log(`${versions} versions, readSummaries CPU µs per call (median of ${ROUNDS} rounds; each round):`);
+    for (const s of stores) {
+      console.log(`  --sqlite-mmap-mb ${s.mb}: ${median(s.us).toFixed(0)} (${s.us.map((x) => x.toFixed(0)).join(", ")})`);
+      await s.store.close();
+    }
+  }
+}
+
+if (process.argv.includes("--store")) {
+  await storeReads();
+  process.exit(0);
+}
+
 const lines: string[] = [];
 for (const versions of VERSIONS) {
   const db = `${OUT}scale-${versions}.db`;
-  if (!existsSync(`${db}.targets.json`)) throw new Error(`${db}.targets.json is missing: run npm run bench:scale -- --versions ${versions} first`);
-  const targets = (JSON.parse(readFileSync(`${db}.targets.json`, "utf8")) as { targets: Targets }).targets;
-  const rows = mixes(targets);
+  const rows = mixes(readTargets(versions));
   const got = new Map<number, { rss: number[]; anon: number[]; file: number[]; cpu: Record<string, number[]> }>();
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < MMAPS.length; k++) {
