@@ -20,6 +20,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
+import { prng } from "../src/ingest/devnetChain.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { OUT, ROOT, median, startServer } from "./common.js";
 
@@ -79,8 +80,7 @@ function readTargets(versions: number): Targets {
 
 async function storeReads(): Promise<void> {
   const calls = 3_000;
-  let seed = 7;
-  const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const random = prng(7);
   for (const versions of VERSIONS) {
     const t = readTargets(versions);
     const senders = t.senders.map((s) => Buffer.from(s.slice(2), "hex"));
