@@ -47,6 +47,11 @@ export class ModuleRecords {
     return this.records.get(hash);
   }
 
+  /** Whether the record of `hash` is cached (its recency unchanged). */
+  has(hash: string): boolean {
+    return this.records.has(hash);
+  }
+
   /** Number of cached records. */
   get size(): number {
     return this.records.size;
