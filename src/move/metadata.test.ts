@@ -49,7 +49,11 @@ const valid: Uint8Array[] = [
     fun_attributes: new Map([
       ["a", [attr(AttributeKind.ViewFunction)]],
       ["b", [attr(AttributeKind.LegacyViewFunction), attr(AttributeKind.Randomness, "x", "y")]],
+      // names of 135, 255 and 256 bytes: their length prefixes are two bytes (87 01, ff 01, 80 02),
+      // so in BCS order they come after every shorter name, and 256 before 255
       [`long_${"n".repeat(130)}`, [attr(AttributeKind.ViewFunction)]],
+      ["m".repeat(255), [attr(AttributeKind.ViewFunction)]],
+      ["m".repeat(256), []],
       ["z", []],
     ]),
   },
@@ -57,6 +61,9 @@ const valid: Uint8Array[] = [
 
 describe("strictParse", () => {
   it("accepts canonical values, with every entry", () => {
+    // the writer's order of the long names (see above)
+    const names = [...strictParse(valid[2]!)!.fun_attributes.keys()].map((n) => n.length);
+    expect(names).toEqual([1, 1, 1, 256, 135, 255]);
     for (const v of valid) {
       expect(canonical(v)).toBe(true);
       const md = strictParse(v);
