@@ -5,10 +5,13 @@
  * (DIR: another checkout with a build, e.g. a worktree of main). The requests are the random rows of
  * bench/scale.bench.ts (from `<db>.targets.json`), JSON and BCS, plain and compressed, a few bad
  * inputs, and the modules pages of every account with modules at a few versions, followed by cursor.
- * Both servers run with the page cache off, so every answer is built on the miss path.
+ * Both servers run with the page cache off, so every answer is built on the miss path. With
+ * `--decoded`, a compressed body counts as the same when it decodes to the same bytes, under the
+ * same headers but `content-length` (for a change of compression settings).
  */
 import { spawn } from "node:child_process";
 import { request } from "node:http";
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { readFileSync } from "node:fs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -20,6 +23,7 @@ const opt = (name, def) => {
 const DB = opt("db", `${ROOT}bench/out/scale-1000000.db`);
 const COMPARE = opt("compare", null);
 const N = Number(opt("requests", "3000"));
+const DECODED = argv.includes("--decoded");
 if (!COMPARE) throw new Error("--compare DIR");
 const { targets } = JSON.parse(readFileSync(`${DB}.targets.json`, "utf8"));
 
@@ -48,6 +52,9 @@ function start(dir) {
   });
 }
 
+/** Bytes of compressed bodies, by server and encoding. */
+const encodedBytes = new Map();
+
 function ask(base, r) {
   return new Promise((resolve, reject) => {
     const req = request(base + r.path, { method: r.body === undefined ? "GET" : "POST", headers: r.headers }, (res) => {
@@ -57,7 +64,14 @@ function ask(base, r) {
         const headers = { ...res.headers };
         delete headers.date;
         delete headers["x-request-id"];
-        resolve({ status: res.statusCode, headers: JSON.stringify(headers), body: Buffer.concat(chunks) });
+        let body = Buffer.concat(chunks);
+        const encoding = headers["content-encoding"];
+        if (encoding) encodedBytes.set(`${base} ${encoding}`, (encodedBytes.get(`${base} ${encoding}`) ?? 0) + body.length);
+        if (DECODED && encoding) {
+          body = encoding === "br" ? brotliDecompressSync(body) : encoding === "gzip" ? gunzipSync(body) : inflateSync(body);
+          delete headers["content-length"];
+        }
+        resolve({ status: res.statusCode, headers: JSON.stringify(headers), body });
       });
     });
     req.on("error", reject);
@@ -135,6 +149,11 @@ try {
 } finally {
   a.child.kill();
   b.child.kill();
+}
+for (const e of ["br", "gzip", "deflate"]) {
+  const x = encodedBytes.get(`${a.url} ${e}`) ?? 0;
+  const y = encodedBytes.get(`${b.url} ${e}`) ?? 0;
+  if (x + y > 0) console.log(`${e} bodies: ${x} bytes here, ${y} there (${((x / y - 1) * 100).toFixed(2)}%)`);
 }
 console.log(`${same} identical, ${differ} different (statuses: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(", ")})`);
 process.exitCode = differ === 0 ? 0 : 1;
