@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { codeHash } from "../ledger/codeHash.js";
 import { moduleAbi } from "../move/abi.js";
 import { ModuleRecords } from "./moduleRecords.js";
-import { guidV9 } from "../../test/helpers/moveFixtures.js";
+import { genesisModules, goldenNullAbiBytecodes, guidV9 } from "../../test/helpers/moveFixtures.js";
+import { jsonSerializer } from "./handler.js";
+import { ref } from "./operation.js";
+import { moveModuleBytecode } from "./schemas.js";
 
 describe("ModuleRecords", () => {
   const guid = guidV9();
@@ -17,6 +20,16 @@ describe("ModuleRecords", () => {
     expect(cache.record(h, new Uint8Array([1]))).toBe(text);
     expect(cache.cached(h)).toBe(text);
     expect(cache.size).toBe(1);
+  });
+
+  it("writes what the MoveModuleBytecode schema's serializer writes, byte for byte", () => {
+    const serialize = jsonSerializer<{ bytecode: string; abi: unknown }>(ref(moveModuleBytecode));
+    const cache = new ModuleRecords();
+    const modules = [guid.bytecode, ...genesisModules().map((m) => m.bytecode), ...goldenNullAbiBytecodes(), new Uint8Array()];
+    for (const bytecode of modules) {
+      const expected = serialize({ bytecode: `0x${Buffer.from(bytecode).toString("hex")}`, abi: moduleAbi(bytecode) });
+      expect(cache.record(codeHash(bytecode), bytecode).toString("utf8")).toBe(expected);
+    }
   });
 
   it("caches undecodable modules with a null ABI", () => {

@@ -84,7 +84,7 @@ describe("PageCache", () => {
   });
 
   it("counts a page again when its brotli is re-encoded smaller in the background", async () => {
-    // JSON-like text with some variety: brotli's best quality beats quality 4 on it
+    // JSON-like text with some variety: brotli's best quality beats the per-request quality on it
     const text = JSON.stringify(Array.from({ length: 3_000 }, (_, i) => ({ name: `module_${(i * 7_919) % 1_000}`, v: (i * 31).toString(16) })));
     const p = page(Buffer.from(text));
     const quick = p.body.encode("br", refiner);

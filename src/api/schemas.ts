@@ -25,6 +25,21 @@ export const rawTableItemRequest = {
   properties: { key: { type: "string", format: "hex", description: "The BCS-serialized table key, hex encoded" } },
 } as const;
 
+/** `MoveModule`: the ABI of a module (its functions and structs are shared schemas). */
+export const moveModule = {
+  $id: "MoveModule",
+  type: "object",
+  description: "A Move module (ABI)",
+  required: ["address", "name", "friends", "exposed_functions", "structs"],
+  properties: {
+    address: { type: "string", format: "hex" },
+    name: { type: "string" },
+    friends: { type: "array", items: { type: "string" }, description: "Friends of the module" },
+    exposed_functions: { type: "array", items: { $ref: "MoveFunction#" }, description: "Public functions of the module" },
+    structs: { type: "array", items: { $ref: "MoveStruct#" }, description: "Structs of the module" },
+  },
+} as const;
+
 export const moveModuleBytecode = {
   $id: "MoveModuleBytecode",
   type: "object",
@@ -133,19 +148,7 @@ export const sharedSchemas = [
       },
     },
   },
-  {
-    $id: "MoveModule",
-    type: "object",
-    description: "A Move module (ABI)",
-    required: ["address", "name", "friends", "exposed_functions", "structs"],
-    properties: {
-      address: { type: "string", format: "hex" },
-      name: { type: "string" },
-      friends: { type: "array", items: { type: "string" }, description: "Friends of the module" },
-      exposed_functions: { type: "array", items: { $ref: "MoveFunction#" }, description: "Public functions of the module" },
-      structs: { type: "array", items: { $ref: "MoveStruct#" }, description: "Structs of the module" },
-    },
-  },
+  moveModule,
   moveModuleBytecode,
   transactionSummary,
   gasEstimation,

@@ -65,4 +65,6 @@ export interface ModuleEntry {
   name: string;
   /** sha256 hex of the bytecode, computed at ingest; `LedgerStore.getModuleCode` gives the bytes. */
   codeHash: string;
+  /** The bytecode, when a read asked for it and the store read it with the list (`LedgerStore.readModules`). */
+  bytecode?: Uint8Array;
 }

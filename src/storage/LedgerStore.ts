@@ -224,8 +224,18 @@ export interface LedgerStore {
    * position and the account's `changed` version (as `readModulesVersion`), all from one snapshot
    * (SQLite: one read transaction; PostgreSQL: one statement): no re-check is needed afterwards.
    * Null when no block was committed yet.
+   *
+   * `code`, optional: asked once per listed row; a store may then read that row's `bytecode` in the
+   * same snapshot (SQLite does: no read lock per module). Rows without it are read with
+   * `getModuleCode` (PostgreSQL, and a follower, always).
    */
-  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null>;
+  readModules(
+    address: Uint8Array,
+    version: bigint | undefined,
+    start: Uint8Array | null,
+    limit: number,
+    code?: (codeHash: string) => boolean,
+  ): Promise<Snapshot<ModulesPage> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
   /** Summaries ascending by version (window rules: DECISIONS §9 and `summaryRange` in rules.ts). */

@@ -28,6 +28,7 @@ const moduleMapBcs = bcs.vector(bcs.tuple([bcs.string(), bcs.byteVector()]));
 const OPEN = Buffer.from("[");
 const COMMA = Buffer.from(",");
 const CLOSE = Buffer.from("]");
+const ALL = () => true;
 
 export const getAccountModules = defineOperation({
   operationId: "get_account_modules",
@@ -99,13 +100,14 @@ async function readPage(
   limit: number,
   format: WireFormat,
 ): Promise<{ page: Page<ModulesMeta>; info: LedgerInfo }> {
-  // one more than the page, to know whether a next page exists
-  const snapshot = await ctx.store.readModules(address, version, start, limit + 1);
+  // One more than the page, to know whether a next page exists. Bytecode comes with the list,
+  // in the same snapshot, for what the record cache has not printed yet (every module's, for BCS).
+  const wanted = format === "json" ? (hash: string) => !records.has(hash) : ALL;
+  const snapshot = await ctx.store.readModules(address, version, start, limit + 1, wanted);
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   const rows = snapshot.value.rows;
-  // bytecode is stored once per content hash: read only what the record cache has not printed
-  // yet (every module's, for BCS)
-  const code = async (m: ModuleEntry): Promise<Uint8Array> => {
+  // what the store did not read with the list (a store may read none of it), or a record evicted since
+  const readCode = async (m: ModuleEntry): Promise<Uint8Array> => {
     const bytes = await ctx.store.getModuleCode(m.codeHash);
     if (!bytes) throw new Error(`module bytecode ${m.codeHash} of ${m.name} is missing from storage`);
     return bytes;
@@ -117,8 +119,8 @@ async function readPage(
     const module = rows[i]!;
     let json: Buffer | null = null;
     let bytes: Uint8Array | null = null;
-    if (format === "json") json = records.cached(module.codeHash) ?? records.record(module.codeHash, await code(module));
-    else bytes = await code(module);
+    if (format === "json") json = records.cached(module.codeHash) ?? records.record(module.codeHash, module.bytecode ?? (await readCode(module)));
+    else bytes = module.bytecode ?? (await readCode(module));
     const add = json ? json.length + 1 : bytes!.length + module.name.length + 80;
     if (page.length > 0 && size + add > budget) break;
     page.push({ module, json, bytes });
