@@ -269,6 +269,18 @@ async function load(base: string, mix: Mix, pid: number, duration: number, warmu
 }
 
 /**
+ * API requests the node at `base` answered so far (`ledger_node_http_requests_total` of its
+ * /metrics, less the scrapes): unlike the load generator's count, it includes the requests in
+ * flight when a run stops, whose statements pg_stat_statements counts too.
+ */
+async function served(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^ledger_node_http_requests_total\{([^}]*)\} (\d+)$/gmu)) if (!m[1]!.includes('operation="metrics"')) n += Number(m[2]);
+  return n;
+}
+
+/**
  * Statement text → its name in the PostgreSQL store (`SQL`), for the round-trip tables. Compared
  * with constants and parameters alike (pg_stat_statements shows a constant as `$n`).
  */
@@ -278,17 +290,23 @@ const statementName = (text: string) => STATEMENT_NAMES.get(shape(text)) ?? shap
 
 /**
  * `--pg`: `load` with the cluster's CPU and statements read around the measured run alone (the
- * warm-up is a run of its own before it).
+ * warm-up is a run of its own before it). Requests in flight when a load generator stops still
+ * end (and query) in the server: each reading waits until the ledger's statements stop. The
+ * requests are the node's own count (/metrics), read outside the statements' window (a scrape
+ * reads the ledger row).
  */
 async function loadPg(pg: ScalePg, db: string, base: string, mix: Mix, pid: number, countStatements: boolean): Promise<Load> {
   if (WARMUP > 0) await load(base, mix, pid, WARMUP, 0);
+  await pg.settle(db);
+  const served0 = countStatements ? await served(base) : 0;
   const before = countStatements ? await pg.statements(db) : null;
   const cpu0 = pg.cpuMicros();
   const l = await load(base, mix, pid, DURATION, 0);
+  await pg.settle(db);
   const cpu1 = pg.cpuMicros();
-  const requests = l.total;
-  if (!before) return { ...l, pg: { requests, cpuUsPerReq: (cpu1 - cpu0) / requests, trips: NaN, byStatement: new Map(), execUsPerReq: NaN } };
+  if (!before) return { ...l, pg: { requests: l.total, cpuUsPerReq: (cpu1 - cpu0) / l.total, trips: NaN, byStatement: new Map(), execUsPerReq: NaN } };
   const delta = ScalePg.delta(before, await pg.statements(db));
+  const requests = (await served(base)) - served0;
   const byStatement = new Map<string, number>();
   let calls = 0;
   let ms = 0;

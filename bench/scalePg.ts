@@ -238,6 +238,18 @@ export class ScalePg {
     return new Map(rows.map((r) => [r.query, { calls: Number(r.calls), ms: r.ms }]));
   }
 
+  /** Waits until no statement of database `db` has been called for 100 ms (at most 10 s). */
+  async settle(db: string): Promise<void> {
+    const calls = async () => [...(await this.statements(db)).values()].reduce((a, s) => a + s.calls, 0);
+    let last = await calls();
+    for (let i = 0; i < 100; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const now = await calls();
+      if (now === last) return;
+      last = now;
+    }
+  }
+
   /** What `statements` grew by from `before` to `after`. */
   static delta(
     before: Map<string, { calls: number; ms: number }>,
