@@ -5,8 +5,18 @@
  * server (the floor). Server CPU per request from /proc, req/s, p50/p99, medians of alternated rounds.
  *
  *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR]
- *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10]
+ *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite]]
  *
+ * - `--pg`: the same ledgers in PostgreSQL instead of SQLite (bench/scalePg.ts): a cluster of the
+ *   bench's own per size under bench/out/scale-pg-<versions>/ (kept, with the ledger built into it,
+ *   for the next run), served by ONE server process (`serve --db postgres://…`, its default pool of
+ *   10 connections, over TCP on 127.0.0.1). `npm run bench:scale:pg` is `bench:scale --pg`. The cluster runs on core 0 with the server. Each row also reports the
+ *   cluster's processes' CPU per request (/proc: the postmaster and its children, summed) and the
+ *   round trips per request (calls in pg_stat_statements of the ledger's database ÷ requests), by
+ *   statement. There, each row's warm-up is an autocannon run of its own right before the measured
+ *   one, so that the cluster's counters can be read around the measured run alone.
+ *   `--with-sqlite`: also serve the SQLite ledger of the same size (bench/out/scale-N.db, the
+ *   same ledger: it is deterministic) in the same rounds, as a column of its own.
  * - `--compare DIR`: also serve each ledger from another checkout's build (`DIR/dist/cli.js`, e.g. a
  *   worktree of main), in the same rounds: a change measured side by side.
  * - `--cache-off`: also run every build with `--page-cache-mb 0`; `--page-cache-mb N` sets the size
@@ -27,7 +37,9 @@ import { availableParallelism } from "node:os";
 import { promisify } from "node:util";
 import { rawRequest } from "../test/helpers/rawHttp.js";
 import { OUT, ROOT, median } from "./common.js";
+import { SQL as POSTGRES_SQL } from "../src/storage/postgres/PostgresStore.js";
 import { buildScaleLedger } from "./scaleLedger.js";
+import { PG_SETTINGS, ScalePg } from "./scalePg.js";
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string): string => {
@@ -45,6 +57,8 @@ const CACHE_OFF = argv.includes("--cache-off");
 const CACHE_MB = argv.includes("--page-cache-mb") ? opt("page-cache-mb", "64") : null;
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
 const PINNED = availableParallelism() >= 2;
+const PG = argv.includes("--pg");
+const WITH_SQLITE = argv.includes("--with-sqlite");
 
 /** Headers Node or Fastify write on every response by themselves: the replaying server writes its own. */
 const OWN_HEADERS = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
@@ -79,16 +93,31 @@ function readTargets(db: string): Targets {
   const t0 = performance.now();
   const d = new Database(db, { readonly: true });
   const ledger = d.prepare("SELECT oldest_version AS oldest, ledger_version AS latest FROM ledger").get() as { oldest: number; latest: number };
-  const senders = (d.prepare("SELECT DISTINCT sender FROM account_transactions").pluck().all() as Buffer[]).map(hex);
-  const moduleAccounts = (d.prepare("SELECT address, count(DISTINCT state_key) AS n FROM modules GROUP BY address").all() as Array<{ address: Buffer; n: number }>).map(
-    (r) => ({ address: hex(r.address), modules: r.n }),
-  );
+  const senders = d.prepare("SELECT DISTINCT sender FROM account_transactions").pluck().all() as Buffer[];
+  const moduleAccounts = d.prepare("SELECT address, count(DISTINCT state_key) AS n FROM modules GROUP BY address").all() as Array<{ address: Buffer; n: number }>;
   const h = d.prepare("SELECT address, count(*) AS n FROM modules GROUP BY address, state_key ORDER BY n DESC LIMIT 1").get() as { address: Buffer; n: number };
-  const items = (d.prepare("SELECT DISTINCT handle, key FROM table_items").all() as Array<{ handle: Buffer; key: Buffer }>).map((r) => ({
-    handle: hex(r.handle),
-    key: hex(r.key),
-  }));
+  const items = d.prepare("SELECT DISTINCT handle, key FROM table_items").all() as Array<{ handle: Buffer; key: Buffer }>;
   d.close();
+  const targets = targetsOf({ ...ledger, senders, moduleAccounts, history: h, items });
+  writeFileSync(cache, JSON.stringify({ stamp, targets }));
+  console.error(`read the targets of ${db} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return targets;
+}
+
+/** The targets from what a ledger holds; the missing keys drawn at random. */
+function targetsOf(raw: {
+  oldest: number;
+  latest: number;
+  senders: Buffer[];
+  moduleAccounts: Array<{ address: Buffer; n: number }>;
+  history: { address: Buffer; n: number };
+  items: Array<{ handle: Buffer; key: Buffer }>;
+}): Targets {
+  const ledger = { oldest: raw.oldest, latest: raw.latest };
+  const senders = raw.senders.map(hex);
+  const moduleAccounts = raw.moduleAccounts.map((r) => ({ address: hex(r.address), modules: r.n }));
+  const h = raw.history;
+  const items = raw.items.map((r) => ({ handle: hex(r.handle), key: hex(r.key) }));
   // keys of the same handles that were never written: 8 random bytes, checked against the ledger's
   const have = new Set(items.map((i) => `${i.handle}/${i.key}`));
   const handles = [...new Set(items.map((i) => i.handle))];
@@ -98,10 +127,7 @@ function readTargets(db: string): Targets {
     const key = hex(Buffer.from(Array.from({ length: 8 }, () => Math.floor(Math.random() * 256))));
     if (!have.has(`${handle}/${key}`)) missing.push({ handle, key });
   }
-  const targets: Targets = { ...ledger, senders, moduleAccounts, history: { address: hex(h.address), versions: h.n }, items, missing };
-  writeFileSync(cache, JSON.stringify({ stamp, targets }));
-  console.error(`read the targets of ${db} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  return targets;
+  return { ...ledger, senders, moduleAccounts, history: { address: hex(h.address), versions: h.n }, items, missing };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,6 +236,21 @@ interface Load {
   p99: number;
   non2xx: number;
   cpuUsPerReq: number;
+  /** Requests answered in the run. */
+  total: number;
+  /** `--pg`, a node server: what the run cost the cluster. */
+  pg?: PgLoad;
+}
+
+interface PgLoad {
+  requests: number;
+  /** CPU of the cluster's processes per request, µs. */
+  cpuUsPerReq: number;
+  /** Statement calls per request (round trips), and by statement. */
+  trips: number;
+  byStatement: Map<string, number>;
+  /** Execution time of the statements per request (pg_stat_statements' total_exec_time), µs. */
+  execUsPerReq: number;
 }
 
 const specFile = `${OUT}scale-loadgen.json`;
@@ -223,7 +264,58 @@ async function load(base: string, mix: Mix, pid: number, duration: number, warmu
     maxBuffer: 1 << 20,
   });
   const r = JSON.parse(stdout) as { rps: number; total: number; p50: number; p99: number; non2xx: number; serverCpu: number };
-  return { rps: r.rps, p50: r.p50, p99: r.p99, non2xx: r.non2xx, cpuUsPerReq: r.total > 0 ? r.serverCpu / r.total : NaN };
+  return { rps: r.rps, p50: r.p50, p99: r.p99, non2xx: r.non2xx, cpuUsPerReq: r.total > 0 ? r.serverCpu / r.total : NaN, total: r.total };
+}
+
+/**
+ * API requests the node at `base` answered so far (`ledger_node_http_requests_total` of its
+ * /metrics, less the scrapes): unlike the load generator's count, it includes the requests in
+ * flight when a run stops, whose statements pg_stat_statements counts too.
+ */
+async function served(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^ledger_node_http_requests_total\{([^}]*)\} (\d+)$/gmu)) if (!m[1]!.includes('operation="metrics"')) n += Number(m[2]);
+  return n;
+}
+
+/**
+ * Statement text → its name in the PostgreSQL store (`SQL`), for the round-trip tables. Compared
+ * with constants and parameters alike (pg_stat_statements shows a constant as `$n`).
+ */
+const shape = (text: string) => text.replace(/'(?:[^']|'')*'|\$\d+|\b\d+\b|\b(?:true|false)\b/giu, "?").replace(/\s+/gu, " ").trim();
+const STATEMENT_NAMES = new Map(Object.entries(POSTGRES_SQL).map(([name, text]) => [shape(text as string), name]));
+const statementName = (text: string) => STATEMENT_NAMES.get(shape(text)) ?? shape(text).slice(0, 40);
+
+/**
+ * `--pg`: `load` with the cluster's CPU and statements read around the measured run alone (the
+ * warm-up is a run of its own before it). Requests in flight when a load generator stops still
+ * end (and query) in the server: each reading waits until the ledger's statements stop. The
+ * requests are the node's own count (/metrics), read outside the statements' window (a scrape
+ * reads the ledger row).
+ */
+async function loadPg(pg: ScalePg, db: string, base: string, mix: Mix, pid: number, countStatements: boolean): Promise<Load> {
+  if (WARMUP > 0) await load(base, mix, pid, WARMUP, 0);
+  await pg.settle(db);
+  const served0 = countStatements ? await served(base) : 0;
+  const before = countStatements ? await pg.statements(db) : null;
+  const cpu0 = pg.cpuMicros();
+  const l = await load(base, mix, pid, DURATION, 0);
+  await pg.settle(db);
+  const cpu1 = pg.cpuMicros();
+  if (!before) return { ...l, pg: { requests: l.total, cpuUsPerReq: (cpu1 - cpu0) / l.total, trips: NaN, byStatement: new Map(), execUsPerReq: NaN } };
+  const delta = ScalePg.delta(before, await pg.statements(db));
+  const requests = (await served(base)) - served0;
+  const byStatement = new Map<string, number>();
+  let calls = 0;
+  let ms = 0;
+  for (const [text, d] of delta) {
+    const name = statementName(text);
+    byStatement.set(name, (byStatement.get(name) ?? 0) + d.calls);
+    calls += d.calls;
+    ms += d.ms;
+  }
+  return { ...l, pg: { requests, cpuUsPerReq: (cpu1 - cpu0) / requests, trips: calls / requests, byStatement, execUsPerReq: (ms * 1000) / requests } };
 }
 
 function rssMb(pid: number): number {
@@ -275,13 +367,31 @@ if (COMPARE) {
   if (CACHE_OFF) variants.push({ label: "compared build, cache off", args: (db) => serveArgs(COMPARE, db, "0") });
 }
 const REPLAY = "same response replayed";
+/** `--pg --with-sqlite`: the SQLite ledger of the same size (the same ledger: it is deterministic) served in the same rounds. */
+const SQLITE = "this build, SQLite";
+if (PG && WITH_SQLITE) variants.push({ label: SQLITE, args: () => serveArgs(ROOT, `${OUT}scale-${currentSize}.db`, CACHE_MB) });
+let currentSize = 0;
 
-async function runLedger(size: number): Promise<string> {
-  const db = `${OUT}scale-${size}.db`;
-  await buildScaleLedger(db, size);
-  const targets = readTargets(db);
+async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
+  let db = `${OUT}scale-${size}.db`;
+  let targets: Targets;
+  let describe: string;
+  const pgDb = `scale_${size}`;
+  currentSize = size;
+  if (pg) {
+    if (WITH_SQLITE) await buildScaleLedger(db, size);
+    db = await pg.ledger();
+    const t0 = performance.now();
+    targets = targetsOf(await pg.targetsOf(pgDb));
+    console.error(`read the targets of ${pgDb} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    describe = `PostgreSQL database ${pgDb} of ${(await pg.sizeBytes(pgDb) / 1e9).toFixed(2)} GB (pg_database_size)`;
+  } else {
+    await buildScaleLedger(db, size);
+    targets = readTargets(db);
+    describe = `${(statSync(db).size / 1e9).toFixed(2)} GB`;
+  }
   const rows = rowsOf(targets);
-  const replayDir = `${OUT}scale-responses-${size}`;
+  const replayDir = `${OUT}scale-${pg ? "pg-" : ""}responses-${size}`;
   rmSync(replayDir, { recursive: true, force: true });
   mkdirSync(replayDir, { recursive: true });
   const replayBytes: number[] = [];
@@ -304,7 +414,9 @@ async function runLedger(size: number): Promise<string> {
         const j = (k + round + i) % servers.length;
         const s = servers[j]!;
         const { base, mix } = target(s);
-        results[i]![j]!.push(await load(base, mix, s.child.pid!, DURATION, WARMUP));
+        results[i]![j]!.push(
+          pg ? await loadPg(pg, pgDb, base, mix, s.child.pid!, s.label !== REPLAY && s.label !== SQLITE) : await load(base, mix, s.child.pid!, DURATION, WARMUP),
+        );
       }
     }
     rss.push(rssMb(servers[0]!.child.pid!));
@@ -339,9 +451,9 @@ async function runLedger(size: number): Promise<string> {
   ];
   const compareHead = extra.map((h) => ` | ${h}`).join("");
   return `
-### ${size.toLocaleString("en")} versions
+### ${size.toLocaleString("en")} versions${pg ? ", PostgreSQL" : ""}
 
-Ledger: ${targets.senders.length.toLocaleString("en")} senders, ${targets.moduleAccounts.length.toLocaleString("en")} accounts with modules, ${targets.items.length.toLocaleString("en")} table keys, versions ${targets.oldest}–${targets.latest}; ${(statSync(db).size / 1e9).toFixed(2)} GB. RSS of "this build" after each round: ${rss.map((r) => r.toFixed(0)).join(", ")} MB.
+Ledger: ${targets.senders.length.toLocaleString("en")} senders, ${targets.moduleAccounts.length.toLocaleString("en")} accounts with modules, ${targets.items.length.toLocaleString("en")} table keys, versions ${targets.oldest}–${targets.latest}; ${describe}. RSS of "this build" after each round: ${rss.map((r) => r.toFixed(0)).join(", ")} MB.
 
 Server CPU µs per request (median of ${ROUNDS} rounds of ${DURATION} s, after ${WARMUP} s of warm-up):
 
@@ -354,16 +466,59 @@ req/s / p50 ms / p99 ms (medians):
 | request | ${names.join(" | ")} |
 |---|${names.map(() => "---|").join("")}
 ${loadRows.join("\n")}
+${pg ? pgTables(rows, results, names) : ""}`;
+}
+
+/** `--pg`: per server, the cluster's share of each row: round trips, CPU, statements. */
+function pgTables(rows: Row[], results: Load[][][], names: string[]): string {
+  return names
+    .filter((n) => n !== REPLAY && n !== SQLITE)
+    .map((name) => {
+      const j = names.indexOf(name);
+      const lines = rows.map((row, i) => {
+        const xs = results[i]![j]!.filter((l) => l.pg);
+        const m = (f: (l: Load) => number) => median(xs.map(f));
+        const node = m((l) => l.cpuUsPerReq);
+        const cluster = m((l) => l.pg!.cpuUsPerReq);
+        const both = m((l) => l.cpuUsPerReq + l.pg!.cpuUsPerReq);
+        // by statement: calls over all rounds ÷ requests over all rounds
+        const requests = xs.reduce((a, l) => a + l.pg!.requests, 0);
+        const calls = new Map<string, number>();
+        for (const l of xs) for (const [s, c] of l.pg!.byStatement) calls.set(s, (calls.get(s) ?? 0) + c);
+        const by = [...calls]
+          .sort((a, b) => b[1] - a[1])
+          .map(([s, c]) => `${s} ${(c / requests).toFixed(2)}`)
+          .join(", ");
+        const sqlite = names.includes(SQLITE) ? median(results[i]![names.indexOf(SQLITE)]!.map((l) => l.cpuUsPerReq)) : null;
+        const vsSqlite = sqlite === null ? "" : ` ${sqlite.toFixed(0)} | ${(both / sqlite).toFixed(1)}× |`;
+        return `| ${row.name} | ${m((l) => l.pg!.trips).toFixed(2)} | ${node.toFixed(0)} | ${cluster.toFixed(0)} | ${both.toFixed(0)} | ${m((l) => l.pg!.execUsPerReq).toFixed(0)} |${vsSqlite} ${by} |`;
+      });
+      const sqliteHead = names.includes(SQLITE) ? " SQLite server CPU µs/req | server + cluster ÷ SQLite |" : "";
+      return `
+PostgreSQL, "${name}" (medians of the rounds; round trips = statement calls in pg_stat_statements ÷ requests; cluster CPU = the postmaster and all its processes, from /proc; execution = pg_stat_statements' total_exec_time):
+
+| request | round trips / req | server CPU µs/req | cluster CPU µs/req | server + cluster µs/req | statement execution µs/req |${sqliteHead} statements / req |
+|---|---|---|---|---|---|${sqliteHead ? "---|---|" : ""}---|
+${lines.join("\n")}
 `;
+    })
+    .join("");
 }
 
 const sections: string[] = [];
+let pgBin = "";
 for (const size of SIZES) {
-  const section = await runLedger(size);
-  console.error(section);
-  sections.push(section);
+  const pg = PG ? await ScalePg.start(size, PINNED) : null;
+  try {
+    const section = await runLedger(size, pg);
+    console.error(section);
+    sections.push(section);
+    pgBin = pg?.bin ?? "";
+  } finally {
+    await pg?.stop();
+  }
 }
 console.log(`Command: \`npm run bench:scale -- ${argv.join(" ")}\`
 (${new Date().toISOString().slice(0, 16)} UTC, ${availableParallelism()}-core VM shared with other work${PINNED ? "; servers pinned to core 0, the load generator to core 1 (taskset)" : ""}; autocannon in a process of its own; every server started anew each round, rows run on the servers in an order rotating by round)
-${COMPARE ? `\n"compared build": ${COMPARE}\n` : ""}
+${COMPARE ? `\n"compared build": ${COMPARE}\n` : ""}${PG ? `\nPostgreSQL: ${pgBin}, a cluster of the bench's own per ledger (bench/out/scale-pg-<versions>/data)${PINNED ? " on core 0 with the server" : ""}, settings ${PG_SETTINGS.join(", ")}; one server process, pool of 10 connections over TCP; each row's warm-up an autocannon run of its own before the measured run\n` : ""}
 ${sections.join("\n")}`);

@@ -9,7 +9,8 @@
  * - `HISTORY_ACCOUNT` upgrades its one module `HISTORY_UPGRADES` times, spread over the whole ledger
  *   (each upgrade different bytecode), whatever the ledger's size.
  *
- * Built in process through the Importer (no NDJSON file), into `DB.tmp`, renamed when complete.
+ * Built in process through the Importer (no NDJSON file). SQLite: into `DB.tmp`, renamed when
+ * complete; PostgreSQL (bench/scalePg.ts): into database `scale_N_tmp`, renamed when complete.
  * Deterministic for a given size.
  */
 import { createHash } from "node:crypto";
@@ -18,6 +19,7 @@ import { Importer } from "../src/ingest/importer.js";
 import { prng } from "../src/ingest/devnetChain.js";
 import { toHex } from "../src/ledger/address.js";
 import { buildModule } from "../src/move/builder.js";
+import type { LedgerStore } from "../src/storage/LedgerStore.js";
 import { openStore } from "../src/storage/open.js";
 import { FIXTURES } from "../test/helpers/fixtures.js";
 
@@ -63,12 +65,24 @@ function moduleBytes(address: string, name: string, revision: number): string {
   );
 }
 
-/** Builds the ledger of `versions` (at least) versions at `db` unless it exists. */
+/** Builds the ledger of `versions` (at least) versions at `db` (a SQLite file) unless it exists. */
 export async function buildScaleLedger(db: string, versions: number, log: (s: string) => void = console.error): Promise<void> {
   if (existsSync(db)) return;
   const tmp = `${db}.tmp`;
   for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
   const store = await openStore(tmp, { create: true });
+  await writeScaleLedger(store, versions, db, log);
+  await store.close();
+  for (const f of [`${tmp}-wal`, `${tmp}-shm`]) if (existsSync(f)) throw new Error(`${f} is left after closing the store`);
+  renameSync(tmp, db);
+}
+
+/**
+ * Writes the ledger of `versions` (at least) versions into the empty `store` through the Importer
+ * (the store's own write path, SQLite or PostgreSQL); `label` names it in the log. Leaves the store open.
+ */
+export async function writeScaleLedger(store: LedgerStore, versions: number, label: string, log: (s: string) => void = console.error): Promise<void> {
+  const db = label;
   const importer = await Importer.open(store, 4);
   const started = performance.now();
   const rand = prng(versions);
@@ -235,9 +249,6 @@ export async function buildScaleLedger(db: string, versions: number, log: (s: st
     }
   }
   const stats = await importer.finish();
-  await store.close();
-  for (const f of [`${tmp}-wal`, `${tmp}-shm`]) if (existsSync(f)) throw new Error(`${f} is left after closing the store`);
-  renameSync(tmp, db);
   const secs = (performance.now() - started) / 1000;
   log(`built ${db}: ${stats.committedTxns} versions in ${secs.toFixed(0)} s (${Math.round(stats.committedTxns / secs)} versions/s), ${historyRevision} versions of the history module`);
 }
