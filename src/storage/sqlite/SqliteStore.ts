@@ -56,6 +56,7 @@ import {
   type SummaryTuple,
   type UserTxnGasRow,
 } from "../rules.js";
+import { ResourcePacker, type ResourceToPack } from "./resourcePacker.js";
 import { MIGRATIONS } from "./schema.js";
 
 /** A u64 as SQLite INTEGER (signed 64-bit) and back. */
@@ -307,7 +308,8 @@ export class SqliteStore implements LedgerStore {
   private readonly db: Db;
   private readonly statements: Statements;
   private readonly commitTx: (w: BlockWrite) => void;
-  private readonly commitManyTx: (ws: BlockWrite[]) => void;
+  private readonly commitManyTx: (ws: BlockWrite[], packed: PackedValues) => void;
+  private readonly packer = new ResourcePacker();
   private readonly pruneStepTx: (t: PruneTarget) => PruneStep;
   private readonly pruneStateTx: (table: StateTable, from: unknown[] | null) => { deleted: number; next: unknown[] | null };
   private readonly pruneBatch: PruneBatch;
@@ -378,8 +380,8 @@ export class SqliteStore implements LedgerStore {
     this.memoLagMs = opts.memoLagMs ?? 0;
     this.statements = prepareStatements(this.db);
     this.commitTx = this.db.transaction((w: BlockWrite) => this.commitInTx(w));
-    this.commitManyTx = this.db.transaction((ws: BlockWrite[]) => {
-      for (const w of ws) this.commitInTx(w);
+    this.commitManyTx = this.db.transaction((ws: BlockWrite[], packed: PackedValues) => {
+      for (const w of ws) this.commitInTx(w, packed);
     });
     this.pruneStepTx = this.db.transaction((t: PruneTarget) => this.pruneStepInTx(t));
     this.pruneBatch = { ...DEFAULT_PRUNE_BATCH, ...opts.pruneBatch };
@@ -651,8 +653,15 @@ export class SqliteStore implements LedgerStore {
     return this.write(() => this.interning(() => this.commitTx(write)));
   }
 
+  /**
+   * The resource values are packed first, on the packer's thread for a large batch (an import's:
+   * the Importer parses on meanwhile), then the blocks are written in one transaction.
+   */
   async commitBlocks(writes: BlockWrite[]): Promise<void> {
-    return this.write(() => this.interning(() => this.commitManyTx(writes)));
+    const toPack: ResourceToPack[] = [];
+    for (const w of writes) for (const r of w.resources) if (r.json !== null) toPack.push(r as ResourceToPack);
+    const packed = new PackedValues(await this.packer.pack(toPack));
+    return this.write(() => this.interning(() => this.commitManyTx(writes, packed)));
   }
 
   /**
@@ -666,7 +675,7 @@ export class SqliteStore implements LedgerStore {
     return wrapped;
   }
 
-  private commitInTx(w: BlockWrite): void {
+  private commitInTx(w: BlockWrite, packed: PackedValues | null = null): void {
     const st = this.statements;
     const b = w.block;
     const flag = (on: boolean): number => (on ? 1 : 0);
@@ -703,12 +712,12 @@ export class SqliteStore implements LedgerStore {
       );
       st.insertAccountTxn.run(senderId, t.version);
     }
-    this.insertState(w);
+    this.insertState(w, packed);
     st.setLedger.run(b.lastVersion, timestampToSql(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
   }
 
   /** The state rows of a block or of a follower's base state (inside the caller's transaction). */
-  private insertState(w: Pick<BlockWrite, "modules" | "tableItems" | "resources">): void {
+  private insertState(w: Pick<BlockWrite, "modules" | "tableItems" | "resources">, packed: PackedValues | null = null): void {
     const st = this.statements;
     for (const m of w.modules) {
       const hash = m.bytecode ? codeHash(m.bytecode) : null;
@@ -717,7 +726,8 @@ export class SqliteStore implements LedgerStore {
     }
     for (const t of w.tableItems) st.insertTableItem.run(this.addressId(t.handle), t.key, t.version, t.value);
     for (const r of w.resources) {
-      st.insertResource.run(this.addressId(r.address), this.typeId(r.type), r.version, r.json === null ? null : packResourceValue(r.address, r.json));
+      const value = r.json === null ? null : packed ? packed.next() : packResourceValue(r.address, r.json);
+      st.insertResource.run(this.addressId(r.address), this.typeId(r.type), r.version, value);
     }
   }
 
@@ -916,7 +926,19 @@ export class SqliteStore implements LedgerStore {
   }
 
   async close(): Promise<void> {
+    await this.packer.close();
     if (this.db.open) this.db.close();
+  }
+}
+
+/** Packed resource values of a commit, taken in the order of its non-null resource writes. */
+class PackedValues {
+  private at = 0;
+  constructor(private readonly values: readonly Buffer[]) {}
+  next(): Buffer {
+    const v = this.values[this.at++];
+    if (v === undefined) throw new Error("internal: fewer packed resource values than resource writes");
+    return v;
   }
 }
 
