@@ -11,7 +11,10 @@ port.on("message", (m: PackRequest) => {
   const values = m.jsons.map((json, i) => packResourceValue(m.owners.subarray(i * 32, i * 32 + 32), json));
   const ends = new Uint32Array(values.length);
   let end = 0;
-  values.forEach((v, i) => (ends[i] = end += v.length));
+  for (let i = 0; i < values.length; i++) {
+    end += values[i]!.length;
+    ends[i] = end;
+  }
   const data = new Uint8Array(end);
   let at = 0;
   for (const v of values) {

@@ -52,7 +52,7 @@ export class ResourcePacker {
     const worker = this.thread();
     if (!worker) return packInline(items);
     const owners = new Uint8Array(items.length * 32);
-    items.forEach((r, i) => owners.set(r.address, i * 32));
+    for (let i = 0; i < items.length; i++) owners.set(items[i]!.address, i * 32);
     const id = this.nextId++;
     let reply: PackReply;
     try {
