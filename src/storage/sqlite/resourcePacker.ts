@@ -57,6 +57,8 @@ export class ResourcePacker {
     let reply: PackReply;
     try {
       reply = await new Promise<PackReply>((resolve, reject) => {
+        // Held while a reply is awaited: an unreferenced thread would let the process exit meanwhile.
+        if (this.waiting.size === 0) worker.ref();
         this.waiting.set(id, { resolve, reject });
         const m: PackRequest = { id, owners, jsons: items.map((r) => r.json) };
         worker.postMessage(m, [owners.buffer]);
@@ -82,11 +84,13 @@ export class ResourcePacker {
       this.failed = true;
       return null;
     }
+    // Unreferenced while idle: an open store's packer never keeps a process alive.
     const worker = new Worker(entry);
     worker.unref();
     worker.on("message", (r: PackReply) => {
       const w = this.waiting.get(r.id);
       this.waiting.delete(r.id);
+      if (this.waiting.size === 0) worker.unref();
       w?.resolve(r);
     });
     const fail = (e: Error) => {
