@@ -14,6 +14,7 @@ import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, UserTxnWrite } from "../src/storage/LedgerStore.js";
 import { replayKindCode, txnKindCode } from "../src/storage/rules.js";
 import { MIGRATIONS } from "../src/storage/sqlite/schema.js";
+import { PACK_ON_THREAD_MIN } from "../src/storage/sqlite/resourcePacker.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { prng, testSeed } from "./helpers/seed.js";
 import { tableItem } from "./helpers/store.js";
@@ -240,6 +241,27 @@ describe(`SQLite migration 4: interned addresses and types, packed resources (se
     const target = { oldestVersion: blocks[60]!.block.firstVersion, oldestBlockHeight: 60n };
     expect(await migrated.prune(target)).toEqual(await fresh.prune(target));
     for (let v = target.oldestVersion; v <= newest; v += 3n) expect(await readAt(migrated, v), `at ${v}`).toEqual(await readAt(fresh, v));
+  });
+
+  it("stores the same packed values whether a commit packs them on the packing thread or inline", async () => {
+    const many = history(SEED + 2, 400);
+    const resources = many.reduce((n, w) => n + w.resources.filter((r) => r.json !== null).length, 0);
+    expect(resources).toBeGreaterThanOrEqual(PACK_ON_THREAD_MIN);
+    const [threaded, inline] = [open(newPath()), open(newPath())];
+    for (const s of [threaded, inline]) await s.initChain(4);
+    await threaded.commitBlocks(many);
+    for (const w of many) await inline.commitBlock(w);
+    const values = (s: SqliteStore) => {
+      const db = new Database(s.path, { readonly: true });
+      try {
+        return db.prepare("SELECT address_id, type_id, version, hex(value) FROM resources ORDER BY 1, 2, 3").raw().all();
+      } finally {
+        db.close();
+      }
+    };
+    expect(values(threaded)).toEqual(values(inline));
+    const at = many.at(-1)!.block.lastVersion;
+    for (const a of SENDERS) for (const type of TYPES) expect(await threaded.getResource(a, type, at)).toBe(await inline.getResource(a, type, at));
   });
 
   it("forgets the ids a failed commit interned: a later address takes the id, the first one gets its own", async () => {
