@@ -46,8 +46,10 @@ async function retry(f: () => Promise<unknown>, counter: { failures: number }): 
 }
 
 describe("Importer under failing commits", () => {
-  // Bursts of 300-transaction blocks: the batched path passes its 5,000-transaction flush point.
-  const BLOCKS = 120;
+  // Bursts of 300-transaction blocks: the batched path passes its 5,000-transaction flush point
+  // several times (a failure of a commit in flight is thrown by the next flush: by a push only
+  // when another flush follows it before finish).
+  const BLOCKS = 360;
   const chain = DevnetChain.fresh(defaultDevnetChainOptions);
   const txns = [...chain.genesis()];
   for (let b = 0; b < BLOCKS; b++) txns.push(...chain.nextBlock(1_700_000_000_000_000n + BigInt(b)));

@@ -15,6 +15,11 @@
  *   it held stay queued and the transaction being pushed is not taken, so calling the same
  *   `push(json)` or `finish()` again retries exactly the same blocks. Nothing is skipped, so a
  *   writer that retries after a failure leaves no gap.
+ * - One commit may be in flight while the next transactions are parsed (a store whose commit
+ *   does part of its work off this thread, as SQLite's packing of resource values, overlaps it
+ *   with parsing): the next commit, and `finish()`, wait for it first, and when it failed its
+ *   blocks go back to the front of the queue and its error is thrown there, as if that commit
+ *   had failed then. `finish()` returns only once every queued block is committed.
  */
 import type { BlockWrite, LedgerStore, StoredTxnFingerprint } from "../storage/LedgerStore.js";
 import type { BlockEndInfo } from "../ledger/types.js";
@@ -38,6 +43,8 @@ export class Importer {
   /** Whole blocks validated and waiting for their commit; emptied only once it succeeded. */
   private batch: BlockWrite[] = [];
   private batchTxns = 0;
+  /** The commit in flight (see the head of this file): its blocks, and its outcome. */
+  private inFlight: { blocks: BlockWrite[]; txns: number; done: Promise<void> } | null = null;
   private expected: bigint | null = null; // next version the input must carry
   private stored: bigint | null = null; // newest committed version
   private tip: bigint | null = null; // newest committed or queued version: the next block follows it
@@ -138,6 +145,7 @@ export class Importer {
         (this.block.length === 1 && last.txn.kind === "genesis_transaction"));
     if (complete) this.queueBlock();
     await this.flush();
+    await this.settle();
     this.stats.pendingTxns = this.block.length;
     return this.stats;
   }
@@ -169,10 +177,14 @@ export class Importer {
    * the blocks not yet committed, for the next call to commit.
    */
   private async flush(): Promise<void> {
+    await this.settle();
     if (this.batch.length === 0) return;
     if (this.store.commitBlocks) {
-      await this.store.commitBlocks(this.batch);
-      for (const w of this.batch) this.committed(w);
+      const blocks = this.batch;
+      const commit = this.store.commitBlocks(blocks);
+      // Settled by `settle`; never an unhandled rejection meanwhile.
+      commit.catch(() => undefined);
+      this.inFlight = { blocks, txns: this.batchTxns, done: commit };
       this.batch = [];
     } else {
       while (this.batch.length > 0) {
@@ -183,6 +195,25 @@ export class Importer {
       }
     }
     this.batchTxns = 0;
+  }
+
+  /**
+   * Waits for the commit in flight. When it failed, its blocks go back in front of the queue
+   * (nothing of them was written) and its error is thrown.
+   */
+  private async settle(): Promise<void> {
+    const f = this.inFlight;
+    if (!f) return;
+    try {
+      await f.done;
+    } catch (e) {
+      this.inFlight = null;
+      this.batch = [...f.blocks, ...this.batch];
+      this.batchTxns += f.txns;
+      throw e;
+    }
+    this.inFlight = null;
+    for (const w of f.blocks) this.committed(w);
   }
 
   private committed(w: BlockWrite): void {

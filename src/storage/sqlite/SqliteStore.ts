@@ -29,9 +29,9 @@ import type {
   SummaryQuery,
 } from "../LedgerStore.js";
 import { StorageUnavailableError } from "../LedgerStore.js";
+import { packResourceValue, unpackResourceValue } from "../resourceValue.js";
 import {
   NOTHING_PRUNED,
-  SUMMARY_COLUMNS,
   blockOf,
   checkChainId,
   fingerprintOf,
@@ -54,6 +54,7 @@ import {
   type SummaryTuple,
   type UserTxnGasRow,
 } from "../rules.js";
+import { ResourcePacker, type ResourceToPack } from "./resourcePacker.js";
 import { MIGRATIONS } from "./schema.js";
 
 /** A u64 as SQLite INTEGER (signed 64-bit) and back. */
@@ -77,6 +78,9 @@ const SQLITE_COLUMNS: ColumnDecoder<bigint, bigint> = {
   flag: (v) => v === 1n,
 };
 
+/** Interned ids a connection keeps in memory at most, per kind (addresses, resource types). */
+const INTERNED_IDS_MAX = 1_000_000;
+
 /** Bounds of the read memo (see `SqliteStore.memo`): all of it, and one entry (key and value), in bytes. */
 const MEMO_BYTES = 8 * 1024 * 1024;
 const MEMO_ENTRY_BYTES = 4 * 1024;
@@ -93,6 +97,15 @@ type Version = bigint | null;
 /** A state key of a module walk: the key, its module's name, the code hash at the version (null: none or deleted). */
 type ModuleTuple = [Buffer, string, string | null];
 const NO_KEY = Buffer.alloc(0);
+
+/** The id of an address (or table handle) bound as a parameter, as a scalar subquery (NULL: none stored). */
+const ADDRESS_ID = "SELECT id FROM addresses WHERE address = ?";
+/** The id of a resource type bound as a parameter. */
+const TYPE_ID = "SELECT id FROM resource_types WHERE name = ?";
+/** `SUMMARY_COLUMNS` of account_transactions `a` joined with transactions `t`, in that order. */
+const SUMMARY_SELECT = "a.version, t.hash, t.replay_kind, t.replay_value";
+/** A contract address stored by id: the form the importer gives, 64 lowercase hex digits. */
+const CANONICAL_CONTRACT = /^[0-9a-f]{64}$/;
 
 /** Every statement the store runs more than once, prepared once. */
 function prepareStatements(db: Db) {
@@ -132,7 +145,7 @@ function prepareStatements(db: Db) {
     // are taken and dropped per statement, with a few system calls each).
     tableItemAt: tuples<[Uint8Array, Uint8Array, Version], SnapshotTuple<bigint, Buffer>>(
       `${LEDGER_SELECT},
-              (SELECT t.value FROM table_items t WHERE t.handle = ? AND t.key = ?
+              (SELECT t.value FROM table_items t WHERE t.handle_id = (${ADDRESS_ID}) AND t.key = ?
                  AND t.version <= coalesce(?, l.ledger_version) ORDER BY t.version DESC LIMIT 1)
        ${LEDGER_FROM}`,
     ),
@@ -145,21 +158,23 @@ function prepareStatements(db: Db) {
     summariesVersionAt: tuples<[Uint8Array, Version], SnapshotTuple<bigint, bigint>>(
       `${LEDGER_SELECT},
               (SELECT a.version FROM account_transactions a
-               WHERE a.sender = ? AND a.version <= min(coalesce(?, l.ledger_version), l.ledger_version)
+               WHERE a.sender_id = (${ADDRESS_ID}) AND a.version <= min(coalesce(?, l.ledger_version), l.ledger_version)
                ORDER BY a.version DESC LIMIT 1)
        ${LEDGER_FROM}`,
     ),
-    resource: rows<[Uint8Array, string, bigint], { value: string | null }>(
-      `SELECT value FROM resources WHERE address = ? AND type = ? AND version <= ?
+    resource: rows<[Uint8Array, string, bigint], { value: Buffer | string | null }>(
+      `SELECT value FROM resources WHERE address_id = (${ADDRESS_ID}) AND type_id = (${TYPE_ID}) AND version <= ?
        ORDER BY version DESC LIMIT 1`,
     ),
+    // The sender's versions from its index, then each one's hash and replay protector from
+    // transactions by version (a rowid seek each). CROSS JOIN keeps the index walk outside.
     summariesForward: tuples<[Uint8Array, bigint, bigint, number], SummaryTuple<bigint>>(
-      `SELECT ${SUMMARY_COLUMNS} FROM account_transactions
-       WHERE sender = ? AND version >= ? AND version <= ? ORDER BY version ASC LIMIT ?`,
+      `SELECT ${SUMMARY_SELECT} FROM account_transactions a CROSS JOIN transactions t ON t.version = a.version
+       WHERE a.sender_id = (${ADDRESS_ID}) AND a.version >= ? AND a.version <= ? ORDER BY a.version ASC LIMIT ?`,
     ),
     summariesBackward: tuples<[Uint8Array, bigint, number], SummaryTuple<bigint>>(
-      `SELECT ${SUMMARY_COLUMNS} FROM account_transactions
-       WHERE sender = ? AND version <= ? ORDER BY version DESC LIMIT ?`,
+      `SELECT ${SUMMARY_SELECT} FROM account_transactions a CROSS JOIN transactions t ON t.version = a.version
+       WHERE a.sender_id = (${ADDRESS_ID}) AND a.version <= ? ORDER BY a.version DESC LIMIT ?`,
     ),
     blockByVersion: rows<[bigint], BlockRow<bigint, bigint>>(
       "SELECT * FROM blocks WHERE first_version <= ? ORDER BY first_version DESC LIMIT 1",
@@ -169,8 +184,9 @@ function prepareStatements(db: Db) {
       "SELECT * FROM blocks WHERE timestamp_usec >= ? ORDER BY height ASC LIMIT 1",
     ),
     userGas: rows<[bigint, bigint], UserTxnGasRow<bigint>>(
-      `SELECT version, gas_unit_price, gas_used, contract FROM transactions
-       WHERE version >= ? AND version <= ? AND sender IS NOT NULL ORDER BY version`,
+      `SELECT t.version, t.gas_unit_price, t.gas_used, CASE WHEN t.contract_id IS NULL THEN t.contract ELSE lower(hex(c.address)) END AS contract
+       FROM transactions t LEFT JOIN addresses c ON c.id = t.contract_id
+       WHERE t.version >= ? AND t.version <= ? AND t.sender_id IS NOT NULL ORDER BY t.version`,
     ),
     fingerprints: rows<[bigint, bigint], FingerprintRow<bigint>>(
       "SELECT version, kind, hash FROM transactions WHERE version >= ? AND version <= ? ORDER BY version",
@@ -181,25 +197,27 @@ function prepareStatements(db: Db) {
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertTxn: writes<
-      [bigint, number, Uint8Array, Uint8Array | null, number | null, bigint | null, bigint | null, bigint | null, number | null, string | null]
+      [bigint, number, Uint8Array, number | null, number | null, bigint | null, bigint | null, bigint | null, number | null, number | null, string | null]
     >(
-      `INSERT INTO transactions (version, kind, hash, sender, replay_kind, replay_value,
-                                 gas_unit_price, gas_used, success, contract)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO transactions (version, kind, hash, sender_id, replay_kind, replay_value,
+                                 gas_unit_price, gas_used, success, contract_id, contract)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertModule: writes<[Uint8Array, Uint8Array, bigint, string, string | null]>(
       "INSERT OR REPLACE INTO modules (address, state_key, version, name, code_hash) VALUES (?, ?, ?, ?, ?)",
     ),
     insertCode: writes<[string, Uint8Array]>("INSERT OR IGNORE INTO code (code_hash, bytecode) VALUES (?, ?)"),
-    insertAccountTxn: writes<[Uint8Array, bigint, Uint8Array, number, bigint]>(
-      "INSERT INTO account_transactions (sender, version, hash, replay_kind, replay_value) VALUES (?, ?, ?, ?, ?)",
+    insertAccountTxn: writes<[number, bigint]>("INSERT INTO account_transactions (sender_id, version) VALUES (?, ?)"),
+    insertTableItem: writes<[number, Uint8Array, bigint, Uint8Array | null]>(
+      "INSERT OR REPLACE INTO table_items (handle_id, key, version, value) VALUES (?, ?, ?, ?)",
     ),
-    insertTableItem: writes<[Uint8Array, Uint8Array, bigint, Uint8Array | null]>(
-      "INSERT OR REPLACE INTO table_items (handle, key, version, value) VALUES (?, ?, ?, ?)",
+    insertResource: writes<[number, number, bigint, Uint8Array | null]>(
+      "INSERT OR REPLACE INTO resources (address_id, type_id, version, value) VALUES (?, ?, ?, ?)",
     ),
-    insertResource: writes<[Uint8Array, string, bigint, string | null]>(
-      "INSERT OR REPLACE INTO resources (address, type, version, value) VALUES (?, ?, ?, ?)",
-    ),
+    addressId: db.prepare<[Uint8Array], number>("SELECT id FROM addresses WHERE address = ?").pluck(),
+    insertAddress: writes<[Uint8Array]>("INSERT INTO addresses (address) VALUES (?)"),
+    typeId: db.prepare<[string], number>("SELECT id FROM resource_types WHERE name = ?").pluck(),
+    insertType: writes<[string]>("INSERT INTO resource_types (name) VALUES (?)"),
     setLedger: writes<[bigint, bigint, bigint, bigint, bigint, bigint]>(
       `UPDATE ledger SET ledger_version = ?, timestamp_usec = ?, epoch = ?, block_height = ?,
               oldest_version = coalesce(oldest_version, ?), oldest_block_height = coalesce(oldest_block_height, ?)
@@ -211,8 +229,8 @@ function prepareStatements(db: Db) {
     ),
     // By the senders of the versions pruned: account_transactions has no index on version.
     pruneAccountTransactions: writes<[bigint, bigint]>(
-      `DELETE FROM account_transactions WHERE (sender, version) IN (
-         SELECT sender, version FROM transactions WHERE version >= ? AND version < ? AND sender IS NOT NULL)`,
+      `DELETE FROM account_transactions WHERE (sender_id, version) IN (
+         SELECT sender_id, version FROM transactions WHERE version >= ? AND version < ? AND sender_id IS NOT NULL)`,
     ),
     pruneTransactions: writes<[bigint]>("DELETE FROM transactions WHERE version < ?"),
     pruneBlocks: writes<[bigint]>("DELETE FROM blocks WHERE height < ?"),
@@ -228,10 +246,14 @@ function prepareFollowStatements(db: Db) {
     record: db.prepare<[string], { version: bigint }>("SELECT version FROM follow_base WHERE what = ?").safeIntegers(true),
     insertRecord: db.prepare<[string, bigint]>("INSERT OR IGNORE INTO follow_base (what, version) VALUES (?, ?)"),
     newestTableItem: db
-      .prepare<[Uint8Array, Uint8Array, bigint], { v: bigint | null }>("SELECT max(version) AS v FROM table_items WHERE handle = ? AND key = ? AND version <= ?")
+      .prepare<[Uint8Array, Uint8Array, bigint], { v: bigint | null }>(
+        `SELECT max(version) AS v FROM table_items WHERE handle_id = (${ADDRESS_ID}) AND key = ? AND version <= ?`,
+      )
       .safeIntegers(true),
     newestResource: db
-      .prepare<[Uint8Array, string, bigint], { v: bigint | null }>("SELECT max(version) AS v FROM resources WHERE address = ? AND type = ? AND version <= ?")
+      .prepare<[Uint8Array, string, bigint], { v: bigint | null }>(
+        `SELECT max(version) AS v FROM resources WHERE address_id = (${ADDRESS_ID}) AND type_id = (${TYPE_ID}) AND version <= ?`,
+      )
       .safeIntegers(true),
   };
 }
@@ -287,7 +309,8 @@ export class SqliteStore implements LedgerStore {
   private readonly db: Db;
   private readonly statements: Statements;
   private readonly commitTx: (w: BlockWrite) => void;
-  private readonly commitManyTx: (ws: BlockWrite[]) => void;
+  private readonly commitManyTx: (ws: BlockWrite[], packed: PackedValues) => void;
+  private readonly packer = new ResourcePacker();
   private readonly pruneStepTx: (t: PruneTarget) => PruneStep;
   private readonly pruneStateTx: (table: StateTable, from: unknown[] | null) => { deleted: number; next: unknown[] | null };
   private readonly pruneBatch: PruneBatch;
@@ -312,6 +335,11 @@ export class SqliteStore implements LedgerStore {
   private memoTrustedUntil = -Infinity;
   /** Device and inode of the file as opened: a path that no longer leads to them was deleted or replaced. */
   private readonly fileId: { dev: number; ino: number } | null;
+  /** Ids of addresses (by `memoKeyOf`) and resource types this connection has seen (`addressId`). */
+  private readonly addressIds = new Map<string, number>();
+  private readonly typeIds = new Map<string, number>();
+  /** Ids inserted by the write transaction running now, forgotten if it fails (`interning`). */
+  private readonly internedInTx: Array<[Map<string, number>, string]> = [];
 
   constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -336,7 +364,13 @@ export class SqliteStore implements LedgerStore {
       // Negative: KiB. SQLite caps the map at its compile-time limit (2 GiB here).
       this.db.pragma(`cache_size = ${-Math.max(0, Math.floor((opts.cacheSizeMiB ?? SQLITE_CACHE_SIZE_MIB) * 1024))}`);
       this.db.pragma(`mmap_size = ${Math.max(0, Math.floor((opts.mmapSizeMiB ?? SQLITE_MMAP_SIZE_MIB) * 1024 * 1024))}`);
-      if (!opts.readonly) this.migrate();
+      if (!opts.readonly) {
+        // Migration 4 packs the resource values it copies.
+        this.db.function("pack_resource_value", { deterministic: true }, (owner: unknown, json: unknown) =>
+          json === null ? null : packResourceValue(owner as Buffer, json as string),
+        );
+        this.migrate();
+      }
     } catch (e) {
       this.db.close();
       // A reader of a WAL database creates PATH-wal and PATH-shm when they are missing.
@@ -347,8 +381,8 @@ export class SqliteStore implements LedgerStore {
     this.memoLagMs = opts.memoLagMs ?? 0;
     this.statements = prepareStatements(this.db);
     this.commitTx = this.db.transaction((w: BlockWrite) => this.commitInTx(w));
-    this.commitManyTx = this.db.transaction((ws: BlockWrite[]) => {
-      for (const w of ws) this.commitInTx(w);
+    this.commitManyTx = this.db.transaction((ws: BlockWrite[], packed: PackedValues) => {
+      for (const w of ws) this.commitInTx(w, packed);
     });
     this.pruneStepTx = this.db.transaction((t: PruneTarget) => this.pruneStepInTx(t));
     this.pruneBatch = { ...DEFAULT_PRUNE_BATCH, ...opts.pruneBatch };
@@ -514,7 +548,8 @@ export class SqliteStore implements LedgerStore {
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
-    return this.statements.resource.get(address, type, versionParam(version))?.value ?? null;
+    const value = this.statements.resource.get(address, type, versionParam(version))?.value ?? null;
+    return value === null ? null : unpackResourceValue(address, value);
   }
 
   async getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]> {
@@ -647,11 +682,18 @@ export class SqliteStore implements LedgerStore {
   }
 
   async commitBlock(write: BlockWrite): Promise<void> {
-    return this.write(() => this.commitTx(write));
+    return this.write(() => this.interning(() => this.commitTx(write)));
   }
 
+  /**
+   * The resource values are packed first, on the packer's thread for a large batch (an import's:
+   * the Importer parses on meanwhile), then the blocks are written in one transaction.
+   */
   async commitBlocks(writes: BlockWrite[]): Promise<void> {
-    return this.write(() => this.commitManyTx(writes));
+    const toPack: ResourceToPack[] = [];
+    for (const w of writes) for (const r of w.resources) if (r.json !== null) toPack.push(r as ResourceToPack);
+    const packed = new PackedValues(await this.packer.pack(toPack));
+    return this.write(() => this.interning(() => this.commitManyTx(writes, packed)));
   }
 
   /**
@@ -665,7 +707,7 @@ export class SqliteStore implements LedgerStore {
     return wrapped;
   }
 
-  private commitInTx(w: BlockWrite): void {
+  private commitInTx(w: BlockWrite, packed: PackedValues | null = null): void {
     const st = this.statements;
     const b = w.block;
     const flag = (on: boolean): number => (on ? 1 : 0);
@@ -680,36 +722,93 @@ export class SqliteStore implements LedgerStore {
     );
     for (const t of w.transactions) {
       const u = t.user;
+      if (!u) {
+        st.insertTxn.run(t.version, txnKindCode(t.kind), t.hash, null, null, null, null, null, null, null, null);
+        continue;
+      }
+      const senderId = this.addressId(u.sender);
+      const contract = u.contractAddress;
+      const contractId = contract !== null && CANONICAL_CONTRACT.test(contract) ? this.addressId(Buffer.from(contract, "hex")) : null;
       st.insertTxn.run(
         t.version,
         txnKindCode(t.kind),
         t.hash,
-        u ? u.sender : null,
-        u ? replayKindCode(u.replayProtector) : null,
-        u ? u64ToSql(u.replayProtector.value) : null,
-        u ? u64ToSql(u.gasUnitPrice) : null,
-        u ? u64ToSql(u.gasUsed) : null,
-        u ? flag(u.success) : null,
-        u ? u.contractAddress : null,
+        senderId,
+        replayKindCode(u.replayProtector),
+        u64ToSql(u.replayProtector.value),
+        u64ToSql(u.gasUnitPrice),
+        u64ToSql(u.gasUsed),
+        flag(u.success),
+        contractId,
+        contractId === null ? contract : null,
       );
-      if (u) {
-        st.insertAccountTxn.run(u.sender, t.version, t.hash, replayKindCode(u.replayProtector), u64ToSql(u.replayProtector.value));
-      }
+      st.insertAccountTxn.run(senderId, t.version);
     }
-    this.insertState(w);
+    this.insertState(w, packed);
     st.setLedger.run(b.lastVersion, timestampToSql(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
   }
 
   /** The state rows of a block or of a follower's base state (inside the caller's transaction). */
-  private insertState(w: Pick<BlockWrite, "modules" | "tableItems" | "resources">): void {
+  private insertState(w: Pick<BlockWrite, "modules" | "tableItems" | "resources">, packed: PackedValues | null = null): void {
     const st = this.statements;
     for (const m of w.modules) {
       const hash = m.bytecode ? codeHash(m.bytecode) : null;
       if (m.bytecode) st.insertCode.run(hash!, m.bytecode);
       st.insertModule.run(m.address, m.stateKey, m.version, m.name, hash);
     }
-    for (const t of w.tableItems) st.insertTableItem.run(t.handle, t.key, t.version, t.value);
-    for (const r of w.resources) st.insertResource.run(r.address, r.type, r.version, r.json);
+    for (const t of w.tableItems) st.insertTableItem.run(this.addressId(t.handle), t.key, t.version, t.value);
+    for (const r of w.resources) {
+      const value = r.json === null ? null : packed ? packed.next() : packResourceValue(r.address, r.json);
+      st.insertResource.run(this.addressId(r.address), this.typeId(r.type), r.version, value);
+    }
+  }
+
+  /**
+   * The id of an address or table handle, interned in `addresses` (inside the caller's write
+   * transaction) when new. Ids are never deleted or reused once committed, so the map of this
+   * connection stays right whatever other connections write; an id this connection inserted is
+   * only known to be committed when its transaction is (see `interning`).
+   */
+  private addressId(address: Uint8Array): number {
+    const key = memoKeyOf(address);
+    const id = this.addressIds.get(key);
+    if (id !== undefined) return id;
+    return this.intern(this.addressIds, key, () => this.statements.addressId.get(address), () => this.statements.insertAddress.run(address));
+  }
+
+  /** The id of a resource type, interned in `resource_types` like `addressId`. */
+  private typeId(type: string): number {
+    const id = this.typeIds.get(type);
+    if (id !== undefined) return id;
+    return this.intern(this.typeIds, type, () => this.statements.typeId.get(type), () => this.statements.insertType.run(type));
+  }
+
+  private intern(ids: Map<string, number>, key: string, find: () => number | undefined, insert: () => { lastInsertRowid: number | bigint }): number {
+    let id = find();
+    if (id === undefined) {
+      id = Number(insert().lastInsertRowid);
+      this.internedInTx.push([ids, key]);
+    }
+    // A bound on memory for a chain of many accounts: the map is refilled from the table as needed.
+    if (ids.size >= INTERNED_IDS_MAX) ids.clear();
+    ids.set(key, id);
+    return id;
+  }
+
+  /**
+   * Runs a write transaction that may intern new ids: when it fails (rolled back, or its commit
+   * failed), the ids it inserted are forgotten, since another row may get them later.
+   */
+  private interning<T>(tx: () => T): T {
+    this.internedInTx.length = 0;
+    try {
+      return tx();
+    } catch (e) {
+      for (const [ids, key] of this.internedInTx) ids.delete(key);
+      throw e;
+    } finally {
+      this.internedInTx.length = 0;
+    }
   }
 
   /** The follower's statements, prepared at first use (a store that never follows never needs them). */
@@ -727,10 +826,12 @@ export class SqliteStore implements LedgerStore {
   async writeBaseState(w: BaseStateWrite): Promise<void> {
     const f = this.follow();
     this.write(() =>
-      this.db.transaction(() => {
-        if (f.insertRecord.run(w.what, w.fetchedAt).changes === 0) return;
-        this.insertState(w);
-      })(),
+      this.interning(() =>
+        this.db.transaction(() => {
+          if (f.insertRecord.run(w.what, w.fetchedAt).changes === 0) return;
+          this.insertState(w);
+        })(),
+      ),
     );
   }
 
@@ -857,7 +958,19 @@ export class SqliteStore implements LedgerStore {
   }
 
   async close(): Promise<void> {
+    await this.packer.close();
     if (this.db.open) this.db.close();
+  }
+}
+
+/** Packed resource values of a commit, taken in the order of its non-null resource writes. */
+class PackedValues {
+  private at = 0;
+  constructor(private readonly values: readonly Buffer[]) {}
+  next(): Buffer {
+    const v = this.values[this.at++];
+    if (v === undefined) throw new Error("internal: fewer packed resource values than resource writes");
+    return v;
   }
 }
 

@@ -87,4 +87,89 @@ export const MIGRATIONS: readonly string[] = [
     version INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  -- Issue 17 item 5: fewer bytes per version. Every 32-byte account address and table handle is
+  -- stored once, in addresses, and rows refer to it by id (never deleted: a connection keeps the
+  -- ids it has seen); resource types likewise in resource_types. transactions keeps sender_id and
+  -- contract_id (a contract that is not 64 lowercase hex digits stays as text in contract);
+  -- account_transactions is the (sender_id, version) index alone, a summary takes hash and replay
+  -- protector from transactions by version. Resource values are stored packed
+  -- (resourceValue.ts); rows copied here are packed by pack_resource_value, which the store
+  -- registers on its connection. Ids are handed out in address and type order, so each copy
+  -- reads the old table in its key order and appends to the new one in the same order.
+  CREATE TABLE addresses (
+    id INTEGER PRIMARY KEY,
+    address BLOB NOT NULL UNIQUE
+  );
+  CREATE TABLE resource_types (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE
+  );
+  INSERT INTO addresses (address)
+    SELECT address FROM (
+      SELECT sender AS address FROM transactions WHERE sender IS NOT NULL
+      UNION SELECT unhex(contract) FROM transactions
+        WHERE length(contract) = 64 AND contract NOT GLOB '*[^0-9a-f]*'
+      UNION SELECT handle FROM table_items
+      UNION SELECT address FROM resources
+    ) ORDER BY address;
+  INSERT INTO resource_types (name) SELECT DISTINCT type FROM resources ORDER BY type;
+  CREATE TABLE transactions_v4 (
+    version INTEGER PRIMARY KEY,
+    kind INTEGER NOT NULL,
+    hash BLOB NOT NULL,
+    sender_id INTEGER,
+    replay_kind INTEGER,
+    replay_value INTEGER,
+    gas_unit_price INTEGER,
+    gas_used INTEGER,
+    success INTEGER,
+    contract_id INTEGER,
+    contract TEXT
+  );
+  INSERT INTO transactions_v4
+    SELECT t.version, t.kind, t.hash, s.id, t.replay_kind, t.replay_value, t.gas_unit_price, t.gas_used, t.success,
+           c.id, CASE WHEN c.id IS NULL THEN t.contract END
+    FROM transactions t
+    LEFT JOIN addresses s ON s.address = t.sender
+    LEFT JOIN addresses c ON length(t.contract) = 64 AND t.contract NOT GLOB '*[^0-9a-f]*' AND c.address = unhex(t.contract)
+    ORDER BY t.version;
+  CREATE TABLE account_transactions_v4 (
+    sender_id INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    PRIMARY KEY (sender_id, version)
+  ) WITHOUT ROWID;
+  INSERT INTO account_transactions_v4
+    SELECT s.id, a.version FROM account_transactions a JOIN addresses s ON s.address = a.sender
+    ORDER BY a.sender, a.version;
+  CREATE TABLE table_items_v4 (
+    handle_id INTEGER NOT NULL,
+    key BLOB NOT NULL,
+    version INTEGER NOT NULL,
+    value BLOB,
+    PRIMARY KEY (handle_id, key, version)
+  ) WITHOUT ROWID;
+  INSERT INTO table_items_v4
+    SELECT h.id, t.key, t.version, t.value FROM table_items t JOIN addresses h ON h.address = t.handle
+    ORDER BY t.handle, t.key, t.version;
+  CREATE TABLE resources_v4 (
+    address_id INTEGER NOT NULL,
+    type_id INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    value BLOB,
+    PRIMARY KEY (address_id, type_id, version)
+  ) WITHOUT ROWID;
+  INSERT INTO resources_v4
+    SELECT a.id, y.id, r.version, pack_resource_value(r.address, r.value)
+    FROM resources r JOIN addresses a ON a.address = r.address JOIN resource_types y ON y.name = r.type
+    ORDER BY r.address, r.type, r.version;
+  DROP TABLE transactions;
+  DROP TABLE account_transactions;
+  DROP TABLE table_items;
+  DROP TABLE resources;
+  ALTER TABLE transactions_v4 RENAME TO transactions;
+  ALTER TABLE account_transactions_v4 RENAME TO account_transactions;
+  ALTER TABLE table_items_v4 RENAME TO table_items;
+  ALTER TABLE resources_v4 RENAME TO resources;
+  `,
 ];
