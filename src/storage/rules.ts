@@ -217,8 +217,8 @@ export function summaryRange(q: SummaryQuery): SummaryRange | null {
  */
 export const STATE_TABLES = [
   { table: "modules", keys: ["address", "state_key"], value: "code_hash" },
-  { table: "table_items", keys: ["handle", "key"], value: "value" },
-  { table: "resources", keys: ["address", "type"], value: "value" },
+  { table: "table_items", keys: ["handle_id", "key"], value: "value" },
+  { table: "resources", keys: ["address_id", "type_id"], value: "value" },
 ] as const;
 
 export type StateTable = (typeof STATE_TABLES)[number];
