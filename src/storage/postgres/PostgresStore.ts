@@ -644,6 +644,12 @@ export class PostgresStore implements LedgerStore {
       throw storageError(e, "prune");
     }
     let broken: Error | undefined;
+    // A connection lost between two statements (server restart, a terminated backend) says so on
+    // the client; the pool listens only while it is idle, and an unheard 'error' would end the process.
+    const lost = (e: Error) => {
+      broken = e;
+    };
+    c.on("error", lost);
     try {
       const locked = await pruneQuery(c, "SELECT pg_try_advisory_lock($1::bigint) AS ok", [PRUNE_LOCK]);
       if (!locked.rows[0]?.ok) return { ...NOTHING_PRUNED }; // another process is pruning right now
@@ -668,6 +674,7 @@ export class PostgresStore implements LedgerStore {
       broken ??= isUnavailableError(e) && !(e instanceof DatabaseError && e.code === "57014") ? (e as Error) : undefined;
       throw storageError(e, "prune");
     } finally {
+      c.off("error", lost);
       c.release(broken);
     }
   }
