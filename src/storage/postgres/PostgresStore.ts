@@ -754,17 +754,28 @@ export class PostgresStore implements LedgerStore {
     for (const { table, keys, value } of STATE_TABLES) {
       const cols = keys.join(", ");
       const sameKey = (a: string, b: string) => keys.map((k) => `${a}.${k} = ${b}.${k}`).join(" AND ");
-      deleted +=
-        (
-          await pruneQuery(
-            c,
-            `WITH k AS (SELECT DISTINCT ${cols} FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric)
-             DELETE FROM ${table} s USING k
-             WHERE ${sameKey("s", "k")} AND s.version <= $2::numeric
-               AND s.version < (SELECT max(n.version) FROM ${table} n WHERE ${sameKey("n", "k")} AND n.version <= $3::numeric)`,
-            [u64Param(from), u64Param(top), u64Param(oldest)],
-          )
-        ).rowCount ?? 0;
+      // Per key written in the range (one seek each, materialized so that it is not re-run per row):
+      // its newest row at or below the oldest version and its one row below the range, if any.
+      // Superseded: the key's rows in the range older than that newest one, and the row below.
+      const superseded = await pruneQuery(
+        c,
+        `WITH k AS MATERIALIZED (
+           SELECT w.*, (SELECT max(n.version) FROM ${table} n WHERE ${sameKey("n", "w")} AND n.version <= $3::numeric) AS newest,
+                       (SELECT max(b.version) FROM ${table} b WHERE ${sameKey("b", "w")} AND b.version < $1::numeric) AS below
+           FROM (SELECT DISTINCT ${cols} FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric) w
+         ), in_range AS (
+           DELETE FROM ${table} s USING k
+           WHERE ${sameKey("s", "k")} AND s.version >= $1::numeric AND s.version <= $2::numeric AND s.version < k.newest
+           RETURNING 1
+         ), below AS (
+           DELETE FROM ${table} s USING k
+           WHERE ${sameKey("s", "k")} AND s.version = k.below AND k.below < k.newest
+           RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM in_range) + (SELECT count(*) FROM below) AS n`,
+        [u64Param(from), u64Param(top), u64Param(oldest)],
+      );
+      deleted += Number(superseded.rows[0]?.n ?? 0);
       deleted +=
         (
           await pruneQuery(c, `DELETE FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric AND ${value} IS NULL`, [
