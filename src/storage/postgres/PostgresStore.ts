@@ -77,6 +77,8 @@ const { Pool, DatabaseError } = pg;
 const MIGRATION_LOCK = BigInt("0x6c65646765726e64").toString();
 /** Transaction advisory lock held while pruning ("ledgerpr"). */
 const PRUNE_LOCK = BigInt("0x6c65646765727072").toString();
+/** A migration may run this long (ms): it may copy every table once. */
+export const MIGRATION_STATEMENT_TIMEOUT_MS = 6 * 60 * 60_000;
 /** A prune is maintenance, not a request: its statements may run this long (ms). */
 export const PRUNE_STATEMENT_TIMEOUT_MS = 10 * 60_000;
 
@@ -385,7 +387,10 @@ export class PostgresStore implements LedgerStore {
           if (version <= current) continue;
           await c.query("BEGIN");
           try {
-            await c.query(sql);
+            // A migration copies tables (migration 4: the whole ledger, about a minute per million
+            // versions on a small machine), far longer than a request's statement timeout.
+            await c.query(`SET LOCAL statement_timeout = ${MIGRATION_STATEMENT_TIMEOUT_MS}`);
+            await c.query({ text: sql, query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
             await c.query("INSERT INTO schema_version (version) VALUES ($1)", [version]);
             await c.query("COMMIT");
           } catch (e) {
