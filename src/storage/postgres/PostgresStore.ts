@@ -370,7 +370,11 @@ export class PostgresStore implements LedgerStore {
     const c = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      await c.query("SELECT pg_advisory_lock($1::bigint)", [MIGRATION_LOCK]);
+      // Another process may be migrating (a copy of every table, for migration 4): wait for it as
+      // long as a migration may run, then back to this connection's own statement timeout.
+      await c.query(`SET statement_timeout = ${MIGRATION_STATEMENT_TIMEOUT_MS}`);
+      await c.query({ text: "SELECT pg_advisory_lock($1::bigint)", values: [MIGRATION_LOCK], query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
+      await c.query("RESET statement_timeout");
       try {
         await c.query(
           "CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
