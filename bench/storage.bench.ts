@@ -30,7 +30,7 @@
  *   during the prune, the prune's time, the largest WAL seen and the file size after.
  *
  *   node --import tsx bench/storage.bench.ts prune-pg --url postgres://…/postgres --before DIR
- *        --before-db NAME --after-db NAME [--read-ms 2] [--rounds 1]
+ *        --before-db NAME --after-db NAME [--read-ms 2] [--rounds 1] [--one-step]
  *
  * - `prune-pg`: the same on PostgreSQL: `--before-db` and `--after-db` are databases on the server of
  *   `--url`, each a ledger imported by the importer of its side (`node DIR/dist/cli.js import --db
@@ -39,7 +39,9 @@
  *   its own store while this process reads through a store of the same side (table items, summaries
  *   pages, module lists at random versions above the target); sides alternate round by round. The
  *   reads' p50/p99/max during the prune, the prune's time, and the block commits the ledger row
- *   let through meanwhile (one empty block every 50 ms from a third connection: its longest wait).
+ *   let through meanwhile (an update of the ledger row, which every block commit makes, every 50 ms
+ *   from a third connection: its longest wait).
+ *   `--one-step` adds this store pruning in one step (step bounds past the ledger), on the after copy.
  *
  * Ledgers are built once into bench/out/ (gitignored) and reused; `--db` must be a copy (the
  * store may migrate it).
@@ -459,11 +461,13 @@ async function prunePgBench(): Promise<void> {
   const sides = [
     { name: "before", storeDir: beforeDir.startsWith("/") ? beforeDir : `${process.cwd()}/${beforeDir}`, template: argValue("before-db", "") },
     { name: "after", storeDir: "this", template: argValue("after-db", "") },
-  ];
+    // This store in one step (the bounds of a step past the whole ledger): the steps' own effect.
+    ...(process.argv.includes("--one-step") ? [{ name: "after, one step", storeDir: "this", template: argValue("after-db", ""), params: "prune_step_versions=1000000000&prune_step_rows=1000000000" }] : []),
+  ] as Array<{ name: string; storeDir: string; template: string; params?: string }>;
   const rows: string[] = ["| prune of half the ledger | prune s | state rows deleted | reads | read p50 ms | read p99 ms | read max ms | commits | commit max ms |", "|---|---|---|---|---|---|---|---|---|"];
   for (let round = 0; round < rounds; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-      const copy = `prune_${side.name}_${process.pid}`;
+      const copy = `prune_${side.name.replace(/\W+/g, "_")}_${process.pid}`;
       const c = new pg.Client({ connectionString: admin });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${copy}`);
@@ -493,7 +497,7 @@ async function prunePgBench(): Promise<void> {
       const latencies: number[] = [];
       const commitWaits: number[] = [];
       let finished = false;
-      const child = spawn(process.execPath, ["--import", "tsx", new URL(import.meta.url).pathname, "prune-pg-child", "--store", side.storeDir, "--url", url, "--oldest", `${target.oldestVersion}`, "--height", `${target.oldestBlockHeight}`], {
+      const child = spawn(process.execPath, ["--import", "tsx", new URL(import.meta.url).pathname, "prune-pg-child", "--store", side.storeDir, "--url", side.params ? `${url}${url.includes("?") ? "&" : "?"}${side.params}` : url, "--oldest", `${target.oldestVersion}`, "--height", `${target.oldestBlockHeight}`], {
         stdio: ["ignore", "pipe", "inherit"],
       });
       let out = "";
