@@ -29,6 +29,20 @@
  *   one read every `--read-ms`, on the event loop as the node does): the reads' p50/p99/max
  *   during the prune, the prune's time, the largest WAL seen and the file size after.
  *
+ *   node --import tsx bench/storage.bench.ts prune-pg --url postgres://…/postgres --before DIR
+ *        --before-db NAME --after-db NAME [--read-ms 2] [--rounds 1] [--one-step]
+ *
+ * - `prune-pg`: the same on PostgreSQL: `--before-db` and `--after-db` are databases on the server of
+ *   `--url`, each a ledger imported by the importer of its side (`node DIR/dist/cli.js import --db
+ *   postgres://…/NAME …`: the store at `--before` has the schema before migration 4). Each round
+ *   copies each one (CREATE DATABASE … TEMPLATE) and prunes half of the copy in a child process with
+ *   its own store while this process reads through a store of the same side (table items, summaries
+ *   pages, module lists at random versions above the target); sides alternate round by round. The
+ *   reads' p50/p99/max during the prune, the prune's time, and the block commits the ledger row
+ *   let through meanwhile (an update of the ledger row, which every block commit makes, every 50 ms
+ *   from a third connection: its longest wait).
+ *   `--one-step` adds this store pruning in one step (step bounds past the ledger), on the after copy.
+ *
  * Ledgers are built once into bench/out/ (gitignored) and reused; `--db` must be a copy (the
  * store may migrate it).
  */
@@ -425,12 +439,122 @@ async function pruneBench(): Promise<void> {
   console.log(`\n${rows.join("\n")}`);
 }
 
+/** Child of `prune-pg`: prunes `--url` to `--oldest`/`--height` with the PostgreSQL store at `--store` ("this" or a checkout with dist/). */
+async function prunePgChild(): Promise<void> {
+  const dir = argValue("store", "this");
+  const Store = dir === "this" ? PostgresStore : ((await import(`${dir}/dist/storage/postgres/PostgresStore.js`)) as { PostgresStore: typeof PostgresStore }).PostgresStore;
+  const store = await Store.connect(argValue("url", ""));
+  const t0 = performance.now();
+  const result = await store.prune({ oldestVersion: BigInt(argValue("oldest", "0")), oldestBlockHeight: BigInt(argValue("height", "0")) });
+  const seconds = (performance.now() - t0) / 1000;
+  await store.close();
+  process.stdout.write(`${JSON.stringify({ seconds, result: { ...result } })}\n`);
+}
+
+async function prunePgBench(): Promise<void> {
+  const { default: pg } = await import("pg");
+  const admin = argValue("url", "");
+  const beforeDir = argValue("before", "");
+  const readEveryMs = Number(argValue("read-ms", "2"));
+  const rounds = Number(argValue("rounds", "1"));
+  const dbUrl = (name: string) => admin.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
+  const sides = [
+    { name: "before", storeDir: beforeDir.startsWith("/") ? beforeDir : `${process.cwd()}/${beforeDir}`, template: argValue("before-db", "") },
+    { name: "after", storeDir: "this", template: argValue("after-db", "") },
+    // This store in one step (the bounds of a step past the whole ledger): the steps' own effect.
+    ...(process.argv.includes("--one-step") ? [{ name: "after, one step", storeDir: "this", template: argValue("after-db", ""), params: "prune_step_versions=1000000000&prune_step_rows=1000000000" }] : []),
+  ] as Array<{ name: string; storeDir: string; template: string; params?: string }>;
+  const rows: string[] = ["| prune of half the ledger | prune s | state rows deleted | reads | read p50 ms | read p99 ms | read max ms | commits | commit max ms |", "|---|---|---|---|---|---|---|---|---|"];
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+      const copy = `prune_${side.name.replace(/\W+/g, "_")}_${process.pid}`;
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${copy}`);
+      await c.query(`CREATE DATABASE ${copy} TEMPLATE ${side.template}`);
+      await c.end();
+      const url = dbUrl(copy);
+      const Store = side.storeDir === "this" ? PostgresStore : ((await import(`${side.storeDir}/dist/storage/postgres/PostgresStore.js`)) as { PostgresStore: typeof PostgresStore }).PostgresStore;
+      const reader = await Store.connect(url);
+      const info = (await reader.getLedgerInfo())!;
+      const middle = (await reader.getBlockByVersion(info.ledgerVersion / 2n))!;
+      const target = { oldestVersion: middle.firstVersion, oldestBlockHeight: middle.height };
+      const q = new pg.Client({ connectionString: url });
+      await q.connect();
+      await q.query("VACUUM ANALYZE");
+      const after4 = (await q.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'addresses'")).rowCount === 1;
+      const items = (
+        await q.query<{ handle: Buffer; key: Buffer }>(
+          after4 ? "SELECT a.address AS handle, t.key FROM table_items t JOIN addresses a ON a.id = t.handle_id GROUP BY 1, 2" : "SELECT handle, key FROM table_items GROUP BY 1, 2",
+        )
+      ).rows;
+      const accounts = (
+        await q.query<{ sender: Buffer }>(
+          after4 ? "SELECT a.address AS sender FROM addresses a WHERE a.id IN (SELECT DISTINCT sender_id FROM transactions)" : "SELECT DISTINCT sender FROM transactions WHERE sender IS NOT NULL",
+        )
+      ).rows.map((r) => r.sender);
+      const random = prng(5);
+      const latencies: number[] = [];
+      const commitWaits: number[] = [];
+      let finished = false;
+      const child = spawn(process.execPath, ["--import", "tsx", new URL(import.meta.url).pathname, "prune-pg-child", "--store", side.storeDir, "--url", side.params ? `${url}${url.includes("?") ? "&" : "?"}${side.params}` : url, "--oldest", `${target.oldestVersion}`, "--height", `${target.oldestBlockHeight}`], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      void exited.then(() => (finished = true));
+      // A block commit's wait for the ledger row: an UPDATE of it from a third connection every 50 ms.
+      const commits = (async () => {
+        while (!finished) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          const t0 = performance.now();
+          await q.query("UPDATE ledger SET epoch = epoch WHERE id = 1");
+          commitWaits.push(performance.now() - t0);
+        }
+      })();
+      while (!finished) {
+        await new Promise((resolve) => setTimeout(resolve, readEveryMs));
+        const at = target.oldestVersion + BigInt(Math.floor(random() * Number(info.ledgerVersion - target.oldestVersion)));
+        const kind = random();
+        const t0 = performance.now();
+        if (kind < 0.4) {
+          const item = items[Math.floor(random() * items.length)]!;
+          await reader.readTableItem(item.handle, item.key, at);
+        } else if (kind < 0.8) {
+          await reader.readSummaries({ sender: accounts[Math.floor(random() * accounts.length)]!, end: at, limit: 100 });
+        } else {
+          await reader.getModules(accounts[Math.floor(random() * accounts.length)]!, at, null, 26);
+        }
+        latencies.push(performance.now() - t0);
+      }
+      await commits;
+      await q.end();
+      await reader.close();
+      const { seconds, result } = JSON.parse(out) as { seconds: number; result: { stateRowsDeleted: number } };
+      latencies.sort((a, b) => a - b);
+      const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(2);
+      rows.push(
+        `| ${side.name} | ${seconds.toFixed(1)} | ${result.stateRowsDeleted} | ${latencies.length} | ${pct(0.5)} | ${pct(0.99)} | ${latencies.at(-1)!.toFixed(1)} | ${commitWaits.length} | ${Math.max(...commitWaits).toFixed(1)} |`,
+      );
+      console.log(rows.at(-1));
+      const d = new pg.Client({ connectionString: admin });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${copy}`);
+      await d.end();
+    }
+  }
+  console.log(`\n${rows.join("\n")}`);
+}
+
 const scenario = process.argv[2];
 if (scenario === "modules") await modulesBench();
 else if (scenario === "summaries") await summariesBench();
 else if (scenario === "summaries-pg") await summariesPgBench();
 else if (scenario === "prune") await pruneBench();
 else if (scenario === "prune-child") await pruneChild();
+else if (scenario === "prune-pg") await prunePgBench();
+else if (scenario === "prune-pg-child") await prunePgChild();
 else {
   console.error("usage: node --import tsx bench/storage.bench.ts modules|summaries|prune [options]: see the head of this file");
   process.exit(2);

@@ -45,6 +45,10 @@ const sha = (b: Uint8Array): string => createHash("sha256").update(b).digest("he
 function txn(version: bigint, kind: TxnKind, user: UserTxnWrite | null = null) {
   return { version, kind, hash: hashOf(version), user };
 }
+/** Contract addresses as the importer gives them (64 lowercase hex digits): the stores keep them as addresses. */
+const CONTRACT_A = "0".repeat(63) + "a";
+const CONTRACT_1 = "0".repeat(63) + "1";
+
 function user(sender: Uint8Array, rp: UserTxnWrite["replayProtector"], gasUnitPrice: bigint, gasUsed: bigint, contractAddress: string | null = null): UserTxnWrite {
   return { sender, replayProtector: rp, gasUnitPrice, gasUsed, success: true, contractAddress };
 }
@@ -75,7 +79,7 @@ const HISTORY: BlockWrite[] = [
     block: block(1n, 1n, 1_000_000n, 1n, 4n, { blockGasLimitReached: true, blockOutputLimitReached: false }),
     transactions: [
       txn(1n, "block_metadata_transaction"),
-      txn(2n, "user_transaction", user(A, seq(0n), 100n, 10n, "0xa")),
+      txn(2n, "user_transaction", user(A, seq(0n), 100n, 10n, CONTRACT_A)),
       txn(3n, "user_transaction", user(B, { type: "nonce", value: 77n }, 150n, 20n)),
       txn(4n, "block_epilogue_transaction"),
     ],
@@ -87,7 +91,7 @@ const HISTORY: BlockWrite[] = [
     block: block(2n, 1n, 2_000_000n, 5n, 7n),
     transactions: [
       txn(5n, "block_metadata_transaction"),
-      txn(6n, "user_transaction", user(A, seq(1n), 200n, 30n, "0x1")),
+      txn(6n, "user_transaction", user(A, seq(1n), 200n, 30n, CONTRACT_1)),
       txn(7n, "state_checkpoint_transaction"),
     ],
     modules: [mod(6n, A, "b", null), mod(6n, A, "aa", code(6))],
@@ -518,9 +522,9 @@ export function storeSuite(factory: () => Backend): void {
 
     it("lists user transaction gas and stored fingerprints by version range", async () => {
       expect(await h.getUserTxnGas(0n, 9n)).toEqual([
-        { version: 2n, gasUnitPrice: 100n, gasUsed: 10n, contractAddress: "0xa" },
+        { version: 2n, gasUnitPrice: 100n, gasUsed: 10n, contractAddress: CONTRACT_A },
         { version: 3n, gasUnitPrice: 150n, gasUsed: 20n, contractAddress: null },
-        { version: 6n, gasUnitPrice: 200n, gasUsed: 30n, contractAddress: "0x1" },
+        { version: 6n, gasUnitPrice: 200n, gasUsed: 30n, contractAddress: CONTRACT_1 },
         { version: 9n, gasUnitPrice: 300n, gasUsed: 40n, contractAddress: null },
       ]);
       expect((await h.getUserTxnGas(3n, 6n)).map((g) => g.version)).toEqual([3n, 6n]);

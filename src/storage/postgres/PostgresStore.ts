@@ -7,8 +7,8 @@
  * - Every read method is ONE statement (a named prepared statement), so it sees one snapshot.
  * - `commitBlock` is ONE statement too (a chain of data-modifying CTEs): a block is visible all
  *   at once or not at all, in one round trip.
- * - `prune` runs in one transaction that raises the oldest version and deletes what no read at
- *   or above it can see (pruners take turns under an advisory lock; see `prune`).
+ * - `prune` runs in bounded steps, each its own transaction that leaves an exactly pruned ledger
+ *   (pruners take turns under an advisory lock; see `prune`).
  * - u64 values are `numeric(20,0)` (domain `u64`): exact for the whole range, sent and read as
  *   decimal strings.
  * - Connection loss, timeouts and "server shutting down / starting up" throw
@@ -21,6 +21,7 @@
  */
 import pg from "pg";
 import type { PoolClient, QueryResultRow } from "pg";
+import { parseAddress } from "../../ledger/address.js";
 import { codeHash } from "../../ledger/codeHash.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type {
@@ -37,6 +38,7 @@ import type {
   SummaryQuery,
 } from "../LedgerStore.js";
 import { StorageUnavailableError } from "../LedgerStore.js";
+import { packResourceValue, unpackResourceValue } from "../resourceValue.js";
 import {
   NOTHING_PRUNED,
   SUMMARY_COLUMNS,
@@ -48,6 +50,7 @@ import {
   ledgerInfoOf,
   moduleEntryOf,
   planPrune,
+  STATE_TABLES,
   replayKindCode,
   snapshotValue,
   summaryOf,
@@ -59,7 +62,6 @@ import {
   type FingerprintRow,
   type LedgerTuple,
   type ModuleRow,
-  type PrunePlan,
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
@@ -75,8 +77,11 @@ const { Pool, DatabaseError } = pg;
 const MIGRATION_LOCK = BigInt("0x6c65646765726e64").toString();
 /** Transaction advisory lock held while pruning ("ledgerpr"). */
 const PRUNE_LOCK = BigInt("0x6c65646765727072").toString();
+/** A migration may run this long (ms): it may copy every table once. */
+export const MIGRATION_STATEMENT_TIMEOUT_MS = 6 * 60 * 60_000;
 /** A prune is maintenance, not a request: its statements may run this long (ms). */
 export const PRUNE_STATEMENT_TIMEOUT_MS = 10 * 60_000;
+
 
 /** u64 columns (`numeric`) travel as decimal strings both ways. */
 const u64Param = (v: bigint): string => v.toString();
@@ -110,6 +115,33 @@ const NEWEST_MODULE_ROW = (bound: string): string =>
    WHERE n.address = $1 AND n.state_key = account_keys.state_key AND n.version <= ${bound}
    ORDER BY n.version DESC LIMIT 1`;
 
+/** The id of the address given as bytes in `param` (NULL when it was never stored: matches no row). */
+const ADDRESS_ID = (param: string): string => `(SELECT x.id FROM addresses x WHERE x.address = ${param})`;
+/**
+ * Rows of `alias` sent by the address in `param`. The planner cannot know the id before the
+ * statement runs, and on a ledger of few senders it walks the primary key backward filtering by
+ * sender: for an address never stored that walk would cross the whole table, so it is skipped
+ * outright (a one-time filter) when the address has no id.
+ */
+const SENDER_IS = (param: string, alias = "t"): string => `${alias}.sender_id = ${ADDRESS_ID(param)} AND ${ADDRESS_ID(param)} IS NOT NULL`;
+/** The id of the resource type named by `param` (NULL when it was never stored). */
+const TYPE_ID = (param: string): string => `(SELECT y.id FROM resource_types y WHERE y.name = ${param})`;
+
+/**
+ * CTEs `interned` / `interned_type`: the id of one address / resource type given in `param`, stored
+ * first when it is new (one row either way; see `commit` for why DO UPDATE).
+ */
+const INTERN_ADDRESS = (param: string): string =>
+  `found AS (SELECT x.id FROM addresses x WHERE x.address = ${param}),
+   added AS (INSERT INTO addresses (address) SELECT ${param} WHERE NOT EXISTS (SELECT 1 FROM found)
+             ON CONFLICT (address) DO UPDATE SET address = excluded.address RETURNING id),
+   interned AS (SELECT id FROM found UNION ALL SELECT id FROM added)`;
+const INTERN_TYPE = (param: string): string =>
+  `found_type AS (SELECT y.id FROM resource_types y WHERE y.name = ${param}),
+   added_type AS (INSERT INTO resource_types (name) SELECT ${param} WHERE NOT EXISTS (SELECT 1 FROM found_type)
+                  ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id),
+   interned_type AS (SELECT id FROM found_type UNION ALL SELECT id FROM added_type)`;
+
 /**
  * A summaries page statement: the ledger columns, the newest version of sender $1 in `newestRange`,
  * then the page's columns (at most $3 summaries in `pageRange`, `order` from the bound), ascending.
@@ -117,9 +149,9 @@ const NEWEST_MODULE_ROW = (bound: string): string =>
 const SUMMARIES_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
   `${LEDGER_SELECT}, newest.version AS newest, s.*
    FROM ledger l
-   LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE t.sender = $1 AND ${newestRange}
+   LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE ${SENDER_IS("$1")} AND ${newestRange}
                       ORDER BY t.version DESC LIMIT 1) newest ON true
-   LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM transactions t WHERE t.sender = $1 AND ${pageRange}
+   LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM transactions t WHERE ${SENDER_IS("$1")} AND ${pageRange}
                       ORDER BY t.version ${order} LIMIT $3) s ON true
    WHERE l.id = 1 AND l.ledger_version IS NOT NULL
    ORDER BY s.version ASC`;
@@ -156,7 +188,7 @@ export const SQL = {
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
   // The ledger row and the item in one statement, so one snapshot and one round trip.
   tableItemAt: `${LEDGER_SELECT},
-                       (SELECT t.value FROM table_items t WHERE t.handle = $1 AND t.key = $2
+                       (SELECT t.value FROM table_items t WHERE t.handle_id = ${ADDRESS_ID("$1")} AND t.key = $2
                           AND t.version <= coalesce($3::numeric, l.ledger_version) ORDER BY t.version DESC LIMIT 1) AS value
                 ${LEDGER_FROM}`,
   modulesVersionAt: `${LEDGER_SELECT},
@@ -164,7 +196,7 @@ export const SQL = {
                                AND m.version <= coalesce($2::numeric, l.ledger_version) ORDER BY m.version DESC LIMIT 1) AS value
                      ${LEDGER_FROM}`,
   summariesVersionAt: `${LEDGER_SELECT},
-                              (SELECT t.version FROM transactions t WHERE t.sender = $1
+                              (SELECT t.version FROM transactions t WHERE ${SENDER_IS("$1")}
                                  AND t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)
                                ORDER BY t.version DESC LIMIT 1) AS value
                        ${LEDGER_FROM}`,
@@ -177,47 +209,89 @@ export const SQL = {
     "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
     "DESC",
   ),
-  resource: `SELECT value FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric
+  resource: `SELECT value FROM resources WHERE address_id = ${ADDRESS_ID("$1")} AND type_id = ${TYPE_ID("$2")}
+               AND version <= $3::numeric
              ORDER BY version DESC LIMIT 1`,
   summariesForward: `SELECT ${SUMMARY_COLUMNS} FROM transactions
-                     WHERE sender = $1 AND version >= $2::numeric AND version <= $3::numeric
+                     WHERE ${SENDER_IS("$1", "transactions")} AND version >= $2::numeric AND version <= $3::numeric
                      ORDER BY version ASC LIMIT $4`,
   summariesBackward: `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM transactions
-                                     WHERE sender = $1 AND version <= $2::numeric ORDER BY version DESC LIMIT $3) s
+                                     WHERE ${SENDER_IS("$1", "transactions")} AND version <= $2::numeric ORDER BY version DESC LIMIT $3) s
                       ORDER BY version ASC`,
   blockByVersion: `SELECT * FROM (SELECT * FROM blocks WHERE first_version <= $1::numeric
                                   ORDER BY first_version DESC LIMIT 1) b
                    WHERE last_version >= $1::numeric`,
   blockByHeight: "SELECT * FROM blocks WHERE height = $1::numeric",
   blockAtTime: "SELECT * FROM blocks WHERE timestamp_usec >= $1::numeric ORDER BY height ASC LIMIT 1",
-  userGas: `SELECT version, gas_unit_price, gas_used, contract FROM transactions
-            WHERE version >= $1::numeric AND version <= $2::numeric AND sender IS NOT NULL ORDER BY version`,
+  // The contract as the importer gives it: 64 lowercase hex digits (gas.ts parses it as an address).
+  userGas: `SELECT t.version, t.gas_unit_price, t.gas_used, encode(c.address, 'hex') AS contract FROM transactions t
+            LEFT JOIN addresses c ON c.id = t.contract_id
+            WHERE t.version >= $1::numeric AND t.version <= $2::numeric AND t.sender_id IS NOT NULL ORDER BY t.version`,
   fingerprints: `SELECT version, kind, hash FROM transactions
                  WHERE version >= $1::numeric AND version <= $2::numeric ORDER BY version`,
   // The whole block in one statement: data-modifying CTEs run atomically, with one snapshot.
+  // Addresses ($8: every address and table handle the block names, once each) and resource types
+  // ($9) are interned here too: the ids of those stored already are looked up, the others
+  // inserted (in the order given, so two ledgers fed the same blocks number them alike) and
+  // their new ids returned; rows refer to them by their 1-based position in $8 / $9. No CTE sees
+  // another's inserts, so the ids come from the two sides of a UNION ALL. Should another
+  // transaction insert the same address meanwhile, ON CONFLICT DO UPDATE still returns its id
+  // (a no-op update of the new row); DO NOTHING would return nothing, and consume no id either way
+  // as only addresses not found are offered.
   commit: `
     WITH blk AS (
       INSERT INTO blocks (height, epoch, timestamp_usec, first_version, last_version,
                           gas_limit_reached, output_limit_reached)
       VALUES ($1::numeric, $2::numeric, $3::numeric, $4::numeric, $5::numeric, $6::boolean, $7::boolean)
+    ), a_in AS (
+      SELECT a.address, a.ord FROM unnest($8::bytea[]) WITH ORDINALITY AS a(address, ord)
+    ), a_old AS (
+      SELECT a_in.ord, x.id FROM a_in JOIN addresses x ON x.address = a_in.address
+    ), a_new AS (
+      INSERT INTO addresses (address)
+      SELECT a_in.address FROM a_in WHERE NOT EXISTS (SELECT 1 FROM addresses x WHERE x.address = a_in.address) ORDER BY a_in.ord
+      ON CONFLICT (address) DO UPDATE SET address = excluded.address
+      RETURNING id, address
+    ), a_ids AS (
+      SELECT ord, id FROM a_old UNION ALL SELECT a_in.ord, a_new.id FROM a_new JOIN a_in ON a_in.address = a_new.address
+    ), t_in AS (
+      SELECT y.name, y.ord FROM unnest($9::text[]) WITH ORDINALITY AS y(name, ord)
+    ), t_old AS (
+      SELECT t_in.ord, y.id FROM t_in JOIN resource_types y ON y.name = t_in.name
+    ), t_new AS (
+      INSERT INTO resource_types (name)
+      SELECT t_in.name FROM t_in WHERE NOT EXISTS (SELECT 1 FROM resource_types y WHERE y.name = t_in.name) ORDER BY t_in.ord
+      ON CONFLICT (name) DO UPDATE SET name = excluded.name
+      RETURNING id, name
+    ), t_ids AS (
+      SELECT ord, id FROM t_old UNION ALL SELECT t_in.ord, t_new.id FROM t_new JOIN t_in ON t_in.name = t_new.name
     ), txn AS (
-      INSERT INTO transactions (version, kind, hash, sender, replay_kind, replay_value,
-                                gas_unit_price, gas_used, success, contract)
-      SELECT * FROM unnest($8::numeric[], $9::smallint[], $10::bytea[], $11::bytea[], $12::smallint[],
-                           $13::numeric[], $14::numeric[], $15::numeric[], $16::boolean[], $17::text[])
+      INSERT INTO transactions (version, sender_id, contract_id, kind, replay_kind, success, hash, replay_value,
+                                gas_unit_price, gas_used)
+      SELECT t.version, s.id, c.id, t.kind, t.replay_kind, t.success, t.hash, t.replay_value, t.gas_unit_price, t.gas_used
+      FROM unnest($10::numeric[], $11::integer[], $12::integer[], $13::smallint[], $14::smallint[], $15::boolean[],
+                  $16::bytea[], $17::numeric[], $18::numeric[], $19::numeric[])
+           AS t(version, sender_ord, contract_ord, kind, replay_kind, success, hash, replay_value, gas_unit_price, gas_used)
+      LEFT JOIN a_ids s ON s.ord = t.sender_ord
+      LEFT JOIN a_ids c ON c.ord = t.contract_ord
     ), mods AS (
       INSERT INTO modules (address, state_key, version, name, bytecode, code_hash)
-      SELECT * FROM unnest($18::bytea[], $19::bytea[], $20::numeric[], $21::text[], $22::bytea[], $23::text[])
+      SELECT * FROM unnest($20::bytea[], $21::bytea[], $22::numeric[], $23::text[], $24::bytea[], $25::text[])
       ON CONFLICT (address, state_key, version)
       DO UPDATE SET name = excluded.name, bytecode = excluded.bytecode, code_hash = excluded.code_hash
     ), items AS (
-      INSERT INTO table_items (handle, key, version, value)
-      SELECT * FROM unnest($24::bytea[], $25::bytea[], $26::numeric[], $27::bytea[])
-      ON CONFLICT (handle, key, version) DO UPDATE SET value = excluded.value
+      INSERT INTO table_items (handle_id, key, version, value)
+      SELECT h.id, i.key, i.version, i.value
+      FROM unnest($26::integer[], $27::bytea[], $28::numeric[], $29::bytea[]) AS i(handle_ord, key, version, value)
+      JOIN a_ids h ON h.ord = i.handle_ord
+      ON CONFLICT (handle_id, key, version) DO UPDATE SET value = excluded.value
     ), res AS (
-      INSERT INTO resources (address, type, version, value)
-      SELECT * FROM unnest($28::bytea[], $29::text[], $30::numeric[], $31::text[])
-      ON CONFLICT (address, type, version) DO UPDATE SET value = excluded.value
+      INSERT INTO resources (address_id, type_id, version, value)
+      SELECT a.id, y.id, r.version, r.value
+      FROM unnest($30::integer[], $31::integer[], $32::numeric[], $33::bytea[]) AS r(address_ord, type_ord, version, value)
+      JOIN a_ids a ON a.ord = r.address_ord
+      JOIN t_ids y ON y.ord = r.type_ord
+      ON CONFLICT (address_id, type_id, version) DO UPDATE SET value = excluded.value
     )
     UPDATE ledger SET ledger_version = $5::numeric, timestamp_usec = $3::numeric, epoch = $2::numeric,
                       block_height = $1::numeric,
@@ -296,7 +370,11 @@ export class PostgresStore implements LedgerStore {
     const c = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      await c.query("SELECT pg_advisory_lock($1::bigint)", [MIGRATION_LOCK]);
+      // Another process may be migrating (a copy of every table, for migration 4): wait for it as
+      // long as a migration may run, then back to this connection's own statement timeout.
+      await c.query(`SET statement_timeout = ${MIGRATION_STATEMENT_TIMEOUT_MS}`);
+      await c.query({ text: "SELECT pg_advisory_lock($1::bigint)", values: [MIGRATION_LOCK], query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
+      await c.query("RESET statement_timeout");
       try {
         await c.query(
           "CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
@@ -313,7 +391,10 @@ export class PostgresStore implements LedgerStore {
           if (version <= current) continue;
           await c.query("BEGIN");
           try {
-            await c.query(sql);
+            // A migration copies tables (migration 4: the whole ledger, about a minute per million
+            // versions on a small machine), far longer than a request's statement timeout.
+            await c.query(`SET LOCAL statement_timeout = ${MIGRATION_STATEMENT_TIMEOUT_MS}`);
+            await c.query({ text: sql, query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
             await c.query("INSERT INTO schema_version (version) VALUES ($1)", [version]);
             await c.query("COMMIT");
           } catch (e) {
@@ -404,8 +485,8 @@ export class PostgresStore implements LedgerStore {
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
-    const row = (await this.query<{ value: string | null }>("resource", [address, type, u64Param(version)]))[0];
-    return row?.value ?? null;
+    const value = (await this.query<{ value: Buffer | null }>("resource", [address, type, u64Param(version)]))[0]?.value ?? null;
+    return value === null ? null : unpackResourceValue(address, value);
   }
 
   async getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]> {
@@ -482,7 +563,19 @@ export class PostgresStore implements LedgerStore {
     if (writes.length === 0) return;
     try {
       await this.transaction("commitBlocks", async (c) => {
-        for (const w of writes) await c.query({ name: "ln_commit", text: SQL.commit, values: commitValues(w) });
+        // The next block's parameters (resource values packed: about 20 µs a version) are made
+        // while the server runs the current block's statement, not between the two.
+        let values = commitValues(writes[0]!);
+        for (let i = 0; i < writes.length; i++) {
+          const sent = c.query({ name: "ln_commit", text: SQL.commit, values });
+          try {
+            if (i + 1 < writes.length) values = commitValues(writes[i + 1]!);
+          } catch (e) {
+            await sent.catch(() => undefined); // settled before the rollback, never left unhandled
+            throw e;
+          }
+          await sent;
+        }
       });
     } catch (e) {
       throw commitError(e, writes);
@@ -513,20 +606,19 @@ export class PostgresStore implements LedgerStore {
         );
       }
       for (const t of w.tableItems) {
-        await c.query("INSERT INTO table_items (handle, key, version, value) VALUES ($1, $2, $3::numeric, $4) ON CONFLICT DO NOTHING", [
-          t.handle,
-          t.key,
-          u64Param(t.version),
-          t.value,
-        ]);
+        await c.query(
+          `WITH ${INTERN_ADDRESS("$1::bytea")} INSERT INTO table_items (handle_id, key, version, value)
+           SELECT id, $2, $3::numeric, $4 FROM interned ON CONFLICT DO NOTHING`,
+          [t.handle, t.key, u64Param(t.version), t.value],
+        );
       }
       for (const r of w.resources) {
-        await c.query("INSERT INTO resources (address, type, version, value) VALUES ($1, $2, $3::numeric, $4) ON CONFLICT DO NOTHING", [
-          r.address,
-          r.type,
-          u64Param(r.version),
-          r.json,
-        ]);
+        await c.query(
+          `WITH ${INTERN_ADDRESS("$1::bytea")}, ${INTERN_TYPE("$2::text")}
+           INSERT INTO resources (address_id, type_id, version, value)
+           SELECT interned.id, interned_type.id, $3::numeric, $4 FROM interned, interned_type ON CONFLICT DO NOTHING`,
+          [r.address, r.type, u64Param(r.version), r.json === null ? null : packResourceValue(r.address, r.json)],
+        );
       }
     });
   }
@@ -535,12 +627,14 @@ export class PostgresStore implements LedgerStore {
     try {
       const r =
         key.kind === "table_item"
-          ? await this.pool.query<{ v: string | null }>("SELECT max(version) AS v FROM table_items WHERE handle = $1 AND key = $2 AND version <= $3::numeric", [
+          ? await this.pool.query<{ v: string | null }>(`SELECT max(version) AS v FROM table_items WHERE handle_id = ${ADDRESS_ID("$1")} AND key = $2 AND version <= $3::numeric`, [
               key.handle,
               key.key,
               u64Param(upTo),
             ])
-          : await this.pool.query<{ v: string | null }>("SELECT max(version) AS v FROM resources WHERE address = $1 AND type = $2 AND version <= $3::numeric", [
+          : await this.pool.query<{ v: string | null }>(
+              `SELECT max(version) AS v FROM resources WHERE address_id = ${ADDRESS_ID("$1")} AND type_id = ${TYPE_ID("$2")} AND version <= $3::numeric`,
+              [
               key.address,
               key.type,
               u64Param(upTo),
@@ -553,29 +647,173 @@ export class PostgresStore implements LedgerStore {
   }
 
   /**
-   * One transaction: pruners take turns (a second one finds nothing to do), the rows no read at or
-   * above the new oldest version can see are deleted, and the oldest version is raised. Readers
-   * see the raise and the deletions together at the commit, so the order inside does not matter
-   * to them; raising it last keeps the ledger row — which every block commit also updates —
-   * locked only for the final statement instead of the whole prune.
+   * In bounded steps, each its own transaction, so that no transaction is large and every commit
+   * leaves an exactly pruned ledger (as the SQLite store, `pruneBatch` there):
+   * 1. the oldest version moves up a block boundary at a time, about `pruneStepVersions` past the
+   *    previous step, deleting the transactions and blocks below it in the same commit;
+   * 2. then the state tables are walked by version (their `version` indexes), from where the walk
+   *    stopped before (`prune_progress.state_from`) up to the oldest version, a version range of
+   *    about `pruneStepRows` rows per table a step: of the keys written in the range, the rows at
+   *    or below its top that a newer row at or below the oldest version supersedes go, and so do
+   *    the deletions in the range that are then the oldest row of their key. No read at or above
+   *    the oldest version sees those rows, and the step records how far the walk got in the same
+   *    commit, so a prune stopped at any point (crash, timeout, lost connection) leaves a correct
+   *    ledger and the next one resumes the walk where it stopped.
+   * Pruners take turns: the whole prune holds a session advisory lock on its one connection, and
+   * a prune that finds another running returns at once, having done nothing. Readers are never
+   * blocked (MVCC). Each step updates the ledger row, which every block commit also updates, in
+   * its last statement, so a commit waits at most for the end of one step.
    */
   async prune(target: PruneTarget): Promise<PruneResult> {
-    return this.transaction("prune", async (c) => {
-      const run = async (text: string, values: unknown[] = []) =>
-        c.query({ text, values, query_timeout: PRUNE_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
-      await run(`SET LOCAL statement_timeout = ${PRUNE_STATEMENT_TIMEOUT_MS}`);
-      const locked = await run("SELECT pg_try_advisory_xact_lock($1::bigint) AS ok", [PRUNE_LOCK]);
+    let c: PoolClient;
+    try {
+      c = await this.pool.connect();
+    } catch (e) {
+      throw storageError(e, "prune");
+    }
+    let broken: Error | undefined;
+    // A connection lost between two statements (server restart, a terminated backend) says so on
+    // the client; the pool listens only while it is idle, and an unheard 'error' would end the process.
+    const lost = (e: Error) => {
+      broken = e;
+    };
+    c.on("error", lost);
+    try {
+      const locked = await pruneQuery(c, "SELECT pg_try_advisory_lock($1::bigint) AS ok", [PRUNE_LOCK]);
       if (!locked.rows[0]?.ok) return { ...NOTHING_PRUNED }; // another process is pruning right now
-      const row = (await run("SELECT oldest_version FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL")).rows[0];
-      const plan = planPrune(row ? u64FromColumn(row.oldest_version as string) : null, target);
-      if (!plan) return { ...NOTHING_PRUNED };
-      const result = await runPrune(plan, async (text, values) => (await run(text, values)).rowCount ?? 0);
-      await run("UPDATE ledger SET oldest_version = $1::numeric, oldest_block_height = $2::numeric WHERE id = 1", [
-        u64Param(plan.oldestVersion),
-        u64Param(plan.oldestBlockHeight),
-      ]);
-      return result;
-    });
+      try {
+        const total = { ...NOTHING_PRUNED };
+        for (;;) {
+          const step = await this.pruneStep(c, () => this.moveOldest(c, target));
+          total.transactionsDeleted += step.transactionsDeleted;
+          total.blocksDeleted += step.blocksDeleted;
+          if (step.done) break;
+        }
+        for (;;) {
+          const step = await this.pruneStep(c, () => this.walkState(c));
+          total.stateRowsDeleted += step.deleted;
+          if (step.done) break;
+        }
+        return total;
+      } finally {
+        await c.query("SELECT pg_advisory_unlock($1::bigint)", [PRUNE_LOCK]).catch((e: Error) => (broken = e));
+      }
+    } catch (e) {
+      broken ??= isUnavailableError(e) && !(e instanceof DatabaseError && e.code === "57014") ? (e as Error) : undefined;
+      throw storageError(e, "prune");
+    } finally {
+      c.off("error", lost);
+      c.release(broken);
+    }
+  }
+
+  /** One prune step in a transaction of its own on the prune's connection. */
+  private async pruneStep<T>(c: PoolClient, f: () => Promise<T>): Promise<T> {
+    await c.query("BEGIN");
+    try {
+      await c.query(`SET LOCAL statement_timeout = ${PRUNE_STATEMENT_TIMEOUT_MS}`);
+      const r = await f();
+      await c.query("COMMIT");
+      return r;
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Step 1 of `prune`: the oldest version up one bounded step toward `target`. */
+  private async moveOldest(c: PoolClient, target: PruneTarget): Promise<{ transactionsDeleted: number; blocksDeleted: number; done: boolean }> {
+    const row = (await pruneQuery(c, "SELECT oldest_version FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL")).rows[0];
+    const plan = planPrune(row ? u64FromColumn(row.oldest_version as string) : null, target);
+    if (!plan) return { transactionsDeleted: 0, blocksDeleted: 0, done: true };
+    const next = (
+      await pruneQuery(c, "SELECT height, first_version FROM blocks WHERE first_version >= $1::numeric ORDER BY first_version LIMIT 1", [
+        u64Param(plan.previousOldestVersion + BigInt(this.settings.pruneStepVersions)),
+      ])
+    ).rows[0] as { height: string; first_version: string } | undefined;
+    const step =
+      next && u64FromColumn(next.first_version) < plan.oldestVersion
+        ? { oldestVersion: u64FromColumn(next.first_version), oldestBlockHeight: u64FromColumn(next.height) }
+        : plan;
+    // The state walk starts where the ledger started when no prune ever ran (rows below the first
+    // block's version are a follower's base state: at most one per key).
+    await pruneQuery(c, "INSERT INTO prune_progress (id, state_from) VALUES (1, $1::numeric) ON CONFLICT (id) DO NOTHING", [
+      u64Param(plan.previousOldestVersion),
+    ]);
+    const transactionsDeleted = (await pruneQuery(c, "DELETE FROM transactions WHERE version < $1::numeric", [u64Param(step.oldestVersion)])).rowCount ?? 0;
+    const blocksDeleted = (await pruneQuery(c, "DELETE FROM blocks WHERE height < $1::numeric", [u64Param(step.oldestBlockHeight)])).rowCount ?? 0;
+    await pruneQuery(c, "UPDATE ledger SET oldest_version = $1::numeric, oldest_block_height = $2::numeric WHERE id = 1", [
+      u64Param(step.oldestVersion),
+      u64Param(step.oldestBlockHeight),
+    ]);
+    return { transactionsDeleted, blocksDeleted, done: step === plan };
+  }
+
+  /**
+   * Step 2 of `prune`: the state rows of one version range [state_from, top], top chosen so that
+   * no table has much more than `pruneStepRows` rows in it (a version holding more is taken
+   * whole), and at most the oldest version. Invariant kept: every key has at most one row below
+   * `state_from`, and it is the key's newest at or below the oldest version when the walk passed it.
+   */
+  private async walkState(c: PoolClient): Promise<{ deleted: number; done: boolean }> {
+    const row = (
+      await pruneQuery(c, "SELECT l.oldest_version, p.state_from FROM ledger l JOIN prune_progress p ON p.id = 1 WHERE l.id = 1 AND l.oldest_version IS NOT NULL")
+    ).rows[0] as { oldest_version: string; state_from: string } | undefined;
+    if (!row) return { deleted: 0, done: true };
+    const oldest = u64FromColumn(row.oldest_version);
+    const from = u64FromColumn(row.state_from);
+    if (from > oldest) return { deleted: 0, done: true };
+    let top = oldest;
+    for (const { table } of STATE_TABLES) {
+      const far = (
+        await pruneQuery(c, `SELECT version FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric ORDER BY version OFFSET $3 LIMIT 1`, [
+          u64Param(from),
+          u64Param(oldest),
+          this.settings.pruneStepRows,
+        ])
+      ).rows[0] as { version: string } | undefined;
+      if (far) {
+        const v = u64FromColumn(far.version);
+        const end = v > from ? v - 1n : from;
+        if (end < top) top = end;
+      }
+    }
+    let deleted = 0;
+    for (const { table, keys, value } of STATE_TABLES) {
+      const cols = keys.join(", ");
+      const sameKey = (a: string, b: string) => keys.map((k) => `${a}.${k} = ${b}.${k}`).join(" AND ");
+      // Per key written in the range (one seek each, materialized so that it is not re-run per row):
+      // its newest row at or below the oldest version and its one row below the range, if any.
+      // Superseded: the key's rows in the range older than that newest one, and the row below.
+      const superseded = await pruneQuery(
+        c,
+        `WITH k AS MATERIALIZED (
+           SELECT w.*, (SELECT max(n.version) FROM ${table} n WHERE ${sameKey("n", "w")} AND n.version <= $3::numeric) AS newest,
+                       (SELECT max(b.version) FROM ${table} b WHERE ${sameKey("b", "w")} AND b.version < $1::numeric) AS below
+           FROM (SELECT DISTINCT ${cols} FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric) w
+         ), in_range AS (
+           DELETE FROM ${table} s USING k
+           WHERE ${sameKey("s", "k")} AND s.version >= $1::numeric AND s.version <= $2::numeric AND s.version < k.newest
+           RETURNING 1
+         ), below AS (
+           DELETE FROM ${table} s USING k
+           WHERE ${sameKey("s", "k")} AND s.version = k.below AND k.below < k.newest
+           RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM in_range) + (SELECT count(*) FROM below) AS n`,
+        [u64Param(from), u64Param(top), u64Param(oldest)],
+      );
+      deleted += Number(superseded.rows[0]?.n ?? 0);
+      deleted +=
+        (
+          await pruneQuery(c, `DELETE FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric AND ${value} IS NULL`, [
+            u64Param(from),
+            u64Param(top),
+          ])
+        ).rowCount ?? 0;
+    }
+    await pruneQuery(c, "UPDATE prune_progress SET state_from = $1::numeric WHERE id = 1", [u64Param(top + 1n)]);
+    return { deleted, done: top >= oldest };
   }
 
   /** Runs `f` in one transaction on one connection; a broken connection is discarded. */
@@ -607,6 +845,37 @@ export class PostgresStore implements LedgerStore {
   }
 }
 
+/**
+ * Numbers the distinct addresses (or type names) a block names, from 1 in order of first use: the
+ * positions the `commit` statement's rows refer to.
+ */
+class Interned<K> {
+  readonly values: K[] = [];
+  private readonly index = new Map<string, number>();
+  constructor(private readonly keyOf: (v: K) => string) {}
+  ord(v: K): number {
+    const k = this.keyOf(v);
+    let i = this.index.get(k);
+    if (i === undefined) {
+      i = this.values.push(v);
+      this.index.set(k, i);
+    }
+    return i;
+  }
+}
+
+const hexOf = (a: Uint8Array): string => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("hex");
+
+/**
+ * A user transaction's contract address as 32 bytes. The importer gives 64 hex digits; any form
+ * `parseAddress` takes is accepted, and it is read back as 64 lowercase hex digits.
+ */
+function contractBytes(text: string): Uint8Array {
+  const bytes = parseAddress(text);
+  if (!bytes) throw new Error(`contract address ${JSON.stringify(text.slice(0, 100))} is not an address`);
+  return bytes;
+}
+
 /** The parameters of the `commit` statement for one block. */
 function commitValues(w: BlockWrite): unknown[] {
   const b = w.block;
@@ -616,6 +885,13 @@ function commitValues(w: BlockWrite): unknown[] {
   const modules = lastWrites(w.modules, (m) => [m.address, m.stateKey, m.version]);
   const items = lastWrites(w.tableItems, (t) => [t.handle, t.key, t.version]);
   const resources = lastWrites(w.resources, (r) => [r.address, r.type, r.version]);
+  const addresses = new Interned<Uint8Array>(hexOf);
+  const types = new Interned<string>((t) => t);
+  const senderOrds = txns.map((t) => (t.user ? addresses.ord(t.user.sender) : null));
+  const contractOrds = txns.map((t) => (t.user?.contractAddress != null ? addresses.ord(contractBytes(t.user.contractAddress)) : null));
+  const handleOrds = items.map((t) => addresses.ord(t.handle));
+  const ownerOrds = resources.map((r) => addresses.ord(r.address));
+  const typeOrds = resources.map((r) => types.ord(r.type));
   return [
     u64Param(b.height),
     u64Param(b.epoch),
@@ -624,30 +900,32 @@ function commitValues(w: BlockWrite): unknown[] {
     u64Param(b.lastVersion),
     b.endInfo ? b.endInfo.blockGasLimitReached : null,
     b.endInfo ? b.endInfo.blockOutputLimitReached : null,
+    addresses.values,
+    types.values,
     txns.map((t) => u64Param(t.version)),
+    senderOrds,
+    contractOrds,
     txns.map((t) => txnKindCode(t.kind)),
-    txns.map((t) => t.hash),
-    txns.map((t) => t.user?.sender ?? null),
     txns.map((t) => (t.user ? replayKindCode(t.user.replayProtector) : null)),
+    txns.map((t) => (t.user ? t.user.success : null)),
+    txns.map((t) => t.hash),
     txns.map((t) => (t.user ? u64Param(t.user.replayProtector.value) : null)),
     txns.map((t) => (t.user ? u64Param(t.user.gasUnitPrice) : null)),
     txns.map((t) => (t.user ? u64Param(t.user.gasUsed) : null)),
-    txns.map((t) => (t.user ? t.user.success : null)),
-    txns.map((t) => t.user?.contractAddress ?? null),
     modules.map((m) => m.address),
     modules.map((m) => m.stateKey),
     modules.map((m) => u64Param(m.version)),
     modules.map((m) => m.name),
     modules.map((m) => m.bytecode),
     modules.map((m) => (m.bytecode ? codeHash(m.bytecode) : null)),
-    items.map((t) => t.handle),
+    handleOrds,
     items.map((t) => t.key),
     items.map((t) => u64Param(t.version)),
     items.map((t) => t.value),
-    resources.map((r) => r.address),
-    resources.map((r) => r.type),
+    ownerOrds,
+    typeOrds,
     resources.map((r) => u64Param(r.version)),
-    resources.map((r) => r.json),
+    resources.map((r) => (r.json === null ? null : packResourceValue(r.address, r.json))),
   ];
 }
 
@@ -673,31 +951,9 @@ function lastWrites<T>(writes: T[], key: (w: T) => [Uint8Array, Uint8Array | str
   return writes.filter((_, i) => keep.has(i));
 }
 
-/**
- * The plan's deletions, counted. The state tables have an index on `version`, so the keys written
- * since the previous prune are found without scanning whole tables.
- */
-async function runPrune(plan: PrunePlan, count: (sql: string, values: unknown[]) => Promise<number>): Promise<PruneResult> {
-  const upTo = u64Param(plan.oldestVersion);
-  const since = u64Param(plan.previousOldestVersion);
-  const transactionsDeleted = await count("DELETE FROM transactions WHERE version < $1::numeric", [upTo]);
-  const blocksDeleted = await count("DELETE FROM blocks WHERE height < $1::numeric", [u64Param(plan.oldestBlockHeight)]);
-  let stateRowsDeleted = 0;
-  for (const { table, keys, value } of plan.stateTables) {
-    const cols = keys.join(", ");
-    const sameKey = keys.map((k) => `s.${k} = c.${k}`).join(" AND ");
-    stateRowsDeleted += await count(
-      `WITH c AS (SELECT ${cols}, max(version) AS newest FROM ${table}
-                  WHERE version >= $1::numeric AND version <= $2::numeric GROUP BY ${cols})
-       DELETE FROM ${table} s USING c WHERE ${sameKey} AND s.version < c.newest`,
-      [since, upTo],
-    );
-    stateRowsDeleted += await count(
-      `DELETE FROM ${table} WHERE version >= $1::numeric AND version <= $2::numeric AND ${value} IS NULL`,
-      [since, upTo],
-    );
-  }
-  return { transactionsDeleted, stateRowsDeleted, blocksDeleted };
+/** A statement of a prune: it may run up to PRUNE_STATEMENT_TIMEOUT_MS (the step's SET LOCAL). */
+function pruneQuery(c: PoolClient, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+  return c.query({ text, values, query_timeout: PRUNE_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
 }
 
 /** A row of a summaries page statement: the ledger columns, the newest version, a summary (all null for none). */

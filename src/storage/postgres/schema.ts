@@ -84,4 +84,100 @@ export const MIGRATIONS: readonly string[] = [
     version u64 NOT NULL
   );
   `,
+  `
+  -- Smaller storage (issue 17 item 5), the same logical design as the SQLite schema: every 32-byte
+  -- account address and table handle (aptos-core's TableHandle is an AccountAddress) and every
+  -- resource type is stored once and referred to by an integer id; resource values are the
+  -- stored form of resourceValue.ts (bytea). The old tables are copied whole into the new ones in
+  -- this one transaction, so a database is either all old or all new.
+  CREATE TABLE addresses (
+    id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    address bytea NOT NULL UNIQUE CHECK (length(address) = 32)
+  );
+  CREATE TABLE resource_types (
+    id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text COLLATE "C" NOT NULL UNIQUE
+  );
+  INSERT INTO addresses (address)
+  SELECT a FROM (
+    SELECT sender AS a, min(version) AS first FROM transactions WHERE sender IS NOT NULL GROUP BY sender
+    UNION ALL
+    SELECT decode(lpad(regexp_replace(lower(contract), '^0x', ''), 64, '0'), 'hex'), min(version)
+    FROM transactions WHERE contract IS NOT NULL GROUP BY contract
+    UNION ALL
+    SELECT handle, min(version) FROM table_items GROUP BY handle
+    UNION ALL
+    SELECT address, min(version) FROM resources GROUP BY address
+  ) u GROUP BY a ORDER BY min(first), a;
+  INSERT INTO resource_types (name)
+  SELECT type FROM resources GROUP BY type ORDER BY min(version), type;
+
+  ALTER TABLE transactions RENAME TO transactions_v3;
+  ALTER INDEX transactions_by_sender RENAME TO transactions_v3_by_sender;
+  ALTER INDEX transactions_pkey RENAME TO transactions_v3_pkey;
+  -- Fixed-width columns first: no alignment padding between them.
+  CREATE TABLE transactions (
+    version u64 PRIMARY KEY,
+    sender_id integer,
+    contract_id integer,
+    kind smallint NOT NULL,
+    replay_kind smallint,
+    success boolean,
+    hash bytea NOT NULL,
+    replay_value u64,
+    gas_unit_price u64,
+    gas_used u64
+  );
+  INSERT INTO transactions (version, sender_id, contract_id, kind, replay_kind, success, hash, replay_value, gas_unit_price, gas_used)
+  SELECT t.version, s.id, c.id, t.kind, t.replay_kind, t.success, t.hash, t.replay_value, t.gas_unit_price, t.gas_used
+  FROM transactions_v3 t
+  LEFT JOIN addresses s ON s.address = t.sender
+  LEFT JOIN addresses c ON c.address = decode(lpad(regexp_replace(lower(t.contract), '^0x', ''), 64, '0'), 'hex')
+  ORDER BY t.version;
+  DROP TABLE transactions_v3;
+  CREATE INDEX transactions_by_sender ON transactions (sender_id, version) WHERE sender_id IS NOT NULL;
+
+  ALTER TABLE table_items RENAME TO table_items_v3;
+  ALTER INDEX table_items_pkey RENAME TO table_items_v3_pkey;
+  ALTER INDEX table_items_by_version RENAME TO table_items_v3_by_version;
+  CREATE TABLE table_items (
+    handle_id integer NOT NULL,
+    key bytea NOT NULL,
+    version u64 NOT NULL,
+    value bytea,
+    PRIMARY KEY (handle_id, key, version)
+  );
+  INSERT INTO table_items (handle_id, key, version, value)
+  SELECT h.id, t.key, t.version, t.value FROM table_items_v3 t JOIN addresses h ON h.address = t.handle
+  ORDER BY h.id, t.key, t.version;
+  DROP TABLE table_items_v3;
+  CREATE INDEX table_items_by_version ON table_items (version);
+
+  ALTER TABLE resources RENAME TO resources_v3;
+  ALTER INDEX resources_pkey RENAME TO resources_v3_pkey;
+  ALTER INDEX resources_by_version RENAME TO resources_v3_by_version;
+  CREATE TABLE resources (
+    address_id integer NOT NULL,
+    type_id integer NOT NULL,
+    version u64 NOT NULL,
+    value bytea,
+    PRIMARY KEY (address_id, type_id, version)
+  );
+  -- A value written before this migration keeps its JSON text in the RAW form of resourceValue.ts
+  -- (format byte 0, then the UTF-8 bytes): exact, and one read path for every row.
+  INSERT INTO resources (address_id, type_id, version, value)
+  SELECT a.id, ty.id, r.version, CASE WHEN r.value IS NULL THEN NULL ELSE '\\x00'::bytea || convert_to(r.value, 'UTF8') END
+  FROM resources_v3 r JOIN addresses a ON a.address = r.address JOIN resource_types ty ON ty.name = r.type
+  ORDER BY a.id, ty.id, r.version;
+  DROP TABLE resources_v3;
+  CREATE INDEX resources_by_version ON resources (version);
+
+  -- Where the state walk of a prune in steps has reached (see PostgresStore.prune): every state
+  -- row below state_from was visited at an oldest version at least as high as that row.
+  CREATE TABLE prune_progress (
+    id smallint PRIMARY KEY CHECK (id = 1),
+    state_from u64 NOT NULL
+  );
+  INSERT INTO prune_progress (id, state_from) SELECT 1, oldest_version FROM ledger WHERE oldest_version IS NOT NULL;
+  `,
 ];

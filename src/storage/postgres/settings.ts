@@ -13,6 +13,9 @@
  * |                     |                     |         | as libpq; option: ms); also bounds waiting for a |
  * |                     |                     |         | free pooled connection                           |
  * | `idle_timeout`      | `idleTimeoutMs`     | 30      | seconds an idle pooled connection is kept        |
+ * | `prune_step_versions` | `pruneStepVersions` | 10000 | versions whose transactions and blocks one prune |
+ * |                     |                     |         | step removes (rounded up to a block boundary)    |
+ * | `prune_step_rows`   | `pruneStepRows`     | 20000   | state rows per table one prune step visits        |
  *
  * Every other parameter (`sslmode`, `application_name`, `options`, `host=/socket/dir`, …) is
  * passed to the driver (node-postgres) unchanged.
@@ -23,6 +26,8 @@ export interface PostgresStoreOptions {
   statementTimeoutMs?: number;
   connectTimeoutMs?: number;
   idleTimeoutMs?: number;
+  pruneStepVersions?: number;
+  pruneStepRows?: number;
 }
 
 export type PostgresSettings = Required<PostgresStoreOptions>;
@@ -32,6 +37,8 @@ export const DEFAULT_POSTGRES_SETTINGS: PostgresSettings = {
   statementTimeoutMs: 5_000,
   connectTimeoutMs: 3_000,
   idleTimeoutMs: 30_000,
+  pruneStepVersions: 10_000,
+  pruneStepRows: 20_000,
 };
 
 /** URL parameter → [option, multiplier to ms (or 1 for counts), min, max]. */
@@ -40,6 +47,8 @@ const PARAMS: Record<string, [keyof PostgresSettings, number, number, number]> =
   statement_timeout: ["statementTimeoutMs", 1, 1, 86_400_000],
   connect_timeout: ["connectTimeoutMs", 1000, 1, 3_600],
   idle_timeout: ["idleTimeoutMs", 1000, 1, 86_400],
+  prune_step_versions: ["pruneStepVersions", 1, 1, 1_000_000_000],
+  prune_step_rows: ["pruneStepRows", 1, 1, 1_000_000_000],
 };
 
 /** Splits our settings off a `postgres://` URL; throws a message naming a bad value. */

@@ -1,0 +1,433 @@
+/**
+ * What the PostgreSQL store does beyond the shared suite (`store.suite.ts`): migration 4 (interned
+ * addresses and resource types, packed resource values) converts a database made before it and
+ * every read answers as before; and pruning in bounded steps (tiny steps here, so that every
+ * boundary is crossed) ends with exactly the rows one whole prune leaves, answers exactly between
+ * its steps, and resumes after being cut off mid-way.
+ */
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { codeHash } from "../src/ledger/codeHash.js";
+import { moduleStateKey } from "../src/ledger/stateKey.js";
+import type { BlockWrite, LedgerStore, PruneResult } from "../src/storage/LedgerStore.js";
+import { PostgresStore, type PostgresStoreOptions } from "../src/storage/postgres/PostgresStore.js";
+import { MIGRATIONS } from "../src/storage/postgres/schema.js";
+import { postgresBackend } from "./helpers/postgres.js";
+import { dumpTables } from "./helpers/ledgerTables.js";
+import { prng, testSeed } from "./helpers/seed.js";
+import { tableItem } from "./helpers/store.js";
+
+const SEED = testSeed(17_2026);
+const backend = postgresBackend();
+const opened: LedgerStore[] = [];
+afterAll(async () => {
+  for (const s of opened) await s.close().catch(() => undefined);
+  await backend.cleanup();
+});
+const open = async (url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> => {
+  const s = await PostgresStore.connect(url, opts);
+  opened.push(s);
+  return s;
+};
+const TINY_STEPS: PostgresStoreOptions = { pruneStepVersions: 1, pruneStepRows: 1 };
+const WHOLE: PostgresStoreOptions = { pruneStepVersions: 1e9, pruneStepRows: 1e9 };
+
+const addr = (i: number): Uint8Array => {
+  const a = new Uint8Array(32);
+  a[0] = 0xa0;
+  a[31] = i;
+  return a;
+};
+const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
+const SENDERS = [addr(1), addr(2), addr(3), addr(4)];
+/** A table handle may also be an account's address (both are AccountAddress): one id for both. */
+const HANDLES = [addr(0x70), addr(2)];
+const KEYS = [0, 1, 2, 3, 4, 5].map((i) => Uint8Array.from([i, 0xee]));
+const TYPES = ["0x1::account::Account", "0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>", "0x1::object::ObjectCore"];
+const NAMES = ["a", "b", "coin"];
+const CONTRACTS = [hex(addr(0x99)), hex(addr(1)), null];
+
+const accountJson = (owner: Uint8Array, seq: bigint) =>
+  `{"authentication_key":"0x${hex(owner)}","sequence_number":"${seq}","guid_creation_num":"0"}`;
+
+/** A random history: blocks of 1–4 versions, user transactions, table items, resources and modules written and deleted. */
+function history(seed: number, blocks: number): BlockWrite[] {
+  const random = prng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const out: BlockWrite[] = [];
+  let version = 0n;
+  const sequence = SENDERS.map(() => 0n);
+  for (let height = 0n; height < BigInt(blocks); height++) {
+    const w: BlockWrite = {
+      block: { height, epoch: 0n, timestampUsec: height * 1000n, firstVersion: version, lastVersion: version, endInfo: null },
+      transactions: [],
+      modules: [],
+      tableItems: [],
+      resources: [],
+    };
+    const count = 1 + Math.floor(random() * 4);
+    for (let i = 0; i < count; i++, version++) {
+      const s = Math.floor(random() * SENDERS.length);
+      const user =
+        version === 0n || random() < 0.3
+          ? null
+          : {
+              sender: SENDERS[s]!,
+              replayProtector: random() < 0.2 ? { type: "nonce" as const, value: BigInt(Math.floor(random() * 1e9)) } : { type: "sequence_number" as const, value: sequence[s]!++ },
+              gasUnitPrice: 100n + BigInt(Math.floor(random() * 50)),
+              gasUsed: BigInt(Math.floor(random() * 1000)),
+              success: random() < 0.9,
+              contractAddress: pick(CONTRACTS),
+            };
+      w.transactions.push({ version, kind: version === 0n ? "genesis_transaction" : user ? "user_transaction" : "block_metadata_transaction", hash: Buffer.alloc(32, Number(version % 256n)), user });
+      for (let k = 0; k < Math.floor(random() * 3); k++) {
+        w.tableItems.push({ version, handle: pick(HANDLES), key: pick(KEYS), value: random() < 0.2 ? null : Buffer.alloc(1 + Math.floor(random() * 40), Number(version % 251n)) });
+      }
+      for (let k = 0; k < Math.floor(random() * 3); k++) {
+        const owner = pick(SENDERS);
+        const type = pick(TYPES);
+        const json = random() < 0.15 ? null : type === TYPES[0] ? accountJson(owner, version) : JSON.stringify({ v: `${version}`, s: "ünï ✓" });
+        w.resources.push({ version, address: owner, type, json });
+      }
+      if (random() < 0.3) {
+        const owner = pick(SENDERS);
+        const name = pick(NAMES);
+        w.modules.push({ version, address: owner, name, stateKey: moduleStateKey(owner, name), bytecode: random() < 0.2 ? null : Buffer.from(`code ${version}`) });
+      }
+    }
+    w.block.lastVersion = version - 1n;
+    out.push(w);
+  }
+  return out;
+}
+
+async function filled(blocks: BlockWrite[], opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  const s = await open(await backend.newDb(), opts);
+  await s.initChain(4);
+  // A few blocks per commit, and single ones: both commit paths.
+  for (let i = 0; i < blocks.length; i += 5) {
+    if (i % 10 === 0) await s.commitBlocks(blocks.slice(i, i + 5));
+    else for (const b of blocks.slice(i, i + 5)) await s.commitBlock(b);
+  }
+  return s;
+}
+
+/** Everything readable at `version` through the store's reads (ranges from `oldest`). */
+async function readRaw(s: LedgerStore, version: bigint, oldest: bigint) {
+  const h = (b: Uint8Array | null) => (b ? hex(b) : null);
+  return {
+    items: await Promise.all(HANDLES.flatMap((handle) => KEYS.map(async (k) => h(await tableItem(s, handle, k, version))))),
+    resources: await Promise.all(SENDERS.flatMap((a) => TYPES.map((t) => s.getResource(a, t, version)))),
+    modules: await Promise.all(SENDERS.map(async (a) => (await s.getModules(a, version, null, 100)).map((m) => `${m.name}=${m.codeHash}`))),
+    modulesVersion: await Promise.all(SENDERS.map(async (a) => (await s.readModulesVersion(a, version))?.value ?? null)),
+    summaries: await Promise.all(SENDERS.map((a) => s.getTransactionSummaries({ sender: a, start: oldest, ledgerVersion: version, limit: 1000 }))),
+    summariesBack: await Promise.all(SENDERS.map(async (a) => (await s.readSummaries({ sender: a, end: version, limit: 7 }))?.value.rows ?? [])),
+    summariesVersion: await Promise.all(SENDERS.map(async (a) => (await s.readSummariesVersion(a, version))?.value ?? null)),
+    newest: await Promise.all(
+      [...HANDLES.flatMap((handle) => KEYS.map((key) => ({ kind: "table_item" as const, handle, key }))), ...SENDERS.flatMap((address) => TYPES.map((type) => ({ kind: "resource" as const, address, type })))].map(
+        (key) => s.newestStateVersion(key, version),
+      ),
+    ),
+    gas: await s.getUserTxnGas(oldest, version),
+    fingerprints: await s.getFingerprints(oldest, version),
+    block: (await s.getBlockByVersion(version))?.height ?? null,
+  };
+}
+
+/**
+ * `raw` as far as it concerns versions at or above `oldest`: a version below it only says "before
+ * the oldest version" (which one a pruned ledger still holds is not an answer), and rows below it
+ * are left out.
+ */
+function judged(raw: Awaited<ReturnType<typeof readRaw>>, oldest: bigint) {
+  // A pruned ledger may hold an older row or none (a deletion at or below the oldest version hides nothing, and goes): the same answer.
+  const kept = (v: bigint | null) => (v === null || v < oldest ? "none at or above oldest" : v);
+  const from = <T extends { version: bigint }>(xs: T[]) => xs.filter((x) => x.version >= oldest);
+  return {
+    ...raw,
+    modulesVersion: raw.modulesVersion.map(kept),
+    summaries: raw.summaries.map(from),
+    summariesBack: raw.summariesBack.map(from),
+    summariesVersion: raw.summariesVersion.map(kept),
+    newest: raw.newest.map(kept),
+    gas: from(raw.gas),
+    fingerprints: from(raw.fingerprints),
+  };
+}
+
+async function readAt(s: LedgerStore, version: bigint, oldest: bigint) {
+  return judged(await readRaw(s, version, oldest), oldest);
+}
+
+/** The rows of the ledger's tables except what records when and how far a prune got. */
+async function rows(s: PostgresStore): Promise<Record<string, string[]>> {
+  const all = await dumpTables((s as unknown as { pool: pg.Pool }).pool.options.connectionString as string);
+  delete all.prune_progress;
+  return all;
+}
+
+/**
+ * The `commit` statement and parameters of the store before migration 4 (address bytes and
+ * resource JSON text in every row): a database made by that release, for the migration test.
+ */
+const COMMIT_BEFORE_4 = `
+    WITH blk AS (
+      INSERT INTO blocks (height, epoch, timestamp_usec, first_version, last_version, gas_limit_reached, output_limit_reached)
+      VALUES ($1::numeric, $2::numeric, $3::numeric, $4::numeric, $5::numeric, $6::boolean, $7::boolean)
+    ), txn AS (
+      INSERT INTO transactions (version, kind, hash, sender, replay_kind, replay_value, gas_unit_price, gas_used, success, contract)
+      SELECT * FROM unnest($8::numeric[], $9::smallint[], $10::bytea[], $11::bytea[], $12::smallint[],
+                           $13::numeric[], $14::numeric[], $15::numeric[], $16::boolean[], $17::text[])
+    ), mods AS (
+      INSERT INTO modules (address, state_key, version, name, bytecode, code_hash)
+      SELECT * FROM unnest($18::bytea[], $19::bytea[], $20::numeric[], $21::text[], $22::bytea[], $23::text[])
+      ON CONFLICT (address, state_key, version) DO UPDATE SET name = excluded.name, bytecode = excluded.bytecode, code_hash = excluded.code_hash
+    ), items AS (
+      INSERT INTO table_items (handle, key, version, value)
+      SELECT * FROM unnest($24::bytea[], $25::bytea[], $26::numeric[], $27::bytea[])
+      ON CONFLICT (handle, key, version) DO UPDATE SET value = excluded.value
+    ), res AS (
+      INSERT INTO resources (address, type, version, value)
+      SELECT * FROM unnest($28::bytea[], $29::text[], $30::numeric[], $31::text[])
+      ON CONFLICT (address, type, version) DO UPDATE SET value = excluded.value
+    )
+    UPDATE ledger SET ledger_version = $5::numeric, timestamp_usec = $3::numeric, epoch = $2::numeric, block_height = $1::numeric,
+                      oldest_version = coalesce(oldest_version, $4::numeric), oldest_block_height = coalesce(oldest_block_height, $1::numeric)
+    WHERE id = 1`;
+
+function lastOfEach<T>(ws: T[], key: (w: T) => string): T[] {
+  const last = new Map<string, T>();
+  for (const w of ws) {
+    const k = key(w);
+    last.delete(k);
+    last.set(k, w);
+  }
+  return [...last.values()];
+}
+
+function valuesBefore4(w: BlockWrite): unknown[] {
+  const t = w.transactions;
+  const s = (v: bigint) => v.toString();
+  const mods = lastOfEach(w.modules, (m) => `${hex(m.address)}/${hex(m.stateKey)}/${m.version}`);
+  const items = lastOfEach(w.tableItems, (i) => `${hex(i.handle)}/${hex(i.key)}/${i.version}`);
+  const res = lastOfEach(w.resources, (r) => `${hex(r.address)}/${r.type}/${r.version}`);
+  const kinds = ["genesis_transaction", "block_metadata_transaction", "user_transaction", "state_checkpoint_transaction", "block_epilogue_transaction", "validator_transaction"];
+  return [
+    s(w.block.height), s(w.block.epoch), s(w.block.timestampUsec), s(w.block.firstVersion), s(w.block.lastVersion), null, null,
+    t.map((x) => s(x.version)), t.map((x) => kinds.indexOf(x.kind)), t.map((x) => x.hash), t.map((x) => x.user?.sender ?? null),
+    t.map((x) => (x.user ? (x.user.replayProtector.type === "nonce" ? 0 : 1) : null)), t.map((x) => (x.user ? s(x.user.replayProtector.value) : null)),
+    t.map((x) => (x.user ? s(x.user.gasUnitPrice) : null)), t.map((x) => (x.user ? s(x.user.gasUsed) : null)), t.map((x) => x.user?.success ?? null),
+    t.map((x) => x.user?.contractAddress ?? null),
+    mods.map((m) => m.address), mods.map((m) => m.stateKey), mods.map((m) => s(m.version)), mods.map((m) => m.name), mods.map((m) => m.bytecode),
+    mods.map((m) => (m.bytecode ? codeHash(m.bytecode) : null)),
+    items.map((i) => i.handle), items.map((i) => i.key), items.map((i) => s(i.version)), items.map((i) => i.value),
+    res.map((r) => r.address), res.map((r) => r.type), res.map((r) => s(r.version)), res.map((r) => r.json),
+  ];
+}
+
+/** A database with only the migrations before 4, filled by that release's commit statement, and pruned once by its prune. */
+async function databaseBefore4(blocks: BlockWrite[], prunedTo: { oldestVersion: bigint; oldestBlockHeight: bigint }): Promise<string> {
+  const url = await backend.newDb();
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query("CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+    for (const [i, sql] of MIGRATIONS.slice(0, 3).entries()) {
+      await c.query(sql);
+      await c.query("INSERT INTO schema_version (version) VALUES ($1)", [i + 1]);
+    }
+    await c.query("INSERT INTO ledger (id, chain_id) VALUES (1, 4)");
+    for (const w of blocks) await c.query(COMMIT_BEFORE_4, valuesBefore4(w));
+    // That release's prune (one transaction), so the migrated database starts pruned as it would be.
+    const upTo = prunedTo.oldestVersion.toString();
+    await c.query("BEGIN");
+    await c.query("DELETE FROM transactions WHERE version < $1::numeric", [upTo]);
+    await c.query("DELETE FROM blocks WHERE height < $1::numeric", [prunedTo.oldestBlockHeight.toString()]);
+    for (const [table, cols, value] of [["modules", "address, state_key", "code_hash"], ["table_items", "handle, key", "value"], ["resources", "address, type", "value"]] as const) {
+      const sameKey = cols.split(", ").map((k) => `s.${k} = c.${k}`).join(" AND ");
+      await c.query(
+        `WITH c AS (SELECT ${cols}, max(version) AS newest FROM ${table} WHERE version >= 0 AND version <= $1::numeric GROUP BY ${cols})
+         DELETE FROM ${table} s USING c WHERE ${sameKey} AND s.version < c.newest`,
+        [upTo],
+      );
+      await c.query(`DELETE FROM ${table} WHERE version <= $1::numeric AND ${value} IS NULL`, [upTo]);
+    }
+    await c.query("UPDATE ledger SET oldest_version = $1::numeric, oldest_block_height = $2::numeric WHERE id = 1", [upTo, prunedTo.oldestBlockHeight.toString()]);
+    await c.query("COMMIT");
+  } finally {
+    await c.end();
+  }
+  return url;
+}
+
+describe(`PostgreSQL migration 4: interned addresses and types, packed resource values (seed ${SEED})`, () => {
+  it("converts a database made before it, filled and pruned, so that every read answers as before, and keeps converting nothing twice", async () => {
+    const blocks = history(SEED, 80);
+    const last = blocks.at(-1)!.block.lastVersion;
+    const first = { oldestVersion: blocks[20]!.block.firstVersion, oldestBlockHeight: 20n };
+    const reference = await filled(blocks);
+    await reference.prune(first);
+    const url = await databaseBefore4(blocks, first);
+    const migrated = await open(url);
+    const random = prng(SEED);
+    const check = async (oldest: bigint) => {
+      expect(await migrated.getLedgerInfo()).toEqual(await reference.getLedgerInfo());
+      for (let i = 0; i < 12; i++) {
+        const at = oldest + BigInt(Math.floor(random() * Number(last - oldest + 1n)));
+        expect(await readAt(migrated, at, oldest), `at ${at}`).toEqual(await readAt(reference, at, oldest));
+      }
+      expect(await readAt(migrated, last, oldest)).toEqual(await readAt(reference, last, oldest));
+    };
+    await check(first.oldestVersion);
+    // Old resource text reads exactly, and the rows written after the migration are packed.
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const formats = await c.query<{ f: number; n: string }>("SELECT get_byte(value, 0) AS f, count(*) AS n FROM resources WHERE value IS NOT NULL GROUP BY 1 ORDER BY 1");
+      expect(formats.rows.map((r) => r.f)).toEqual([0]);
+      expect((await c.query("SELECT version FROM schema_version ORDER BY version")).rows.map((r) => r.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    } finally {
+      await c.end();
+    }
+    // Both go on the same way: more blocks, and prunes in steps from where the old prune stopped.
+    const more = history(SEED + 1, 120).slice(80);
+    for (const w of more) {
+      const shifted = shift(w, last + 1n - more[0]!.block.firstVersion);
+      await reference.commitBlock(shifted);
+      await migrated.commitBlock(shifted);
+    }
+    const next = { oldestVersion: blocks[60]!.block.firstVersion, oldestBlockHeight: 60n };
+    expect(await migrated.prune(next)).toEqual(await reference.prune(next));
+    await check(next.oldestVersion);
+    await migrated.close();
+    // Connecting again runs no migration again.
+    const again = await open(url);
+    expect(await readAt(again, last, next.oldestVersion)).toEqual(await readAt(reference, last, next.oldestVersion));
+  });
+});
+
+/** `w` moved up by `by` versions and 80 heights (to continue a history after its 80 blocks). */
+function shift(w: BlockWrite, by: bigint): BlockWrite {
+  return {
+    block: { ...w.block, firstVersion: w.block.firstVersion + by, lastVersion: w.block.lastVersion + by },
+    transactions: w.transactions.map((t) => ({ ...t, version: t.version + by })),
+    modules: w.modules.map((m) => ({ ...m, version: m.version + by })),
+    tableItems: w.tableItems.map((i) => ({ ...i, version: i.version + by })),
+    resources: w.resources.map((r) => ({ ...r, version: r.version + by })),
+  };
+}
+
+describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
+  const blocks = history(SEED, 150);
+  const last = blocks.at(-1)!.block.lastVersion;
+
+  it("leaves exactly the rows one whole prune leaves, counts the same, and keeps every read at or above the oldest version exact", async () => {
+    const reference = await filled(blocks);
+    const stepped = await filled(blocks, TINY_STEPS);
+    const whole = await filled(blocks, WHOLE);
+    const random = prng(SEED);
+    for (const height of [10, 11, 40, 41, 90, 149].map(BigInt)) {
+      const target = { oldestVersion: blocks[Number(height)]!.block.firstVersion, oldestBlockHeight: height };
+      const results: PruneResult[] = [await stepped.prune(target), await whole.prune(target)];
+      expect(results[0]).toEqual(results[1]);
+      expect(await rows(stepped)).toEqual(await rows(whole));
+      expect(await stepped.getLedgerInfo()).toMatchObject({ oldestVersion: target.oldestVersion, oldestBlockHeight: height });
+      for (let i = 0; i < 6; i++) {
+        const at = target.oldestVersion + BigInt(Math.floor(random() * Number(last - target.oldestVersion + 1n)));
+        expect(await readAt(stepped, at, target.oldestVersion), `at ${at}`).toEqual(await readAt(reference, at, target.oldestVersion));
+      }
+      expect(await stepped.getBlockByHeight(height - 1n)).toBeNull();
+      expect(await stepped.getFingerprints(0n, target.oldestVersion - 1n)).toEqual([]);
+    }
+    // After the last prune every key keeps at most one row at or below the oldest version, and no deletion.
+    const c = new pg.Client({ connectionString: (stepped as unknown as { pool: pg.Pool }).pool.options.connectionString as string });
+    await c.connect();
+    try {
+      const oldest = blocks[149]!.block.firstVersion.toString();
+      for (const [table, keys, value] of [["table_items", "handle_id, key", "value"], ["resources", "address_id, type_id", "value"], ["modules", "address, state_key", "code_hash"]]) {
+        const r = await c.query(`SELECT count(*)::int AS n FROM (SELECT ${keys} FROM ${table} WHERE version <= $1::numeric GROUP BY ${keys} HAVING count(*) > 1 OR bool_or(${value} IS NULL)) x`, [oldest]);
+        expect(r.rows[0].n, table).toBe(0);
+      }
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("answers reads exactly between its steps: the oldest version only moves when a step commits, and readers are never held up", async () => {
+    const reference = await filled(blocks);
+    const stepped = await filled(blocks, TINY_STEPS);
+    const reader = await open((stepped as unknown as { pool: pg.Pool }).pool.options.connectionString as string);
+    const target = { oldestVersion: blocks[120]!.block.firstVersion, oldestBlockHeight: 120n };
+    let done = false;
+    const pruning = stepped.prune(target).finally(() => (done = true));
+    const random = prng(SEED + 1);
+    const oldestSeen: bigint[] = [];
+    while (!done) {
+      const snap = (await reader.readTableItem(HANDLES[0]!, KEYS[0]!, undefined))!;
+      const oldest = snap.info.oldestVersion;
+      oldestSeen.push(oldest);
+      const at = oldest + BigInt(Math.floor(random() * Number(last - oldest + 1n)));
+      const raw = await readRaw(reader, at, oldest);
+      // The reads without a position of their own may see later steps: judged from the oldest version after them.
+      const after = (await reader.getLedgerInfo())!.oldestVersion;
+      if (at < after) continue;
+      expect(judged(raw, after), `at ${at}, oldest ${oldest} then ${after}`).toEqual(await readAt(reference, at, after));
+    }
+    await pruning;
+    expect(new Set(oldestSeen).size).toBeGreaterThan(3);
+    expect(oldestSeen).toEqual([...oldestSeen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+
+  it("cut off mid-way (its connection killed), leaves a correct ledger, and the next prune finishes as a whole prune would", async () => {
+    const reference = await filled(blocks);
+    const whole = await filled(blocks, WHOLE);
+    const stepped = await filled(blocks, TINY_STEPS);
+    const url = (stepped as unknown as { pool: pg.Pool }).pool.options.connectionString as string;
+    const target = { oldestVersion: blocks[130]!.block.firstVersion, oldestBlockHeight: 130n };
+    await whole.prune(target);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const position = async () => {
+      const r = (await admin.query<{ oldest: string; from: string | null }>("SELECT l.oldest_version AS oldest, p.state_from AS from FROM ledger l LEFT JOIN prune_progress p ON p.id = 1")).rows[0]!;
+      return { oldest: BigInt(r.oldest), from: r.from === null ? null : BigInt(r.from) };
+    };
+    try {
+      const outcomes: string[] = [];
+      for (const phase of ["move", "walk"] as const) {
+        let done = false;
+        const pruning = stepped
+          .prune(target)
+          .then(() => "finished", (e: Error) => `failed: ${e.message}`)
+          .finally(() => {
+            done = true;
+          });
+        const start = await position();
+        while (!done) {
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          const p = await position();
+          const inPhase =
+            phase === "move"
+              ? p.oldest > start.oldest && p.oldest < target.oldestVersion
+              : p.oldest === target.oldestVersion && p.from !== null && start.from !== null && p.from > start.from && p.from <= p.oldest;
+          if (!inPhase) continue;
+          // The prune's one connection holds the advisory lock: end it, as a crash or a network cut would.
+          await admin.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+          );
+          break;
+        }
+        outcomes.push(`${phase}: ${await pruning}`);
+        const oldest = (await stepped.getLedgerInfo())!.oldestVersion;
+        expect(await readAt(stepped, last, oldest)).toEqual(await readAt(reference, last, oldest));
+        expect(await readAt(stepped, oldest, oldest)).toEqual(await readAt(reference, oldest, oldest));
+        expect(await stepped.getFingerprints(0n, oldest - 1n)).toEqual([]);
+      }
+      // Each was cut off in its phase (a step is a few ms; the whole walk takes hundreds of them).
+      expect(outcomes.every((o) => o.includes("failed")), outcomes.join("; ")).toBe(true);
+      expect(await stepped.prune(target)).toMatchObject({ transactionsDeleted: 0, blocksDeleted: 0 });
+      expect(await rows(stepped)).toEqual(await rows(whole));
+    } finally {
+      await admin.end();
+    }
+  });
+});
