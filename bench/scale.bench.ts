@@ -4,7 +4,7 @@
  * senders and keys (bench/scaleLedger.ts), next to the same-size response replayed by the constant
  * server (the floor). Server CPU per request from /proc, req/s, p50/p99, medians of alternated rounds.
  *
- *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR]
+ *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR [--compare-out DIR2]]
  *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite]]
  *
  * - `--pg`: the same ledgers in PostgreSQL instead of SQLite (bench/scalePg.ts): a cluster of the
@@ -18,7 +18,9 @@
  *   `--with-sqlite`: also serve the SQLite ledger of the same size (bench/out/scale-N.db, the
  *   same ledger: it is deterministic) in the same rounds, as a column of its own.
  * - `--compare DIR`: also serve each ledger from another checkout's build (`DIR/dist/cli.js`, e.g. a
- *   worktree of main), in the same rounds: a change measured side by side.
+ *   worktree of main), in the same rounds: a change measured side by side. `--compare-out DIR2`:
+ *   the compared build serves DIR2/scale-N.db instead (a copy of the ledger in the schema it reads,
+ *   for a build before a migration).
  * - `--cache-off`: also run every build with `--page-cache-mb 0`; `--page-cache-mb N` sets the size
  *   of the cache-on servers (default: the node's default).
  * - The ledgers are built once under bench/out/ (10M takes many minutes) and reused; the request
@@ -53,6 +55,9 @@ const DURATION = Number(opt("duration", "3"));
 const WARMUP = Number(opt("warmup", "1"));
 const CONNECTIONS = Number(opt("connections", "10"));
 const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
+/** `--compare-out DIR`: the compared build serves DIR/scale-N.db (a copy in its own schema) instead of this build's file. */
+const COMPARE_OUT = argv.includes("--compare-out") ? opt("compare-out", "").replace(/\/?$/, "/") : null;
+const comparedDb = (db: string) => (COMPARE_OUT ? db.replace(OUT, COMPARE_OUT) : db);
 const CACHE_OFF = argv.includes("--cache-off");
 const CACHE_MB = argv.includes("--page-cache-mb") ? opt("page-cache-mb", "64") : null;
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
@@ -93,10 +98,11 @@ function readTargets(db: string): Targets {
   const t0 = performance.now();
   const d = new Database(db, { readonly: true });
   const ledger = d.prepare("SELECT oldest_version AS oldest, ledger_version AS latest FROM ledger").get() as { oldest: number; latest: number };
-  const senders = d.prepare("SELECT DISTINCT sender FROM account_transactions").pluck().all() as Buffer[];
+  // addresses and table handles are stored once, in addresses, and referred to by id (issue 17 item 5)
+  const senders = d.prepare("SELECT address FROM addresses WHERE id IN (SELECT DISTINCT sender_id FROM account_transactions)").pluck().all() as Buffer[];
   const moduleAccounts = d.prepare("SELECT address, count(DISTINCT state_key) AS n FROM modules GROUP BY address").all() as Array<{ address: Buffer; n: number }>;
   const h = d.prepare("SELECT address, count(*) AS n FROM modules GROUP BY address, state_key ORDER BY n DESC LIMIT 1").get() as { address: Buffer; n: number };
-  const items = d.prepare("SELECT DISTINCT handle, key FROM table_items").all() as Array<{ handle: Buffer; key: Buffer }>;
+  const items = d.prepare("SELECT DISTINCT a.address AS handle, t.key FROM table_items t JOIN addresses a ON a.id = t.handle_id").all() as Array<{ handle: Buffer; key: Buffer }>;
   d.close();
   const targets = targetsOf({ ...ledger, senders, moduleAccounts, history: h, items });
   writeFileSync(cache, JSON.stringify({ stamp, targets }));
@@ -363,8 +369,8 @@ const serveArgs = (dir: string, db: string, cacheMb: string | null) => [
 const variants: Variant[] = [{ label: "this build", args: (db) => serveArgs(ROOT, db, CACHE_MB) }];
 if (CACHE_OFF) variants.push({ label: "this build, cache off", args: (db) => serveArgs(ROOT, db, "0") });
 if (COMPARE) {
-  variants.push({ label: "compared build", args: (db) => serveArgs(COMPARE, db, CACHE_MB) });
-  if (CACHE_OFF) variants.push({ label: "compared build, cache off", args: (db) => serveArgs(COMPARE, db, "0") });
+  variants.push({ label: "compared build", args: (db) => serveArgs(COMPARE, comparedDb(db), CACHE_MB) });
+  if (CACHE_OFF) variants.push({ label: "compared build, cache off", args: (db) => serveArgs(COMPARE, comparedDb(db), "0") });
 }
 const REPLAY = "same response replayed";
 /** `--pg --with-sqlite`: the SQLite ledger of the same size (the same ledger: it is deterministic) served in the same rounds. */
@@ -520,5 +526,5 @@ for (const size of SIZES) {
 }
 console.log(`Command: \`npm run bench:scale -- ${argv.join(" ")}\`
 (${new Date().toISOString().slice(0, 16)} UTC, ${availableParallelism()}-core VM shared with other work${PINNED ? "; servers pinned to core 0, the load generator to core 1 (taskset)" : ""}; autocannon in a process of its own; every server started anew each round, rows run on the servers in an order rotating by round)
-${COMPARE ? `\n"compared build": ${COMPARE}\n` : ""}${PG ? `\nPostgreSQL: ${pgBin}, a cluster of the bench's own per ledger (bench/out/scale-pg-<versions>/data)${PINNED ? " on core 0 with the server" : ""}, settings ${PG_SETTINGS.join(", ")}; one server process, pool of 10 connections over TCP; each row's warm-up an autocannon run of its own before the measured run\n` : ""}
+${COMPARE ? `\n"compared build": ${COMPARE}${COMPARE_OUT ? `, serving its own copies of the ledgers in ${COMPARE_OUT}` : ""}\n` : ""}${PG ? `\nPostgreSQL: ${pgBin}, a cluster of the bench's own per ledger (bench/out/scale-pg-<versions>/data)${PINNED ? " on core 0 with the server" : ""}, settings ${PG_SETTINGS.join(", ")}; one server process, pool of 10 connections over TCP; each row's warm-up an autocannon run of its own before the measured run\n` : ""}
 ${sections.join("\n")}`);

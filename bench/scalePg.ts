@@ -276,21 +276,21 @@ export class ScalePg {
     await c.connect();
     try {
       const ledger = (await c.query<{ oldest: string; latest: string }>("SELECT oldest_version AS oldest, ledger_version AS latest FROM ledger")).rows[0]!;
-      // every distinct sender, one index seek each (skip scan)
+      // every distinct sender id, one index seek each (skip scan), and its address (stored once, in addresses)
       const senders = (
         await c.query<{ sender: Buffer }>(
-          `WITH RECURSIVE s(sender) AS (
-             (SELECT sender FROM transactions WHERE sender IS NOT NULL ORDER BY sender LIMIT 1)
+          `WITH RECURSIVE s(id) AS (
+             (SELECT sender_id FROM transactions WHERE sender_id IS NOT NULL ORDER BY sender_id LIMIT 1)
              UNION ALL
-             SELECT (SELECT t.sender FROM transactions t WHERE t.sender > s.sender ORDER BY t.sender LIMIT 1) FROM s WHERE s.sender IS NOT NULL
-           ) SELECT sender FROM s WHERE sender IS NOT NULL`,
+             SELECT (SELECT t.sender_id FROM transactions t WHERE t.sender_id > s.id ORDER BY t.sender_id LIMIT 1) FROM s WHERE s.id IS NOT NULL
+           ) SELECT a.address AS sender FROM s JOIN addresses a ON a.id = s.id`,
         )
       ).rows.map((r) => r.sender);
       const moduleAccounts = (await c.query<{ address: Buffer; n: string }>("SELECT address, count(DISTINCT state_key) AS n FROM modules GROUP BY address")).rows.map(
         (r) => ({ address: r.address, n: Number(r.n) }),
       );
       const h = (await c.query<{ address: Buffer; n: string }>("SELECT address, count(*) AS n FROM modules GROUP BY address, state_key ORDER BY n DESC LIMIT 1")).rows[0]!;
-      const items = (await c.query<{ handle: Buffer; key: Buffer }>("SELECT DISTINCT handle, key FROM table_items")).rows;
+      const items = (await c.query<{ handle: Buffer; key: Buffer }>("SELECT DISTINCT a.address AS handle, t.key FROM table_items t JOIN addresses a ON a.id = t.handle_id")).rows;
       return { oldest: Number(ledger.oldest), latest: Number(ledger.latest), senders, moduleAccounts, history: { address: h.address, n: Number(h.n) }, items };
     } finally {
       await c.end();

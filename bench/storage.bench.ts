@@ -21,7 +21,7 @@
  *   `summaries-pg [--versions 200000]`: `split` and `one` on a throwaway PostgreSQL holding a
  *   generated ledger (50 senders, a user transaction per version), with the round trips of each.
  *
- *   node --import tsx bench/storage.bench.ts prune --db bench/out/storage-1m.db --before DIR [--read-ms 2]
+ *   node --import tsx bench/storage.bench.ts prune --db bench/out/storage-1m.db [--before DIR] [--read-ms 2]
  *
  * - `prune`: prunes half of a copy of `--db` (converted once to incremental vacuum) in a child
  *   process, with the store built at `--before` and then with this one, while this process reads
@@ -353,7 +353,12 @@ async function summariesPgBench(): Promise<void> {
 async function sendersOf(path: string): Promise<Buffer[]> {
   const db = new Database(path, { readonly: true });
   try {
-    return db.prepare<[], { sender: Buffer }>("SELECT DISTINCT sender FROM account_transactions").all().map((r) => r.sender);
+    // since migration 4 (issue 17 item 5) addresses are stored once, in addresses, and referred to by id
+    const interned = db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'addresses'").get() !== undefined;
+    const sql = interned
+      ? "SELECT address AS sender FROM addresses WHERE id IN (SELECT DISTINCT sender_id FROM account_transactions)"
+      : "SELECT DISTINCT sender FROM account_transactions";
+    return db.prepare<[], { sender: Buffer }>(sql).all().map((r) => r.sender);
   } finally {
     db.close();
   }
@@ -388,7 +393,10 @@ async function pruneBench(): Promise<void> {
     await store.close();
   }
   const rows: string[] = ["| prune of half the ledger | prune s | reads | read p50 ms | read p99 ms | read max ms | largest WAL MiB | file MiB before → after |", "|---|---|---|---|---|---|---|---|"];
-  for (const [name, storeDir] of [["before", beforeDir.startsWith("/") ? beforeDir : `${process.cwd()}/${beforeDir}`], ["after", "this"]] as const) {
+  // Without --before, this build alone. A --before build must read the schema this build's reader leaves the copy in.
+  const builds: Array<[string, string]> = beforeDir ? [["before", beforeDir.startsWith("/") ? beforeDir : `${process.cwd()}/${beforeDir}`]] : [];
+  builds.push(["after", "this"]);
+  for (const [name, storeDir] of builds) {
     const path = `${OUT}storage-prune-${name}.db`;
     for (const suffix of ["-wal", "-shm"]) if (existsSync(path + suffix)) rmSync(path + suffix);
     copyFileSync(converted, path);
@@ -398,7 +406,12 @@ async function pruneBench(): Promise<void> {
     const target = { oldestVersion: middle!.firstVersion, oldestBlockHeight: middle!.height };
     const accounts = await sendersOf(path);
     const tables = new Database(path, { readonly: true });
-    const items = tables.prepare<[], { handle: Buffer; key: Buffer }>("SELECT DISTINCT handle, key FROM table_items").all();
+    const interned = tables.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'addresses'").get() !== undefined;
+    const items = tables
+      .prepare<[], { handle: Buffer; key: Buffer }>(
+        interned ? "SELECT DISTINCT a.address AS handle, t.key FROM table_items t JOIN addresses a ON a.id = t.handle_id" : "SELECT DISTINCT handle, key FROM table_items",
+      )
+      .all();
     tables.close();
     const sizeBefore = statSync(path).size;
     const random = prng(5);
