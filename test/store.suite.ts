@@ -491,6 +491,24 @@ export function storeSuite(factory: () => Backend): void {
       expect(await (await fresh(4)).readModules(A, undefined, null, 10)).toBeNull();
     });
 
+    it("reads with a page the bytecode of the modules its caller asks for, and of no other", async () => {
+      const s = await fresh(4, HISTORY);
+      const listed = (await s.readModules(A, undefined, null, 100))!.value.rows;
+      const skipped = listed[1]!.codeHash;
+      const asked: string[] = [];
+      const wanted = (hash: string) => {
+        asked.push(hash);
+        return hash !== skipped;
+      };
+      const page = (await s.readModules(A, undefined, null, 100, wanted))!.value.rows;
+      expect(page.map((m) => m.name)).toEqual(listed.map((m) => m.name));
+      expect(asked.sort()).toEqual(listed.map((m) => m.codeHash).sort());
+      for (const m of page) {
+        if (m.codeHash === skipped) expect(m.bytecode, m.name).toBeUndefined();
+        else expect(Buffer.from(m.bytecode!), m.name).toEqual(Buffer.from((await s.getModuleCode(m.codeHash))!));
+      }
+    });
+
     it("reads a summaries page exact for its position while another connection commits", async () => {
       const db = await backend.newDb();
       const writer = await openStore(db);

@@ -225,9 +225,10 @@ export interface LedgerStore {
    * (SQLite: one read transaction; PostgreSQL: one statement): no re-check is needed afterwards.
    * Null when no block was committed yet.
    *
-   * `code`, optional: asked once per listed row; a store may then read that row's `bytecode` in the
-   * same snapshot (SQLite does: no read lock per module). Rows without it are read with
-   * `getModuleCode` (PostgreSQL, and a follower, always).
+   * `code`, optional: asked once per listed row; a store may then read the `bytecode` of the rows
+   * it says yes to with the list (SQLite: in the same read transaction, no read lock per module;
+   * PostgreSQL: all of them in one more statement, not one round trip per module). Rows without it
+   * are read with `getModuleCode` (a follower always does).
    */
   readModules(
     address: Uint8Array,

@@ -186,6 +186,8 @@ export const SQL = {
                 WHERE l.id = 1 AND l.ledger_version IS NOT NULL
                 ORDER BY page.state_key`,
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
+  // A page's bytecodes in one round trip: one row per hash (any module row holding it will do).
+  moduleCodes: "SELECT DISTINCT ON (code_hash) code_hash, bytecode FROM modules WHERE code_hash = ANY($1::text[]) AND bytecode IS NOT NULL",
   // The ledger row and the item in one statement, so one snapshot and one round trip.
   tableItemAt: `${LEDGER_SELECT},
                        (SELECT t.value FROM table_items t WHERE t.handle_id = ${ADDRESS_ID("$1")} AND t.key = $2
@@ -456,7 +458,19 @@ export class PostgresStore implements LedgerStore {
     return rows.map(moduleEntryOf);
   }
 
-  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null> {
+  /**
+   * The page in one statement; then, when `code` asks for some rows' bytecode, all of it in one
+   * more (`moduleCodes`) instead of one `getModuleCode` round trip per module: the random-account
+   * modules row of bench:scale made 11.2 round trips a request at 1M, 9.1–9.5 of them code reads.
+   * Bytecode is content-addressed, so reading it after the page cannot disagree with the page.
+   */
+  async readModules(
+    address: Uint8Array,
+    version: bigint | undefined,
+    start: Uint8Array | null,
+    limit: number,
+    code?: (codeHash: string) => boolean,
+  ): Promise<Snapshot<ModulesPage> | null> {
     const rows = await this.queryTuples<ModulesPageTuple>("modulesPage", [address, start ?? Buffer.alloc(0), optionalVersion(version), limit]);
     const first = rows[0];
     if (!first) return null;
@@ -464,6 +478,14 @@ export class PostgresStore implements LedgerStore {
     for (const r of rows) {
       const [stateKey, name, codeHash] = r.slice(LEDGER_COLUMNS.length + 1) as [Buffer, string, string] | [null, null, null];
       if (stateKey !== null) modules.push(moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash }));
+    }
+    const wanted = code ? [...new Set(modules.filter((m) => code(m.codeHash)).map((m) => m.codeHash))] : [];
+    if (wanted.length > 0) {
+      const codes = new Map((await this.query<{ code_hash: string; bytecode: Buffer }>("moduleCodes", [wanted])).map((r) => [r.code_hash, r.bytecode]));
+      for (const m of modules) {
+        const bytes = codes.get(m.codeHash);
+        if (bytes) m.bytecode = bytes;
+      }
     }
     const changed = first[LEDGER_COLUMNS.length];
     return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
