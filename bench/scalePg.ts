@@ -178,7 +178,11 @@ export class ScalePg {
   /** The URL of the cluster's scale ledger, built first unless the cluster has it. */
   async ledger(log: (s: string) => void = console.error): Promise<string> {
     const { db, versions } = this;
-    if (await this.exists(db)) return this.url(db);
+    if (await this.exists(db)) {
+      // the store migrates a ledger an earlier build made before anything here reads its tables
+      await (await openStore(this.url(db))).close();
+      return this.url(db);
+    }
     const tmp = `${db}_tmp`;
     await this.admin.query(`DROP DATABASE IF EXISTS ${tmp} WITH (FORCE)`);
     await this.admin.query(`CREATE DATABASE ${tmp} TEMPLATE template0`);
