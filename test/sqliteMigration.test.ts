@@ -220,7 +220,7 @@ describe(`SQLite migration 4: interned addresses and types, packed resources (se
       }
     };
     expect(query("SELECT name FROM pragma_table_info('resources')")).toEqual(["address_id", "type_id", "version", "value"]);
-    expect(query("SELECT name FROM pragma_table_info('account_transactions')")).toEqual(["sender_id", "version"]);
+    expect(query("SELECT name FROM pragma_table_info('account_transactions')")).toEqual(["sender_id", "version", "hash", "replay_kind", "replay_value"]);
     // Every resource value was packed on the way (blobs), none left as text.
     expect(query("SELECT DISTINCT typeof(value) FROM resources ORDER BY 1")).toEqual(["blob", "null"]);
     expect(await migrated.getLedgerInfo(true)).toEqual(await fresh.getLedgerInfo(true));
