@@ -27,12 +27,11 @@
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { openStore } from "../src/storage/open.js";
-import { findPostgresBin } from "../test/helpers/postgres.js";
+import { findPostgresBin, freePort } from "../test/helpers/postgres.js";
 import { OUT } from "./common.js";
 import { writeScaleLedger } from "./scaleLedger.js";
 
@@ -60,16 +59,6 @@ function command(tool: string, args: string[], pin: boolean): [string, string[]]
   return [pinned[0]!, pinned.slice(1)];
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Run by the watchdog (`node -e`): argv = parent pid, stop command (JSON argv), data directory. */
 const WATCHDOG = `

@@ -75,7 +75,8 @@ export function findPostgresBin(): string {
   return found;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 free a moment ago. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once("error", reject);
