@@ -217,9 +217,9 @@ function prepareStatements(db: Db) {
     insertResource: writes<[number, number, bigint, Uint8Array | null]>(
       "INSERT OR REPLACE INTO resources (address_id, type_id, version, value) VALUES (?, ?, ?, ?)",
     ),
-    addressId: db.prepare<[Uint8Array], number>("SELECT id FROM addresses WHERE address = ?").pluck(),
+    addressId: db.prepare<[Uint8Array], number>(ADDRESS_ID).pluck(),
     insertAddress: writes<[Uint8Array]>("INSERT INTO addresses (address) VALUES (?)"),
-    typeId: db.prepare<[string], number>("SELECT id FROM resource_types WHERE name = ?").pluck(),
+    typeId: db.prepare<[string], number>(TYPE_ID).pluck(),
     insertType: writes<[string]>("INSERT INTO resource_types (name) VALUES (?)"),
     setLedger: writes<[bigint, bigint, bigint, bigint, bigint, bigint]>(
       `UPDATE ledger SET ledger_version = ?, timestamp_usec = ?, epoch = ?, block_height = ?,
