@@ -59,7 +59,7 @@ async function readsAt(s: LedgerStore, v: bigint, L: ReturnType<typeof devnetLed
   for (const [a, t] of L.resources) out.push(await s.getResource(a, t, v));
   for (const sender of L.senders) {
     const summary = (r: Awaited<ReturnType<LedgerStore["getTransactionSummaries"]>>) =>
-      r.map((x) => [x.version, x.replayProtector.type, x.replayProtector.value, hex(x.hash)]);
+      r.map((x) => [x.version, x.replayProtector.type, x.replayProtector.value, x.hashHex]);
     out.push(summary(await s.getTransactionSummaries({ sender, ledgerVersion: v, limit: 25 })));
     out.push(summary(await s.getTransactionSummaries({ sender, ledgerVersion: v, start: v > 300n ? v - 300n : 0n, limit: 25 })));
     out.push(summary(await s.getTransactionSummaries({ sender, ledgerVersion: v, end: v - 100n > 0n ? v - 100n : 0n, limit: 10 })));

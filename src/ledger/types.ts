@@ -53,8 +53,11 @@ export interface TransactionSummary {
   /** 32 raw bytes. */
   sender: Uint8Array;
   version: bigint;
-  /** 32 raw bytes (zeros when the source blanked the hash). */
-  hash: Uint8Array;
+  /**
+   * The hash as lowercase hex without 0x, 64 digits (zeros when the source blanked the hash): the
+   * store reads it in the form the JSON page sends, with no byte buffer per row.
+   */
+  hashHex: string;
   replayProtector: ReplayProtector;
 }
 

@@ -1,7 +1,7 @@
 import { bcs } from "@mysten/bcs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatAddress, toHex } from "../../ledger/address.js";
+import { formatAddress } from "../../ledger/address.js";
 import type { TransactionSummary } from "../../ledger/types.js";
 import { jsonSerializer } from "../handler.js";
 import { ref } from "../operation.js";
@@ -24,7 +24,8 @@ const summary = (sender: Uint8Array) =>
   fc.record({
     sender: fc.constant(sender),
     version: u64,
-    hash: fc.uint8Array({ minLength: 0, maxLength: 200 }),
+    // hex as the stores read it: lowercase, any even length (the BCS form is a byte vector)
+    hashHex: fc.uint8Array({ minLength: 0, maxLength: 200 }).map((b) => Buffer.from(b).toString("hex")),
     replayProtector: fc.oneof(fc.record({ type: fc.constant("nonce" as const), value: u64 }), fc.record({ type: fc.constant("sequence_number" as const), value: u64 })),
   });
 const pages = fc.uint8Array({ minLength: 32, maxLength: 32 }).chain((sender) => fc.array(summary(sender), { maxLength: 150 }));
@@ -36,7 +37,7 @@ describe("summaries pages", () => {
         const objects = rows.map((s) => ({
           sender: formatAddress(s.sender),
           version: s.version.toString(),
-          transaction_hash: toHex(s.hash),
+          transaction_hash: `0x${s.hashHex}`,
           replay_protector:
             s.replayProtector.type === "nonce"
               ? { type: "nonce", nonce: s.replayProtector.value.toString() }
@@ -57,7 +58,7 @@ describe("summaries pages", () => {
               V1: {
                 sender: Array.from(s.sender),
                 version: s.version,
-                transaction_hash: s.hash,
+                transaction_hash: Buffer.from(s.hashHex, "hex"),
                 replay_protector: s.replayProtector.type === "nonce" ? { Nonce: s.replayProtector.value } : { SequenceNumber: s.replayProtector.value },
               },
             })),

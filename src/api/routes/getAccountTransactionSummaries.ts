@@ -104,8 +104,8 @@ export function summariesJson(rows: readonly TransactionSummary[]): string {
     out +=
       (i === 0 ? head : `,${head}`) +
       s.version +
-      '","transaction_hash":"' +
-      toHex(s.hash) +
+      '","transaction_hash":"0x' +
+      s.hashHex +
       (rp.type === "nonce" ? '","replay_protector":{"type":"nonce","nonce":"' : '","replay_protector":{"type":"sequence_number","sequence_number":"') +
       rp.value +
       '"}}';
@@ -120,16 +120,16 @@ export function summariesJson(rows: readonly TransactionSummary[]): string {
  */
 export function summariesBcs(rows: readonly TransactionSummary[]): Buffer {
   let size = ulebLength(rows.length);
-  for (const s of rows) size += 1 + 32 + 8 + ulebLength(s.hash.length) + s.hash.length + 1 + 8;
+  for (const s of rows) size += 1 + 32 + 8 + ulebLength(s.hashHex.length / 2) + s.hashHex.length / 2 + 1 + 8;
   const out = Buffer.allocUnsafe(size);
   let at = writeUleb(out, 0, rows.length);
   for (const s of rows) {
     out[at++] = 0;
     out.set(s.sender, at);
     at = out.writeBigUInt64LE(s.version, at + 32);
-    at = writeUleb(out, at, s.hash.length);
-    out.set(s.hash, at);
-    at += s.hash.length;
+    const hashBytes = s.hashHex.length / 2;
+    at = writeUleb(out, at, hashBytes);
+    at += out.write(s.hashHex, at, hashBytes, "hex");
     out[at++] = s.replayProtector.type === "nonce" ? 0 : 1;
     at = out.writeBigUInt64LE(s.replayProtector.value, at);
   }
