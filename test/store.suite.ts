@@ -433,7 +433,7 @@ export function storeSuite(factory: () => Backend): void {
       expect(await summaryVersions(h, { ledgerVersion: 5n })).toEqual([2n]);
       expect(await summaryVersions(h, { sender: NOBODY })).toEqual([]);
       const [s6] = await h.getTransactionSummaries({ sender: A, start: 6n, ledgerVersion: 9n, limit: 1 });
-      expect(s6).toEqual({ sender: Buffer.from(A), version: 6n, hash: Buffer.from(hashOf(6n)), replayProtector: seq(1n) });
+      expect(s6).toEqual({ sender: Buffer.from(A), version: 6n, hashHex: Buffer.from(hashOf(6n)).toString("hex"), replayProtector: seq(1n) });
       const [sb] = await h.getTransactionSummaries({ sender: B, ledgerVersion: 9n, limit: 10 });
       expect(sb?.replayProtector).toEqual({ type: "nonce", value: 77n });
     });

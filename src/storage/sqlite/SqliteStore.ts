@@ -570,6 +570,16 @@ export class SqliteStore implements LedgerStore {
   async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
     return this.readTx(() => {
       const bound = q.start === undefined ? q.end : undefined;
+      if (q.start === undefined && q.limit > 0) {
+        // A backward page ends at the sender's newest row at or below the bound, so that row is
+        // the page's last: the ledger row alone, and no second seek for it (the position read
+        // before the page made the first), 11 µs of a 260 µs miss at 10M versions (CPU profile).
+        const ledger = this.statements.ledger.get();
+        if (!ledger) return null;
+        const info = ledgerInfoOf(ledger, SQLITE_COLUMNS);
+        const rows = this.summaryRows({ ...q, ledgerVersion: info.ledgerVersion });
+        return { info, value: { newest: rows.at(-1)?.version ?? null, rows } };
+      }
       const row = this.statements.summariesVersionAt.get(q.sender, bound === undefined ? null : versionParam(bound));
       if (!row) return null;
       const { info, value: newest } = versionSnapshot(row);
