@@ -338,6 +338,11 @@ export class SqliteStore implements LedgerStore {
    * would give the same answer; the PRAGMA costs less than the statement and its WAL read lock.
    * Bounded in bytes (key, value and a fixed overhead per entry); an entry larger than
    * MEMO_ENTRY_BYTES is not kept. An empty ledger's null answers are not kept either.
+   *
+   * Only reads at the newest version are memoized: those are what many clients ask again and
+   * again. A read at an explicit version is one statement without it (its own snapshot), because
+   * random versions are rarely asked twice and each entry cost a key, an insert, an eviction and a
+   * read transaction around the data-version check.
    */
   private readonly memo = new LRUCache<string, object>({ maxSize: MEMO_BYTES, maxEntrySize: MEMO_ENTRY_BYTES });
   private memoDataVersion = -1;
@@ -436,19 +441,23 @@ export class SqliteStore implements LedgerStore {
         return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
       };
       // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
-      if (key.length > MEMO_ENTRY_BYTES) return read();
-      return this.memoized(`t${version ?? ""}|${memoKeyOf(handle)}|${memoKeyOf(key)}`, read, (snap) => snap.value?.length ?? 0);
+      if (version !== undefined || key.length > MEMO_ENTRY_BYTES) return read();
+      return this.memoized(`t|${memoKeyOf(handle)}|${memoKeyOf(key)}`, read, (snap) => snap.value?.length ?? 0);
     },
-    readModulesVersion: (address, version) =>
-      this.memoized(`m${version ?? ""}|${memoKeyOf(address)}`, () => {
+    readModulesVersion: (address, version) => {
+      const read = () => {
         const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
         return row ? versionSnapshot(row) : null;
-      }),
-    readSummariesVersion: (sender, end) =>
-      this.memoized(`s${end ?? ""}|${memoKeyOf(sender)}`, () => {
+      };
+      return version === undefined ? this.memoized(`m|${memoKeyOf(address)}`, read) : read();
+    },
+    readSummariesVersion: (sender, end) => {
+      const read = () => {
         const row = this.statements.summariesVersionAt.get(sender, end === undefined ? null : versionParam(end));
         return row ? versionSnapshot(row) : null;
-      }),
+      };
+      return end === undefined ? this.memoized(`s|${memoKeyOf(sender)}`, read) : read();
+    },
   };
 
   async getLedgerInfo(fresh = false): Promise<LedgerInfo | null> {
