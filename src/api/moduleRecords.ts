@@ -31,15 +31,22 @@ export class ModuleRecords {
    *
    * @param hash - the bytecode's code hash, as storage keeps it.
    * @param bytecode - module bytes; read only on a miss.
+   * @param storedAbi - the ABI text storage keeps with the bytecode (`ModuleEntry.abi`), sent as
+   *   it is; when absent (a row stored before it was kept) the ABI is decoded from the bytecode.
    */
-  record(hash: string, bytecode: Uint8Array): Buffer {
+  record(hash: string, bytecode: Uint8Array, storedAbi?: string): Buffer {
     const hit = this.records.get(hash);
     if (hit !== undefined) return hit;
     const hex = Buffer.from(bytecode.buffer, bytecode.byteOffset, bytecode.byteLength).toString("hex");
-    const abi = moduleAbi(bytecode);
-    const bytes = Buffer.from(`{"bytecode":"0x${hex}","abi":${abi === null ? "null" : this.serializeAbi(abi)}}`, "utf8");
+    const bytes = Buffer.from(`{"bytecode":"0x${hex}","abi":${storedAbi ?? this.decodedAbi(bytecode)}}`, "utf8");
     this.records.set(hash, bytes);
     return bytes;
+  }
+
+  /** The `abi` of a record decoded from its bytecode (a row without stored ABI text). */
+  private decodedAbi(bytecode: Uint8Array): string {
+    const abi = moduleAbi(bytecode);
+    return abi === null ? "null" : this.serializeAbi(abi);
   }
 
   /** The cached record of `hash`, without decoding anything on a miss. */
