@@ -65,7 +65,7 @@ export const getAccountModules = defineOperation({
   // every page of the account is the same at every version with the same newest change.
   position: (reads, { params }, version) => reads.readModulesVersion(params.address, version),
   handler: (ctx) => {
-    /** Module records printed once per bytecode hash (ABI decoded once). */
+    /** Module records printed once per bytecode hash (from the ABI text stored with the code). */
     const records = new ModuleRecords(20_000);
     return async function getAccountModules({ params, query }, { info, version, found: changed }, format) {
       const address = params.address;
