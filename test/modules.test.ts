@@ -1,12 +1,18 @@
 /**
  * GET /v1/accounts/{address}/modules over real HTTP and a real database: the real genesis, paging,
- * BCS, time travel across a module upgrade, and undecodable bytecode. SQLite only: the store's
+ * BCS, time travel across a module upgrade, and undecodable bytecode; the bytes sent from the ABI
+ * stored at write, and from code stored without it, are the bytes of decoding it on the read. SQLite only: the store's
  * module reads are pinned on every backend by the store suite and the PostgreSQL parity test.
  */
 import { bcs } from "@mysten/bcs";
+import Database from "better-sqlite3";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jsonSerializer } from "../src/api/handler.js";
+import { ref } from "../src/api/operation.js";
+import { moveModuleBytecode } from "../src/api/schemas.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
+import { moduleAbi } from "../src/move/abi.js";
 import { buildModule } from "../src/move/builder.js";
 import { Importer } from "../src/ingest/importer.js";
 import { readTransactions } from "../src/ingest/readInput.js";
@@ -41,6 +47,23 @@ function project(ours: any, theirs: any): any {
   }
   return ours;
 }
+
+/**
+ * The body the read path sent before the ABI was stored, for the modules of `body` in its order:
+ * each module's ABI decoded from its bytecode, every record written by the MoveModuleBytecode
+ * schema's serializer.
+ */
+const serializeRecord = jsonSerializer<{ bytecode: string; abi: unknown }>(ref(moveModuleBytecode));
+function decodePathBody(body: Buffer): Buffer {
+  const mods = JSON.parse(body.toString("utf8")) as Array<{ bytecode: string }>;
+  const records = mods.map((m) => serializeRecord({ bytecode: m.bytecode, abi: moduleAbi(Buffer.from(m.bytecode.slice(2), "hex")) }));
+  return Buffer.from(`[${records.join(",")}]`, "utf8");
+}
+const bodyOf = async (url: string): Promise<Buffer> => {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  return Buffer.from(await res.arrayBuffer());
+};
 
 async function importGenesis(db: string): Promise<void> {
   const store = await openStore(db);
@@ -78,6 +101,37 @@ describe(`modules (${backend.name})`, () => {
         expect(ours!.abi.exposed_functions.every((f: Json) => f.is_view === false)).toBe(true);
         expect(ours!.abi.structs.every((s: Json) => s.is_enum === false && Array.isArray(s.variants))).toBe(true);
       }
+    }
+  });
+
+  it("sends, from the stored ABI, the bytes the decode path sent: every page of 0x1 and 0x3", async () => {
+    for (const address of ["0x1", "0x3"]) {
+      for (const q of ["", "?limit=1", "?limit=7", "?limit=1000"]) {
+        const body = await bodyOf(`${node.base}/accounts/${address}/modules${q}`);
+        expect(body.length).toBeGreaterThan(2);
+        expect(body.equals(decodePathBody(body)), `${address} ${q}`).toBe(true);
+      }
+    }
+  });
+
+  it("decodes the ABI of code stored without it (a row no migration filled), to the same bytes", async () => {
+    const db = await backend.newDb();
+    await importGenesis(db);
+    const file = new Database(db);
+    try {
+      expect(file.prepare("UPDATE code SET abi = NULL").run().changes).toBeGreaterThan(60);
+    } finally {
+      file.close();
+    }
+    const legacy = await startTestNode(db);
+    try {
+      for (const address of ["0x1", "0x3"]) {
+        const body = await bodyOf(`${legacy.base}/accounts/${address}/modules?limit=1000`);
+        expect(body.equals(await bodyOf(`${node.base}/accounts/${address}/modules?limit=1000`)), address).toBe(true);
+        expect(body.equals(decodePathBody(body)), address).toBe(true);
+      }
+    } finally {
+      await legacy.close();
     }
   });
 
@@ -190,6 +244,13 @@ describe(`modules across versions (${backend.name})`, () => {
       ["price", true],
     ]);
     expect(second[0]!.abi.address).toBe("0xcafe");
+  });
+
+  it("sends at every version the bytes the decode path sent", async () => {
+    for (const v of [publishedAt, upgradedAt, brokenAt, deletedAt]) {
+      const body = await bodyOf(`${node.base}/accounts/${app}/modules?ledger_version=${v}`);
+      expect(body.equals(decodePathBody(body)), `at ${v}`).toBe(true);
+    }
   });
 
   it("gives abi null for bytecode that does not decode, and forgets a deleted module", async () => {

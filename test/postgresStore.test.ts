@@ -7,13 +7,16 @@
  */
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules.js";
 import { codeHash } from "../src/ledger/codeHash.js";
+import { moduleAbiJson } from "../src/move/abi.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, PruneResult } from "../src/storage/LedgerStore.js";
 import { PostgresStore, type PostgresStoreOptions } from "../src/storage/postgres/PostgresStore.js";
 import { MIGRATIONS } from "../src/storage/postgres/schema.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { dumpTables } from "./helpers/ledgerTables.js";
+import { genesisModules } from "./helpers/moveFixtures.js";
 import { prng, testSeed } from "./helpers/seed.js";
 import { tableItem } from "./helpers/store.js";
 
@@ -119,6 +122,7 @@ async function readRaw(s: LedgerStore, version: bigint, oldest: bigint) {
     items: await Promise.all(HANDLES.flatMap((handle) => KEYS.map(async (k) => h(await tableItem(s, handle, k, version))))),
     resources: await Promise.all(SENDERS.flatMap((a) => TYPES.map((t) => s.getResource(a, t, version)))),
     modules: await Promise.all(SENDERS.map(async (a) => (await s.getModules(a, version, null, 100)).map((m) => `${m.name}=${m.codeHash}`))),
+    moduleAbis: await Promise.all(SENDERS.map(async (a) => (await s.readModules(a, version, null, 100, () => true))?.value.rows.map((m) => `${m.name}=${m.abi}`) ?? [])),
     modulesVersion: await Promise.all(SENDERS.map(async (a) => (await s.readModulesVersion(a, version))?.value ?? null)),
     summaries: await Promise.all(SENDERS.map((a) => s.getTransactionSummaries({ sender: a, start: oldest, ledgerVersion: version, limit: 1000 }))),
     summariesBack: await Promise.all(SENDERS.map(async (a) => (await s.readSummaries({ sender: a, end: version, limit: 7 }))?.value.rows ?? [])),
@@ -303,6 +307,66 @@ describe(`PostgreSQL migration 4: interned addresses and types, packed resource 
     // Connecting again runs no migration again.
     const again = await open(url);
     expect(await readAt(again, last, next.oldestVersion)).toEqual(await readAt(reference, last, next.oldestVersion));
+  });
+});
+
+describe("PostgreSQL migration 5: the ABI text of every module row, stored beside its bytecode", () => {
+  it("fills it for a database of schema 4, in batches of code hashes, so that module pages read as those of a database written today", async () => {
+    // More code hashes than one batch of the fill (256): real modules and bytes that do not decode.
+    const codes = [...genesisModules().map((m) => m.bytecode), ...frameworkModules(), appModuleBytecode(4), ...Array.from({ length: 300 }, (_, i) => Buffer.from(`code ${i}`))];
+    const [a, b] = [SENDERS[0]!, SENDERS[1]!];
+    const names = Array.from({ length: 40 }, (_, i) => `m${i}`);
+    // One module write per version for each of two accounts (the same code: several rows per hash), some deletions.
+    const blocks: BlockWrite[] = codes.map((code, i) => {
+      const v = BigInt(i);
+      const name = names[i % names.length]!;
+      const bytecode = i % 50 === 49 ? null : code;
+      return {
+        block: { height: v, epoch: 0n, timestampUsec: v, firstVersion: v, lastVersion: v, endInfo: null },
+        transactions: [{ version: v, kind: i === 0 ? "genesis_transaction" : "block_metadata_transaction", hash: Buffer.alloc(32, i % 256), user: null }],
+        modules: [a, b].map((address) => ({ version: v, address, name, stateKey: moduleStateKey(address, name), bytecode })),
+        tableItems: [],
+        resources: [],
+      };
+    });
+    const reference = await filled(blocks);
+    const url = await backend.newDb();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query("CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+      for (const [i, sql] of MIGRATIONS.slice(0, 4).entries()) {
+        await c.query(sql);
+        await c.query("INSERT INTO schema_version (version) VALUES ($1)", [i + 1]);
+      }
+      const last = BigInt(blocks.length - 1).toString();
+      await c.query("INSERT INTO ledger VALUES (1, 4, $1::numeric, $1::numeric, 0, $1::numeric, 0, 0)", [last]);
+      // The module rows as schema 4's commit wrote them: no ABI.
+      for (const m of blocks.flatMap((w) => w.modules)) {
+        await c.query("INSERT INTO modules (address, state_key, version, name, bytecode, code_hash) VALUES ($1, $2, $3::numeric, $4, $5, $6)", [
+          m.address,
+          m.stateKey,
+          m.version.toString(),
+          m.name,
+          m.bytecode,
+          m.bytecode ? codeHash(m.bytecode) : null,
+        ]);
+      }
+      const migrated = await open(url);
+      expect((await c.query("SELECT count(*)::int AS n FROM modules WHERE bytecode IS NOT NULL AND abi IS NULL")).rows[0].n).toBe(0);
+      expect((await c.query("SELECT count(*)::int AS n FROM modules WHERE bytecode IS NULL AND abi IS NOT NULL")).rows[0].n).toBe(0);
+      expect((await c.query("SELECT max(version) AS v FROM schema_version")).rows[0].v).toBe(MIGRATIONS.length);
+      for (let v = 0n; v < BigInt(blocks.length); v += 23n) {
+        for (const address of [a, b]) {
+          const page = async (s: LedgerStore) => (await s.readModules(address, v, null, 100, () => true))!.value;
+          const got = await page(migrated);
+          for (const m of got.rows) expect(m.abi, `${m.name} at ${v}`).toBe(moduleAbiJson(m.bytecode!));
+          expect(got, `at ${v}`).toEqual(await page(reference));
+        }
+      }
+    } finally {
+      await c.end();
+    }
   });
 });
 

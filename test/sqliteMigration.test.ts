@@ -9,10 +9,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules.js";
 import { codeHash } from "../src/ledger/codeHash.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, UserTxnWrite } from "../src/storage/LedgerStore.js";
 import { replayKindCode, txnKindCode } from "../src/storage/rules.js";
+import { moduleAbiJson } from "../src/move/abi.js";
 import { MIGRATIONS } from "../src/storage/sqlite/schema.js";
 import { PACK_ON_THREAD_MIN } from "../src/storage/sqlite/resourcePacker.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
@@ -47,6 +49,8 @@ const TYPES = ["0x1::account::Account", "0x1::coin::CoinStore<0x1::aptos_coin::A
 /** Contracts as the importer gives them (64 hex digits, stored by id) and as a caller may (stored as text). */
 const CONTRACTS = [null, Buffer.from(addr(0xc0, 1)).toString("hex"), "0x1", "0xc0ffee"];
 const NAMES = ["a", "coin"];
+/** Module code: the devnet builder's (decodes to an ABI) and bytes that do not decode. */
+const CODES: Uint8Array[] = [...frameworkModules().slice(0, 4), appModuleBytecode(0), appModuleBytecode(2), ...[0, 1, 2].map((i) => Buffer.from(`code ${i}`))];
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
 /** An account resource as the devnet writes it: what the packing's dictionary is made for. */
@@ -107,7 +111,7 @@ function history(seed: number, blocks: number): BlockWrite[] {
       if (random() < 0.2) {
         const owner = pick(SENDERS);
         const name = pick(NAMES);
-        w.modules.push({ version, address: owner, name, stateKey: moduleStateKey(owner, name), bytecode: random() < 0.2 ? null : Buffer.from(`code ${version % 9n}`) });
+        w.modules.push({ version, address: owner, name, stateKey: moduleStateKey(owner, name), bytecode: random() < 0.2 ? null : CODES[Number(version % 9n)]! });
       }
     }
     // A resource written twice in a version: the later one stands (INSERT OR REPLACE).
@@ -185,6 +189,7 @@ async function readAt(s: LedgerStore, version: bigint) {
   for (const a of [...SENDERS, addr(9, 9)]) {
     for (const type of TYPES) out[`resource ${hex(a)} ${type}`] = await s.getResource(a, type, version);
     out[`modules ${hex(a)}`] = await s.getModules(a, version, null, 100);
+    out[`modules with code ${hex(a)}`] = (await s.readModules(a, version, null, 100, () => true))?.value.rows;
     out[`modules version ${hex(a)}`] = (await s.readModulesVersion(a, version))?.value;
     out[`summaries ${hex(a)}`] = await s.getTransactionSummaries({ sender: a, start: info.oldestVersion, ledgerVersion: version, limit: 1000 });
     out[`summaries back ${hex(a)}`] = await s.getTransactionSummaries({ sender: a, end: version, ledgerVersion: info.ledgerVersion, limit: 3 });
@@ -292,6 +297,70 @@ describe(`SQLite migration 4: interned addresses and types, packed resources (se
     const sent = async (a: Uint8Array) => (await s.getTransactionSummaries({ sender: a, start: 0n, ledgerVersion: at, limit: 100 })).map((r) => r.version);
     expect(await sent(x)).toEqual(after.transactions.slice(1).map((t) => t.version));
     expect(await sent(y)).toEqual(next.transactions.slice(1).map((t) => t.version));
+  });
+});
+
+describe("SQLite migration 5: the ABI text of every module's code, stored beside it", () => {
+  /** A file of schema 4 holding `blocks`' modules, written by that schema's statements. */
+  function writeSchema4File(path: string, blocks: BlockWrite[]): void {
+    const db = new Database(path);
+    try {
+      db.pragma("journal_mode = WAL");
+      // Migration 4 names it; it packs nothing in an empty file.
+      db.function("pack_resource_value", (_owner: unknown, _json: unknown) => null);
+      db.exec("CREATE TABLE schema_version (version INTEGER NOT NULL)");
+      for (const [i, sql] of MIGRATIONS.slice(0, 4).entries()) {
+        db.exec(sql);
+        db.prepare("INSERT INTO schema_version (version) VALUES (?)").run(i + 1);
+      }
+      const mod = db.prepare("INSERT OR REPLACE INTO modules (address, state_key, version, name, code_hash) VALUES (?, ?, ?, ?, ?)");
+      const code = db.prepare("INSERT OR IGNORE INTO code (code_hash, bytecode) VALUES (?, ?)");
+      db.transaction(() => {
+        const last = blocks.at(-1)!.block;
+        db.prepare("INSERT INTO ledger VALUES (1, 4, ?, 0, 0, ?, 0, 0)").run(last.lastVersion, last.height);
+        for (const m of blocks.flatMap((w) => w.modules)) {
+          const h = m.bytecode ? codeHash(m.bytecode) : null;
+          if (m.bytecode) code.run(h, m.bytecode);
+          mod.run(m.address, m.stateKey, m.version, m.name, h);
+        }
+      })();
+    } finally {
+      db.close();
+    }
+  }
+
+  it("fills the ABI of the code a file of schema 4 holds: its module pages then read as those of a file written today", async () => {
+    const owner = SENDERS[0]!;
+    const names = ["a", "b", "coin", "zz"];
+    const blocks: BlockWrite[] = CODES.map((_, v) => ({
+      block: { height: BigInt(v), epoch: 0n, timestampUsec: 0n, firstVersion: BigInt(v), lastVersion: BigInt(v), endInfo: null },
+      transactions: [{ version: BigInt(v), kind: v === 0 ? "genesis_transaction" : "block_metadata_transaction", hash: Buffer.alloc(32, v), user: null }],
+      // every version rewrites one of the names: pages differ from version to version
+      modules: [{ version: BigInt(v), address: owner, name: names[v % names.length]!, stateKey: moduleStateKey(owner, names[v % names.length]!), bytecode: v === 6 ? null : CODES[v]! }],
+      tableItems: [],
+      resources: [],
+    }));
+    const oldPath = newPath();
+    writeSchema4File(oldPath, blocks);
+    const migrated = open(oldPath);
+    const fresh = open(newPath());
+    await fresh.initChain(4);
+    await fresh.commitBlocks(blocks);
+    const db = new Database(oldPath, { readonly: true });
+    try {
+      expect(db.prepare("SELECT name FROM pragma_table_info('code')").pluck().all()).toEqual(["code_hash", "bytecode", "abi"]);
+      expect(db.prepare("SELECT count(*) FROM code WHERE abi IS NULL").pluck().get()).toBe(0);
+      expect(db.prepare("SELECT max(version) FROM schema_version").pluck().get()).toBe(MIGRATIONS.length);
+    } finally {
+      db.close();
+    }
+    for (let v = 0n; v < BigInt(blocks.length); v++) {
+      const page = async (s: SqliteStore) => (await s.readModules(owner, v, null, 100, () => true))!.value;
+      const rows = (await page(migrated)).rows;
+      expect(rows.length).toBeGreaterThan(0);
+      for (const m of rows) expect(m.abi, `${m.name} at ${v}`).toBe(moduleAbiJson(m.bytecode!));
+      expect(await page(migrated), `at ${v}`).toEqual(await page(fresh));
+    }
   });
 });
 

@@ -17,6 +17,12 @@ import type { BlockInfo } from "../src/ledger/types.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, TxnKind, UserTxnWrite } from "../src/storage/LedgerStore.js";
 import { openStore } from "../src/storage/open.js";
+import { jsonSerializer } from "../src/api/handler.js";
+import { ref } from "../src/api/operation.js";
+import { moveModule } from "../src/api/schemas.js";
+import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules.js";
+import { moduleAbi, moduleAbiJson, type MoveModuleAbi } from "../src/move/abi.js";
+import { genesisModules } from "./helpers/moveFixtures.js";
 import type { Backend } from "./helpers/backends.js";
 import { prng, testSeed } from "./helpers/seed.js";
 import { tableItem } from "./helpers/store.js";
@@ -507,6 +513,34 @@ export function storeSuite(factory: () => Backend): void {
         if (m.codeHash === skipped) expect(m.bytecode, m.name).toBeUndefined();
         else expect(Buffer.from(m.bytecode!), m.name).toEqual(Buffer.from((await s.getModuleCode(m.codeHash))!));
       }
+    });
+
+    it("keeps each module's ABI text with its code, the bytes the API's MoveModule serializer writes, whichever way the code was written", async () => {
+      const serializeAbi = jsonSerializer<MoveModuleAbi>(ref(moveModule));
+      const apiAbi = (bytecode: Uint8Array) => {
+        const abi = moduleAbi(bytecode);
+        return abi === null ? "null" : serializeAbi(abi);
+      };
+      // Real modules (the genesis framework, the devnet's builder) and bytes that do not decode.
+      const codes = [...genesisModules().slice(0, 12).map((m) => m.bytecode), ...frameworkModules(), appModuleBytecode(0), appModuleBytecode(3), code(9)];
+      const write = (at: bigint, first: number, count: number) => codes.slice(first, first + count).map((c, i) => mod(at, B, `m${first + i}`, c));
+      const s = await fresh(4);
+      await s.commitBlock({ block: block(0n, 0n, 0n, 0n, 0n), transactions: [txn(0n, "genesis_transaction")], modules: write(0n, 0, 8), tableItems: [], resources: [] });
+      const more = [1n, 2n].map((v) => ({ block: block(v, 0n, v, v, v), transactions: [txn(v, "block_metadata_transaction")], modules: write(v, v === 1n ? 8 : 14, v === 1n ? 6 : codes.length), tableItems: [], resources: [] }));
+      if (s.commitBlocks) await s.commitBlocks(more);
+      else for (const w of more) await s.commitBlock(w);
+      // The same code again under another name: stored once, the same text.
+      await s.commitBlock({ block: block(3n, 0n, 3n, 3n, 3n), transactions: [txn(3n, "block_metadata_transaction")], modules: [mod(3n, B, "again", codes[0]!)], tableItems: [], resources: [] });
+      await s.writeBaseState({ what: "modules:a", fetchedAt: 3n, modules: [mod(3n, A, "based", codes[1]!)], tableItems: [], resources: [] });
+      const listed = [...(await s.readModules(B, undefined, null, 100, () => true))!.value.rows, ...(await s.readModules(A, undefined, null, 100, () => true))!.value.rows];
+      expect(listed.length).toBe(codes.length + 2);
+      for (const m of listed) {
+        expect(m.abi, m.name).toBe(apiAbi(m.bytecode!));
+        expect(m.abi, m.name).toBe(moduleAbiJson(m.bytecode!));
+      }
+      expect(listed.filter((m) => m.abi === "null").map((m) => m.name)).toEqual([`m${codes.length - 1}`]);
+      // Read without bytecode: no ABI either (it comes with the code).
+      for (const m of (await s.readModules(B, undefined, null, 100))!.value.rows) expect(m.abi, m.name).toBeUndefined();
     });
 
     it("reads a summaries page exact for its position while another connection commits", async () => {

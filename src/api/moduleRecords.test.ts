@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { codeHash } from "../ledger/codeHash.js";
-import { moduleAbi } from "../move/abi.js";
+import { appModuleBytecode, frameworkModules } from "../ingest/devnetModules.js";
+import { moduleAbi, moduleAbiJson, type MoveModuleAbi } from "../move/abi.js";
 import { ModuleRecords } from "./moduleRecords.js";
 import { genesisModules, goldenNullAbiBytecodes, guidV9 } from "../../test/helpers/moveFixtures.js";
 import { jsonSerializer } from "./handler.js";
 import { ref } from "./operation.js";
-import { moveModuleBytecode } from "./schemas.js";
+import { moveModule, moveModuleBytecode } from "./schemas.js";
 
 describe("ModuleRecords", () => {
   const guid = guidV9();
@@ -30,6 +31,39 @@ describe("ModuleRecords", () => {
       const expected = serialize({ bytecode: `0x${Buffer.from(bytecode).toString("hex")}`, abi: moduleAbi(bytecode) });
       expect(cache.record(codeHash(bytecode), bytecode).toString("utf8")).toBe(expected);
     }
+  });
+
+  // Storage keeps `moduleAbiJson` text (it may not import the API): it must be the serializer's bytes.
+  const everyModule = () => [
+    guid.bytecode,
+    ...genesisModules().map((m) => m.bytecode),
+    ...frameworkModules(),
+    ...Array.from({ length: 8 }, (_, i) => appModuleBytecode(i * 7)),
+    ...goldenNullAbiBytecodes(),
+    new Uint8Array(),
+  ];
+
+  it("moduleAbiJson writes what the MoveModule schema's serializer writes, for every fixture and devnet module", () => {
+    const serializeAbi = jsonSerializer<MoveModuleAbi>(ref(moveModule));
+    let decoded = 0;
+    for (const bytecode of everyModule()) {
+      const abi = moduleAbi(bytecode);
+      if (abi !== null) decoded++;
+      expect(moduleAbiJson(bytecode)).toBe(abi === null ? "null" : serializeAbi(abi));
+    }
+    // the guid, 63 genesis modules, the devnet's framework and app modules; the null ones too
+    expect(decoded).toBeGreaterThanOrEqual(1 + 63 + frameworkModules().length + 8);
+  });
+
+  it("builds from stored ABI text the record it decodes, byte for byte, without decoding", () => {
+    for (const bytecode of everyModule()) {
+      const h = codeHash(bytecode);
+      const stored = new ModuleRecords().record(h, bytecode, moduleAbiJson(bytecode));
+      expect(stored.toString("utf8")).toBe(new ModuleRecords().record(h, bytecode).toString("utf8"));
+    }
+    // The stored text is sent as it is: the bytes are not read for it.
+    const junk = new Uint8Array([0xa1, 0x1c, 0xeb, 0x0b, 0x03]);
+    expect(new ModuleRecords().record(codeHash(junk), junk, '{"stored":true}').toString()).toBe('{"bytecode":"0xa11ceb0b03","abi":{"stored":true}}');
   });
 
   it("caches undecodable modules with a null ABI", () => {

@@ -70,4 +70,10 @@ export interface ModuleEntry {
   codeHash: string;
   /** The bytecode, when a read asked for it and the store read it with the list (`LedgerStore.readModules`). */
   bytecode?: Uint8Array;
+  /**
+   * The ABI JSON text stored with the bytecode when it was written (`moduleAbiJson` in
+   * `src/move/abi.ts`: what the API sends for `abi`, `null` included), read with `bytecode`. Absent
+   * when the store has none for it (a row written before it was kept): derive it from the bytecode.
+   */
+  abi?: string;
 }

@@ -71,6 +71,23 @@ export function moduleAbi(bytecode: Uint8Array): MoveModuleAbi | null {
   }
 }
 
+/**
+ * The ABI of a module as the JSON text the modules operation sends for `abi`: what the
+ * `MoveModule` schema's serializer writes for `moduleAbi(bytecode)`, or `null`. Storage keeps it
+ * beside the bytecode (computed once, when the code is written), so a read sends it as it is.
+ *
+ * `JSON.stringify` is that serializer's output here: every object is built with its properties in
+ * the schema's order, and every value is a string, boolean or array of them (the API's
+ * `moduleRecords.test.ts` checks the bytes on every module the fixtures and the devnet hold).
+ *
+ * @param bytecode - module bytes.
+ * @returns JSON text; never throws.
+ */
+export function moduleAbiJson(bytecode: Uint8Array): string {
+  const abi = moduleAbi(bytecode);
+  return abi === null ? "null" : JSON.stringify(abi);
+}
+
 const ABILITY_NAMES: readonly MoveAbility[] = ["copy", "drop", "store", "key"];
 
 /** Ability bits in the node's order: copy, drop, store, key. */

@@ -227,8 +227,8 @@ export interface LedgerStore {
    *
    * `code`, optional: asked once per listed row; a store may then read the `bytecode` of the rows
    * it says yes to with the list (SQLite: in the same read transaction, no read lock per module;
-   * PostgreSQL: all of them in one more statement, not one round trip per module). Rows without it
-   * are read with `getModuleCode` (a follower always does).
+   * PostgreSQL: all of them in one more statement, not one round trip per module), and with it the
+   * `abi` text stored when the code was written. Rows without it are read with `getModuleCode`.
    */
   readModules(
     address: Uint8Array,

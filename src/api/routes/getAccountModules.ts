@@ -65,7 +65,7 @@ export const getAccountModules = defineOperation({
   // every page of the account is the same at every version with the same newest change.
   position: (reads, { params }, version) => reads.readModulesVersion(params.address, version),
   handler: (ctx) => {
-    /** Module records printed once per bytecode hash (ABI decoded once). */
+    /** Module records printed once per bytecode hash (from the ABI text stored with the code). */
     const records = new ModuleRecords(20_000);
     return async function getAccountModules({ params, query }, { info, version, found: changed }, format) {
       const address = params.address;
@@ -119,7 +119,9 @@ async function readPage(
     const module = rows[i]!;
     let json: Buffer | null = null;
     let bytes: Uint8Array | null = null;
-    if (format === "json") json = records.cached(module.codeHash) ?? records.record(module.codeHash, module.bytecode ?? (await readCode(module)));
+    if (format === "json") {
+      json = records.cached(module.codeHash) ?? (module.bytecode ? records.record(module.codeHash, module.bytecode, module.abi) : records.record(module.codeHash, await readCode(module)));
+    }
     else bytes = module.bytecode ?? (await readCode(module));
     const add = json ? json.length + 1 : bytes!.length + module.name.length + 80;
     if (page.length > 0 && size + add > budget) break;

@@ -118,13 +118,19 @@ export class FollowedStore implements LedgerStore {
     return this.inner.readModulesVersion(address, version);
   }
 
-  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null> {
-    const snap = await this.inner.readModules(address, version, start, limit);
+  async readModules(
+    address: Uint8Array,
+    version: bigint | undefined,
+    start: Uint8Array | null,
+    limit: number,
+    code?: (codeHash: string) => boolean,
+  ): Promise<Snapshot<ModulesPage> | null> {
+    const snap = await this.inner.readModules(address, version, start, limit, code);
     const origin = await this.baseVersion();
     const v = version ?? snap?.info.ledgerVersion;
     if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
     if ((await this.ensureModules(address, origin)) === "pruned") throw statePruned(v);
-    return this.inner.readModules(address, version, start, limit);
+    return this.inner.readModules(address, version, start, limit, code);
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {

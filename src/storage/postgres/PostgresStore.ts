@@ -23,6 +23,7 @@ import pg from "pg";
 import type { PoolClient, QueryResultRow } from "pg";
 import { parseAddress } from "../../ledger/address.js";
 import { codeHash } from "../../ledger/codeHash.js";
+import { moduleAbiJson } from "../../move/abi.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type {
   BaseStateWrite,
@@ -82,6 +83,37 @@ export const MIGRATION_STATEMENT_TIMEOUT_MS = 6 * 60 * 60_000;
 /** A prune is maintenance, not a request: its statements may run this long (ms). */
 export const PRUNE_STATEMENT_TIMEOUT_MS = 10 * 60_000;
 
+/** Code hashes a step of `fillModuleAbi` reads and writes the ABI of. */
+const ABI_FILL_BATCH = 256;
+
+/**
+ * What a migration computes in the program after its SQL, in the same transaction (the SQL cannot:
+ * it needs the Move decoder), by the migration's number.
+ */
+const MIGRATION_FILLS: Partial<Record<number, (c: PoolClient) => Promise<void>>> = { 5: fillModuleAbi };
+
+/**
+ * Migration 5: the ABI text of every module row already stored, by code hash in batches (one
+ * index walk over `modules_by_code` in hash order; every row of a hash gets the same text).
+ */
+async function fillModuleAbi(c: PoolClient): Promise<void> {
+  let after = "";
+  for (;;) {
+    const batch = await c.query<{ code_hash: string; bytecode: Buffer }>({
+      text: `SELECT DISTINCT ON (code_hash) code_hash, bytecode FROM modules
+             WHERE code_hash > $1 AND bytecode IS NOT NULL ORDER BY code_hash LIMIT ${ABI_FILL_BATCH}`,
+      values: [after],
+      query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 1_000,
+    } as pg.QueryConfig);
+    if (batch.rows.length === 0) return;
+    await c.query({
+      text: "UPDATE modules m SET abi = f.abi FROM unnest($1::text[], $2::text[]) AS f(code_hash, abi) WHERE m.code_hash = f.code_hash",
+      values: [batch.rows.map((r) => r.code_hash), batch.rows.map((r) => moduleAbiJson(r.bytecode))],
+      query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 1_000,
+    } as pg.QueryConfig);
+    after = batch.rows.at(-1)!.code_hash;
+  }
+}
 
 /** u64 columns (`numeric`) travel as decimal strings both ways. */
 const u64Param = (v: bigint): string => v.toString();
@@ -189,7 +221,8 @@ export const SQL = {
                 ORDER BY page.state_key`,
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
   // A page's bytecodes in one round trip: one row per hash (any module row holding it will do).
-  moduleCodes: "SELECT DISTINCT ON (code_hash) code_hash, bytecode FROM modules WHERE code_hash = ANY($1::text[]) AND bytecode IS NOT NULL",
+  // With each its ABI text (NULL only on a row of a database whose migration 5 did not finish).
+  moduleCodes: "SELECT DISTINCT ON (code_hash) code_hash, bytecode, abi FROM modules WHERE code_hash = ANY($1::text[]) AND bytecode IS NOT NULL",
   // The ledger row and the item in one statement, so one snapshot and one round trip.
   tableItemAt: `${LEDGER_SELECT},
                        (SELECT t.value FROM table_items t WHERE t.handle_id = ${ADDRESS_ID("$1")} AND t.key = $2
@@ -279,10 +312,10 @@ export const SQL = {
       LEFT JOIN a_ids s ON s.ord = t.sender_ord
       LEFT JOIN a_ids c ON c.ord = t.contract_ord
     ), mods AS (
-      INSERT INTO modules (address, state_key, version, name, bytecode, code_hash)
-      SELECT * FROM unnest($20::bytea[], $21::bytea[], $22::numeric[], $23::text[], $24::bytea[], $25::text[])
+      INSERT INTO modules (address, state_key, version, name, bytecode, code_hash, abi)
+      SELECT * FROM unnest($20::bytea[], $21::bytea[], $22::numeric[], $23::text[], $24::bytea[], $25::text[], $34::text[])
       ON CONFLICT (address, state_key, version)
-      DO UPDATE SET name = excluded.name, bytecode = excluded.bytecode, code_hash = excluded.code_hash
+      DO UPDATE SET name = excluded.name, bytecode = excluded.bytecode, code_hash = excluded.code_hash, abi = excluded.abi
     ), items AS (
       INSERT INTO table_items (handle_id, key, version, value)
       SELECT h.id, i.key, i.version, i.value
@@ -399,6 +432,7 @@ export class PostgresStore implements LedgerStore {
             // versions on a small machine), far longer than a request's statement timeout.
             await c.query(`SET LOCAL statement_timeout = ${MIGRATION_STATEMENT_TIMEOUT_MS}`);
             await c.query({ text: sql, query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
+            await MIGRATION_FILLS[version]?.(c);
             await c.query("INSERT INTO schema_version (version) VALUES ($1)", [version]);
             await c.query("COMMIT");
           } catch (e) {
@@ -483,10 +517,13 @@ export class PostgresStore implements LedgerStore {
     }
     const wanted = code ? [...new Set(modules.filter((m) => code(m.codeHash)).map((m) => m.codeHash))] : [];
     if (wanted.length > 0) {
-      const codes = new Map((await this.query<{ code_hash: string; bytecode: Buffer }>("moduleCodes", [wanted])).map((r) => [r.code_hash, r.bytecode]));
+      type CodeRow = { code_hash: string; bytecode: Buffer; abi: string | null };
+      const codes = new Map((await this.query<CodeRow>("moduleCodes", [wanted])).map((r) => [r.code_hash, r]));
       for (const m of modules) {
-        const bytes = codes.get(m.codeHash);
-        if (bytes) m.bytecode = bytes;
+        const found = codes.get(m.codeHash);
+        if (!found) continue;
+        m.bytecode = found.bytecode;
+        if (found.abi !== null) m.abi = found.abi;
       }
     }
     const changed = first[LEDGER_COLUMNS.length];
@@ -624,9 +661,9 @@ export class PostgresStore implements LedgerStore {
       if (recorded.rowCount === 0) return;
       for (const m of w.modules) {
         await c.query(
-          `INSERT INTO modules (address, state_key, version, name, bytecode, code_hash) VALUES ($1, $2, $3::numeric, $4, $5, $6)
+          `INSERT INTO modules (address, state_key, version, name, bytecode, code_hash, abi) VALUES ($1, $2, $3::numeric, $4, $5, $6, $7)
            ON CONFLICT (address, state_key, version) DO NOTHING`,
-          [m.address, m.stateKey, u64Param(m.version), m.name, m.bytecode, m.bytecode ? codeHash(m.bytecode) : null],
+          [m.address, m.stateKey, u64Param(m.version), m.name, m.bytecode, m.bytecode ? codeHash(m.bytecode) : null, m.bytecode ? moduleAbiJson(m.bytecode) : null],
         );
       }
       for (const t of w.tableItems) {
@@ -950,6 +987,7 @@ function commitValues(w: BlockWrite): unknown[] {
     typeOrds,
     resources.map((r) => u64Param(r.version)),
     resources.map((r) => (r.json === null ? null : packResourceValue(r.address, r.json))),
+    modules.map((m) => (m.bytecode ? moduleAbiJson(m.bytecode) : null)),
   ];
 }
 

@@ -180,4 +180,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   INSERT INTO prune_progress (id, state_from) SELECT 1, oldest_version FROM ledger WHERE oldest_version IS NOT NULL;
   `,
+  `
+  -- Each module's ABI as the JSON text the API sends for it (moduleAbiJson, src/move/abi.ts; the
+  -- text null when the bytecode does not decode), computed once when its code is written, so a
+  -- read sends it instead of decoding the bytecode. The rows already stored get it in the same
+  -- transaction, from the program (PostgresStore's MIGRATION_FILLS): SQL cannot decode Move.
+  ALTER TABLE modules ADD COLUMN abi text;
+  `,
 ];

@@ -13,6 +13,7 @@ import { LRUCache } from "lru-cache";
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { codeHash } from "../../ledger/codeHash.js";
+import { moduleAbiJson } from "../../move/abi.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type {
   BaseStateWrite,
@@ -148,6 +149,8 @@ function prepareStatements(db: Db) {
        FROM modules k WHERE k.address = ? AND k.state_key > ? ORDER BY k.state_key LIMIT 1`,
     ),
     code: rows<[string], { bytecode: Buffer }>("SELECT bytecode FROM code WHERE code_hash = ?"),
+    // A listed module's bytecode with its ABI text (NULL: a row no migration filled).
+    codeAndAbi: tuples<[string], [Buffer, string | null]>("SELECT bytecode, abi FROM code WHERE code_hash = ?"),
     // The ledger row and the item in one statement: one snapshot, one read lock (WAL read marks
     // are taken and dropped per statement, with a few system calls each).
     tableItemAt: tuples<[Uint8Array, Uint8Array, Version], SnapshotTuple<bigint, Buffer>>(
@@ -215,7 +218,9 @@ function prepareStatements(db: Db) {
     insertModule: writes<[Uint8Array, Uint8Array, bigint, string, string | null]>(
       "INSERT OR REPLACE INTO modules (address, state_key, version, name, code_hash) VALUES (?, ?, ?, ?, ?)",
     ),
-    insertCode: writes<[string, Uint8Array]>("INSERT OR IGNORE INTO code (code_hash, bytecode) VALUES (?, ?)"),
+    // Looked up before the ABI of a new row is computed: code is stored once per hash.
+    hasCode: db.prepare<[string], number>("SELECT 1 FROM code WHERE code_hash = ?").pluck(),
+    insertCode: writes<[string, Uint8Array, string]>("INSERT OR IGNORE INTO code (code_hash, bytecode, abi) VALUES (?, ?, ?)"),
     insertAccountTxn: writes<[number, bigint, Uint8Array, number, bigint]>(
       "INSERT INTO account_transactions (sender_id, version, hash, replay_kind, replay_value) VALUES (?, ?, ?, ?, ?)",
     ),
@@ -385,6 +390,8 @@ export class SqliteStore implements LedgerStore {
         this.db.function("pack_resource_value", { deterministic: true }, (owner: unknown, json: unknown) =>
           json === null ? null : packResourceValue(owner as Buffer, json as string),
         );
+        // Migration 5 stores the ABI of the code already there.
+        this.db.function("module_abi_json", { deterministic: true }, (bytecode: unknown) => moduleAbiJson(bytecode as Buffer));
         this.migrate();
       }
     } catch (e) {
@@ -541,8 +548,11 @@ export class SqliteStore implements LedgerStore {
       if (codeHash !== null) {
         const entry: ModuleEntry = { stateKey, name, codeHash };
         if (code?.(codeHash)) {
-          const bytecode = st.code.get(codeHash)?.bytecode;
-          if (bytecode) entry.bytecode = bytecode;
+          const found = st.codeAndAbi.get(codeHash);
+          if (found) {
+            entry.bytecode = found[0];
+            if (found[1] !== null) entry.abi = found[1];
+          }
         }
         if (out.push(entry) >= limit) break;
       }
@@ -783,7 +793,8 @@ export class SqliteStore implements LedgerStore {
     const st = this.statements;
     for (const m of w.modules) {
       const hash = m.bytecode ? codeHash(m.bytecode) : null;
-      if (m.bytecode) st.insertCode.run(hash!, m.bytecode);
+      // The ABI is computed once per new hash, here and not on reads.
+      if (m.bytecode && st.hasCode.get(hash!) === undefined) st.insertCode.run(hash!, m.bytecode, moduleAbiJson(m.bytecode));
       st.insertModule.run(m.address, m.stateKey, m.version, m.name, hash);
     }
     for (const t of w.tableItems) st.insertTableItem.run(this.addressId(t.handle), t.key, t.version, t.value);
