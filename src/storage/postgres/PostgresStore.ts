@@ -156,9 +156,9 @@ const ADDRESS_ID = (param: string): string => `(SELECT x.id FROM addresses x WHE
  * outright (a one-time filter) when the address has no id.
  */
 const SENDER_IS = (param: string, alias = "t"): string => `${alias}.sender_id = ${ADDRESS_ID(param)} AND ${ADDRESS_ID(param)} IS NOT NULL`;
-/** The id of the resource type named by `param` (NULL when it was never stored). */
 /** A summary's columns (see `summaryColumns`): the hash as hex text. */
 const SUMMARY_COLUMNS = summaryColumns((column) => `encode(${column}, 'hex')`);
+/** The id of the resource type named by `param` (NULL when it was never stored). */
 const TYPE_ID = (param: string): string => `(SELECT y.id FROM resource_types y WHERE y.name = ${param})`;
 
 /**
