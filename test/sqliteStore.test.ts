@@ -11,10 +11,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, PruneResult } from "../src/storage/LedgerStore.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, SqliteStore, type SqliteStoreOptions } from "../src/storage/sqlite/SqliteStore.js";
+import { summariesJson } from "../src/api/routes/getAccountTransactionSummaries.js";
 import { prng, testSeed } from "./helpers/seed.js";
 import { tableItem } from "./helpers/store.js";
 
 const SEED = testSeed(7_2026);
+const U64_MAX = (1n << 64n) - 1n;
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-sqlite-"));
 const opened: SqliteStore[] = [];
 afterAll(async () => {
@@ -35,7 +37,8 @@ const addr = (i: number): Uint8Array => {
   a[31] = i;
   return a;
 };
-const SENDERS = [addr(1), addr(2), addr(3)];
+/** Two special addresses (printed short) and a full-length one. */
+const SENDERS = [addr(1), addr(2), Uint8Array.from({ length: 32 }, (_, i) => (i * 37 + 0xa5) & 0xff)];
 const HANDLE = addr(0x7);
 const KEYS = [0, 1, 2, 3, 4, 5].map((i) => Uint8Array.from([i]));
 const TYPE = "0x1::account::Account";
@@ -60,7 +63,10 @@ function history(seed: number, blocks: number, valueBytes = 8): BlockWrite[] {
     const count = 1 + Math.floor(random() * 3);
     for (let i = 0; i < count; i++, version++) {
       const s = Math.floor(random() * SENDERS.length);
-      const user = version === 0n || random() < 0.3 ? null : { sender: SENDERS[s]!, replayProtector: { type: "sequence_number" as const, value: sequence[s]!++ }, gasUnitPrice: 100n, gasUsed: 1n, success: true, contractAddress: null };
+      // orderless transactions with random u64 nonces, half of them past i64
+      const replayProtector =
+        random() < 0.3 ? { type: "nonce" as const, value: BigInt.asUintN(64, (BigInt(Math.floor(random() * 2 ** 32)) << 32n) | BigInt(Math.floor(random() * 2 ** 32))) } : { type: "sequence_number" as const, value: sequence[s]!++ };
+      const user = version === 0n || random() < 0.3 ? null : { sender: SENDERS[s]!, replayProtector, gasUnitPrice: 100n, gasUsed: 1n, success: true, contractAddress: null };
       w.transactions.push({ version, kind: version === 0n ? "genesis_transaction" : user ? "user_transaction" : "block_metadata_transaction", hash: Buffer.alloc(32, Number(version % 256n)), user });
       for (let k = 0; k < Math.floor(random() * 3); k++) w.tableItems.push({ version, handle: HANDLE, key: pick(KEYS), value: value(version) });
       if (random() < 0.5) w.resources.push({ version, address: pick(SENDERS), type: TYPE, json: random() < 0.2 ? null : `{"v":${version}}` });
@@ -104,6 +110,26 @@ describe("SQLite store settings", () => {
     expect(writer.memorySettings()).toEqual({ cacheBytes: SQLITE_CACHE_SIZE_MIB * 1024 * 1024, mmapBytes: SQLITE_MMAP_SIZE_MIB * 1024 * 1024 });
     const reader = open(path, { readonly: true, cacheSizeMiB: 2, mmapSizeMiB: 0 });
     expect(reader.memorySettings()).toEqual({ cacheBytes: 2 * 1024 * 1024, mmapBytes: 0 });
+  });
+});
+
+describe(`SQLite summaries JSON (seed ${SEED})`, () => {
+  it("writes each page's JSON in its statement byte for byte as the API writes the rows, u64 nonces past i64 included", async () => {
+    const blocks = history(SEED + 1, 150);
+    const s = await filled(blocks);
+    const last = blocks.at(-1)!.block.lastVersion;
+    const nonces = blocks.flatMap((b) => b.transactions.map((t) => t.user?.replayProtector)).filter((p) => p?.type === "nonce");
+    expect(nonces.some((p) => p!.value >= 1n << 63n)).toBe(true);
+    expect(nonces.some((p) => p!.value < 1n << 63n)).toBe(true);
+    const random = prng(SEED + 2);
+    const bound = () => (random() < 0.1 ? undefined : random() < 0.05 ? U64_MAX : BigInt(Math.floor(random() * Number(last + 10n))));
+    for (let i = 0; i < 400; i++) {
+      const q = { sender: SENDERS[i % SENDERS.length]!, start: random() < 0.4 ? bound() : undefined, end: bound(), limit: Math.floor(random() * 30) };
+      const typed = (await s.readSummaries(q))!;
+      const rows = typed.value.rows;
+      const expected = { info: typed.info, value: { newest: typed.value.newest, first: rows[0]?.version ?? null, json: summariesJson(rows) } };
+      expect(await s.readSummariesJson(q), JSON.stringify(q, (_, v) => (typeof v === "bigint" ? String(v) : v))).toEqual(expected);
+    }
   });
 });
 

@@ -19,6 +19,7 @@ import type { BlockWrite, LedgerStore, TxnKind, UserTxnWrite } from "../src/stor
 import { openStore } from "../src/storage/open.js";
 import { jsonSerializer } from "../src/api/handler.js";
 import { ref } from "../src/api/operation.js";
+import { summariesJson } from "../src/api/routes/getAccountTransactionSummaries.js";
 import { moveModule } from "../src/api/schemas.js";
 import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules.js";
 import { moduleAbi, moduleAbiJson, type MoveModuleAbi } from "../src/move/abi.js";
@@ -460,15 +461,25 @@ export function storeSuite(factory: () => Backend): void {
                     rows: await s.getTransactionSummaries({ ...q, ledgerVersion: info!.ledgerVersion }),
                   },
                 };
-                expect(await s.readSummaries(q), JSON.stringify({ start: start?.toString(), end: end?.toString(), limit })).toEqual(expected);
+                const what = JSON.stringify({ start: start?.toString(), end: end?.toString(), limit });
+                expect(await s.readSummaries(q), what).toEqual(expected);
+                if (s.readSummariesJson) {
+                  const rows = expected.value.rows;
+                  const json = { newest: expected.value.newest, first: rows[0]?.version ?? null, json: summariesJson(rows) };
+                  expect(await s.readSummariesJson(q), what).toEqual({ info, value: json });
+                }
               }
       };
+      // SQLite writes the JSON of a page in its statement (`readSummariesJson`); PostgreSQL does not
+      expect(Boolean(h.readSummariesJson)).toBe(h.kind === "sqlite");
       await agree(h);
       const s = await fresh(4, HISTORY);
       await s.prune({ oldestVersion: 5n, oldestBlockHeight: 2n });
       await agree(s);
       expect((await s.readSummaries({ sender: A, limit: 10 }))?.value.rows.map((r) => r.version)).toEqual([6n, 9n]);
-      expect(await (await fresh(4)).readSummaries({ sender: A, limit: 10 })).toBeNull();
+      const empty = await fresh(4);
+      expect(await empty.readSummaries({ sender: A, limit: 10 })).toBeNull();
+      if (empty.readSummariesJson) expect(await empty.readSummariesJson({ sender: A, limit: 10 })).toBeNull();
     });
 
     it("reads a module page with the ledger position and the changed version of the same snapshot, as the separate reads give them", async () => {

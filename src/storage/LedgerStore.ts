@@ -148,6 +148,20 @@ export interface SummariesPage {
   rows: TransactionSummary[];
 }
 
+/** A summaries page as the JSON text the API sends for it (`readSummariesJson`). */
+export interface SummariesJsonPage {
+  /** As `SummariesPage.newest`. */
+  newest: bigint | null;
+  /** Version of the page's first summary; null for an empty page. */
+  first: bigint | null;
+  /**
+   * The page as a JSON array of `TransactionSummary` objects (sender, version, transaction_hash,
+   * replay_protector), ascending by version: byte for byte what the API writes for the rows
+   * `readSummaries` gives for the same query and snapshot.
+   */
+  json: string;
+}
+
 /** An account's module page read in one snapshot with the version that names it (`readModules`). */
 export interface ModulesPage {
   /** What `readModulesVersion` gives for the same account and version in the same snapshot (the page cache key). */
@@ -256,6 +270,12 @@ export interface LedgerStore {
    * no block was committed yet.
    */
   readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null>;
+  /**
+   * Optional: `readSummaries` with the page as its JSON text, for a store that writes the text
+   * for less than the rows cost (SQLite builds it in the statement: a page of 100 took 75-80 µs
+   * of CPU against 115-150 for the rows and their JSON in JavaScript). Same snapshot rules.
+   */
+  readSummariesJson?(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null>;
 
   /** The block holding `version`, or null (pruned or not yet committed). */
   getBlockByVersion(version: bigint): Promise<BlockInfo | null>;

@@ -85,9 +85,15 @@ export const getAccountTransactionSummaries = defineOperation({
 /**
  * Reads and encodes one page, with the ledger position it is exact for: the store reads the
  * position and the rows in one snapshot, so a prune committing meanwhile cannot cut into it. The
- * wrapper judges the requested bounds against that position (410 when pruned past them).
+ * wrapper judges the requested bounds against that position (410 when pruned past them). JSON
+ * comes as the store writes it where it can (`readSummariesJson`).
  */
 async function readPage(ctx: NodeContext, q: Omit<SummaryQuery, "ledgerVersion">, format: WireFormat): Promise<{ page: Page<SummariesMeta>; info: LedgerInfo }> {
+  if (format === "json" && ctx.store.readSummariesJson) {
+    const page = await ctx.store.readSummariesJson(q);
+    if (!page) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+    return { page: { body: new EncodedBody(Buffer.from(page.value.json, "latin1")), meta: { first: page.value.first } }, info: page.info };
+  }
   const snapshot = await ctx.store.readSummaries(q);
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   const rows = snapshot.value.rows;

@@ -64,10 +64,13 @@ export class FollowedStore implements LedgerStore {
     this.kind = inner.kind;
     if (inner.commitBlocks) this.commitBlocks = (w) => inner.commitBlocks!(w);
     if (inner.fileProblem) this.fileProblem = () => inner.fileProblem!();
+    if (inner.readSummariesJson) this.readSummariesJson = (q) => inner.readSummariesJson!(q);
   }
 
   commitBlocks?: LedgerStore["commitBlocks"];
   fileProblem?: LedgerStore["fileProblem"];
+  /** Summaries are local, as `readSummaries`. */
+  readSummariesJson?: LedgerStore["readSummariesJson"];
 
   followLag(): { versions: bigint; seconds: number } | null {
     return this.lag;

@@ -12,6 +12,7 @@ import type { Database as Db, Statement } from "better-sqlite3";
 import { LRUCache } from "lru-cache";
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
+import { formatAddress } from "../../ledger/address.js";
 import { codeHash } from "../../ledger/codeHash.js";
 import { moduleAbiJson } from "../../move/abi.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
@@ -26,6 +27,7 @@ import type {
   Snapshot,
   ModulesPage,
   StoredTxnFingerprint,
+  SummariesJsonPage,
   SummariesPage,
   SummaryQuery,
 } from "../LedgerStore.js";
@@ -102,6 +104,23 @@ const NO_KEY = Buffer.alloc(0);
 
 /** The id of an address (or table handle) bound as a parameter, as a scalar subquery (NULL: none stored). */
 const ADDRESS_ID = "SELECT id FROM addresses WHERE address = ?";
+/**
+ * A u64 column (stored as i64, `u64ToSql`) as decimal text: a value past i64 reads negative, and
+ * is printed as u div 10 and u mod 10 from h = u >> 1 (which fits): u div 10 = h div 5, and
+ * u mod 10 = 2 (h mod 5) + (u & 1).
+ */
+const u64Text = (c: string) =>
+  // (|| binds tighter than any arithmetic in SQLite: every operand in parentheses)
+  `CASE WHEN ${c} >= 0 THEN ${c} ELSE (((${c} >> 1) & ${I64_MAX}) / 5) || ((2 * (((${c} >> 1) & ${I64_MAX}) % 5)) + (${c} & 1)) END`;
+/**
+ * A summary row as the API's JSON text (`SummariesJsonPage.json`), after a parameter with the
+ * formatted sender: built in the statement, it costs no JavaScript object, bigint or hex string.
+ */
+const SUMMARY_JSON =
+  `'{"sender":"' || ? || '","version":"' || version || '","transaction_hash":"0x' || lower(hex(hash)) ||
+   CASE replay_kind WHEN 0 THEN '","replay_protector":{"type":"nonce","nonce":"'
+        ELSE '","replay_protector":{"type":"sequence_number","sequence_number":"' END ||
+   ${u64Text("replay_value")} || '"}}'`;
 /** The id of a resource type bound as a parameter. */
 const TYPE_ID = "SELECT id FROM resource_types WHERE name = ?";
 /** A contract address stored by id: the form the importer gives, 64 lowercase hex digits. */
@@ -188,6 +207,15 @@ function prepareStatements(db: Db) {
       `SELECT ${SUMMARY_COLUMNS} FROM account_transactions
        WHERE sender_id = (${ADDRESS_ID}) AND version <= ? ORDER BY version DESC LIMIT ${BOUND}`,
     ),
+    // The same pages, each row as its JSON text (the first parameter is the formatted sender).
+    summariesJsonForward: db.prepare<[string, Uint8Array, bigint, bigint, number], string>(
+      `SELECT ${SUMMARY_JSON} FROM account_transactions
+       WHERE sender_id = (${ADDRESS_ID}) AND version >= ? AND version <= ? ORDER BY version ASC LIMIT ${BOUND}`,
+    ).pluck(),
+    summariesJsonBackward: db.prepare<[string, Uint8Array, bigint, number], string>(
+      `SELECT ${SUMMARY_JSON} FROM account_transactions
+       WHERE sender_id = (${ADDRESS_ID}) AND version <= ? ORDER BY version DESC LIMIT ${BOUND}`,
+    ).pluck(),
     blockByVersion: rows<[bigint], BlockRow<bigint, bigint>>(
       "SELECT * FROM blocks WHERE first_version <= ? ORDER BY first_version DESC LIMIT 1",
     ),
@@ -602,6 +630,38 @@ export class SqliteStore implements LedgerStore {
       if (!row) return null;
       const { info, value: newest } = versionSnapshot(row);
       return { info, value: { newest, rows: this.summaryRows({ ...q, ledgerVersion: info.ledgerVersion }) } };
+    });
+  }
+
+  async readSummariesJson(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null> {
+    return this.readTx(() => {
+      // The same reads as readSummaries, with the page's rows as their JSON text.
+      const backward = q.start === undefined && q.limit > 0;
+      let info: LedgerInfo | null;
+      let newest: bigint | null = null;
+      if (backward) info = this.readLedgerInfo();
+      else {
+        const bound = q.start === undefined ? q.end : undefined;
+        const row = this.statements.summariesVersionAt.get(q.sender, bound === undefined ? null : versionParam(bound));
+        const snapshot = row ? versionSnapshot(row) : null;
+        info = snapshot?.info ?? null;
+        newest = snapshot?.value ?? null;
+      }
+      if (!info) return null;
+      const range = summaryRange({ ...q, ledgerVersion: info.ledgerVersion });
+      const sender = formatAddress(q.sender);
+      const st = this.statements;
+      const rows: string[] = !range
+        ? []
+        : range.direction === "forward"
+          ? st.summariesJsonForward.all(sender, q.sender, versionParam(range.from), versionParam(range.to), range.limit)
+          : st.summariesJsonBackward.all(sender, q.sender, versionParam(range.to), range.limit).reverse();
+      // each row starts `{"sender":"<sender>","version":"<digits>"`
+      const at = 24 + sender.length;
+      const versionOf = (row: string) => BigInt(row.slice(at, row.indexOf('"', at)));
+      const first = rows.length > 0 ? versionOf(rows[0]!) : null;
+      if (backward) newest = rows.length > 0 ? versionOf(rows[rows.length - 1]!) : null;
+      return { info, value: { newest, first, json: `[${rows.join(",")}]` } };
     });
   }
 
