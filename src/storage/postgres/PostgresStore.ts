@@ -21,7 +21,7 @@
  */
 import pg from "pg";
 import type { PoolClient, QueryResultRow } from "pg";
-import { parseAddress } from "../../ledger/address.js";
+import { formatAddress, parseAddress } from "../../ledger/address.js";
 import { codeHash } from "../../ledger/codeHash.js";
 import { moduleAbiJson } from "../../move/abi.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
@@ -35,6 +35,7 @@ import type {
   Snapshot,
   ModulesPage,
   StoredTxnFingerprint,
+  SummariesJsonPage,
   SummariesPage,
   SummaryQuery,
 } from "../LedgerStore.js";
@@ -180,15 +181,24 @@ const INTERN_TYPE = (param: string): string =>
  * A summaries page statement: the ledger columns, the newest version of sender $1 in `newestRange`,
  * then the page's columns (at most $3 summaries in `pageRange`, `order` from the bound), ascending.
  */
-const SUMMARIES_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
+const SUMMARIES_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC", columns = SUMMARY_COLUMNS): string =>
   `${LEDGER_SELECT}, newest.version AS newest, s.*
    FROM ledger l
    LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE ${SENDER_IS("$1")} AND ${newestRange}
                       ORDER BY t.version DESC LIMIT 1) newest ON true
-   LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM transactions t WHERE ${SENDER_IS("$1")} AND ${pageRange}
+   LEFT JOIN LATERAL (SELECT ${columns} FROM transactions t WHERE ${SENDER_IS("$1")} AND ${pageRange}
                       ORDER BY t.version ${order} LIMIT $3) s ON true
    WHERE l.id = 1 AND l.ledger_version IS NOT NULL
    ORDER BY s.version ASC`;
+/**
+ * A summary row's version and its JSON text as the API writes it (`SummariesJsonPage.json`), the
+ * formatted sender in $4: one text column a row for the driver to parse, instead of four to parse
+ * and build an object, bigints and hex strings from.
+ */
+const SUMMARY_JSON_COLUMNS = `t.version,
+  '{"sender":"' || $4::text || '","version":"' || t.version || '","transaction_hash":"0x' || encode(t.hash, 'hex') ||
+  CASE t.replay_kind WHEN 0 THEN '","replay_protector":{"type":"nonce","nonce":"'
+       ELSE '","replay_protector":{"type":"sequence_number","sequence_number":"' END || t.replay_value || '"}}' AS json`;
 
 /**
  * The read statements. Named once; node-postgres prepares each on a connection at its first use
@@ -245,6 +255,13 @@ export const SQL = {
     "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
     "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
     "DESC",
+  ),
+  summariesJsonForward: SUMMARIES_PAGE("t.version <= l.ledger_version", "t.version >= $2::numeric AND t.version <= l.ledger_version", "ASC", SUMMARY_JSON_COLUMNS),
+  summariesJsonBackward: SUMMARIES_PAGE(
+    "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
+    "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
+    "DESC",
+    SUMMARY_JSON_COLUMNS,
   ),
   resource: `SELECT value FROM resources WHERE address_id = ${ADDRESS_ID("$1")} AND type_id = ${TYPE_ID("$2")}
                AND version <= $3::numeric
@@ -582,6 +599,31 @@ export class PostgresStore implements LedgerStore {
     }
     const newest = first[LEDGER_COLUMNS.length];
     return { info: ledgerInfoOf(first, PG_COLUMNS), value: { newest: newest === null ? null : u64FromColumn(newest), rows: summaries } };
+  }
+
+  async readSummariesJson(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null> {
+    if (q.limit <= 0) {
+      const empty = await this.readSummaries(q);
+      return empty && { info: empty.info, value: { newest: empty.value.newest, first: null, json: "[]" } };
+    }
+    const sender = formatAddress(q.sender);
+    const rows =
+      q.start !== undefined
+        ? await this.queryTuples<SummariesJsonTuple>("summariesJsonForward", [q.sender, u64Param(q.start), q.limit, sender])
+        : await this.queryTuples<SummariesJsonTuple>("summariesJsonBackward", [q.sender, optionalVersion(q.end), q.limit, sender]);
+    const head = rows[0];
+    if (!head) return null;
+    const at = LEDGER_COLUMNS.length;
+    const page = head[at + 1] === null ? [] : rows;
+    const newest = head[at];
+    return {
+      info: ledgerInfoOf(head, PG_COLUMNS),
+      value: {
+        newest: newest === null ? null : u64FromColumn(newest),
+        first: page.length > 0 ? u64FromColumn(page[0]![at + 1] as string) : null,
+        json: `[${page.map((r) => r[at + 2]).join(",")}]`,
+      },
+    };
   }
 
   async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
@@ -1020,6 +1062,9 @@ function pruneQuery(c: PoolClient, text: string, values: unknown[] = []): Promis
 
 /** A row of a summaries page statement: the ledger columns, the newest version, a summary (all null for none). */
 type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(SummaryTuple<string> | [null, null, null, null])];
+
+/** A row of the summaries JSON statements: the ledger columns, the newest version, a summary's version and JSON (both null for none). */
+type SummariesJsonTuple = [...LedgerTuple<string>, newest: string | null, ...([string, string] | [null, null])];
 
 /** A row of the module page statement: the ledger columns, the changed version, a module (all null for none). */
 type ModulesPageTuple = [...LedgerTuple<string>, changed: string | null, ...([Buffer, string, string] | [null, null, null])];
