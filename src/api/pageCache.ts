@@ -1,8 +1,9 @@
 /**
  * Encoded response bodies of page operations (modules, transaction summaries), least recently used
  * out first, bounded in bytes. A key names everything the body depends on, including the store's
- * version of the account's data (`readModulesVersion`, `readSummariesVersion`), so an entry is
- * never stale: a change to the account makes a new key, and the old entry ages out.
+ * version of the account's data (`readModulesVersion`, `readSummariesVersion`) or a committed
+ * version the page ends at, so an entry is never stale: a change to the account makes a new key,
+ * and the old entry ages out.
  *
  * A page is kept only once its key is asked for a second time (`offer`): traffic over many
  * accounts and versions asks for most pages once, and storing those would cost every miss an
