@@ -9,9 +9,9 @@
  * accounts and versions asks for most pages once, and storing those would cost every miss an
  * eviction and the garbage collection of bodies nobody reads again, and push out the pages that
  * are asked for again. That holds while the cache still has room too: keeping every page until it
- * is full made a random-version summaries miss cost 200-248 µs of server CPU against 161-172 with
- * the cache off (10M versions), as a fresh or restarted node fills 64 MB in about a minute of such
- * traffic and its heap grows with every page kept.
+ * was full made a random-version summaries miss cost 201-233 µs of server CPU against 153-162 with
+ * the cache off (10M versions, 3 rounds each), as a fresh or restarted node spends its first 64 MB
+ * (a few seconds of such traffic at 6 KB a page) storing pages, its heap growing with each.
  */
 import { LRUCache } from "lru-cache";
 import type { EncodedBody } from "./compression.js";
