@@ -616,53 +616,53 @@ export class SqliteStore implements LedgerStore {
 
   async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
     return this.readTx(() => {
-      const bound = q.start === undefined ? q.end : undefined;
-      if (q.start === undefined && q.limit > 0) {
-        // A backward page ends at the sender's newest row at or below the bound, so that row is
-        // the page's last: the ledger row alone, and no second seek for it (the position read
-        // before the page made the first), 11 µs of a 260 µs miss at 10M versions (CPU profile).
-        const info = this.readLedgerInfo();
-        if (!info) return null;
-        const rows = this.summaryRows({ ...q, ledgerVersion: info.ledgerVersion });
-        return { info, value: { newest: rows.at(-1)?.version ?? null, rows } };
-      }
-      const row = this.statements.summariesVersionAt.get(q.sender, bound === undefined ? null : versionParam(bound));
-      if (!row) return null;
-      const { info, value: newest } = versionSnapshot(row);
-      return { info, value: { newest, rows: this.summaryRows({ ...q, ledgerVersion: info.ledgerVersion }) } };
+      const page = this.summariesPage(q, (full) => this.summaryRows(full), (row) => row.version);
+      return page && { info: page.info, value: { newest: page.newest, rows: page.rows } };
     });
   }
 
   async readSummariesJson(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null> {
     return this.readTx(() => {
-      // The same reads as readSummaries, with the page's rows as their JSON text.
-      const backward = q.start === undefined && q.limit > 0;
-      let info: LedgerInfo | null;
-      let newest: bigint | null = null;
-      if (backward) info = this.readLedgerInfo();
-      else {
-        const bound = q.start === undefined ? q.end : undefined;
-        const row = this.statements.summariesVersionAt.get(q.sender, bound === undefined ? null : versionParam(bound));
-        const snapshot = row ? versionSnapshot(row) : null;
-        info = snapshot?.info ?? null;
-        newest = snapshot?.value ?? null;
-      }
-      if (!info) return null;
-      const range = summaryRange({ ...q, ledgerVersion: info.ledgerVersion });
       const sender = formatAddress(q.sender);
-      const st = this.statements;
-      const rows: string[] = !range
-        ? []
-        : range.direction === "forward"
-          ? st.summariesJsonForward.all(sender, q.sender, versionParam(range.from), versionParam(range.to), range.limit)
-          : st.summariesJsonBackward.all(sender, q.sender, versionParam(range.to), range.limit).reverse();
       // each row starts `{"sender":"<sender>","version":"<digits>"`
       const at = 24 + sender.length;
       const versionOf = (row: string) => BigInt(row.slice(at, row.indexOf('"', at)));
-      const first = rows.length > 0 ? versionOf(rows[0]!) : null;
-      if (backward) newest = rows.length > 0 ? versionOf(rows[rows.length - 1]!) : null;
-      return { info, value: { newest, first, json: `[${rows.join(",")}]` } };
+      const page = this.summariesPage(q, (full) => this.summaryJsonRows(full, sender), versionOf);
+      if (!page) return null;
+      const { info, newest, rows } = page;
+      return { info, value: { newest, first: rows.length > 0 ? versionOf(rows[0]!) : null, json: `[${rows.join(",")}]` } };
     });
+  }
+
+  /**
+   * The reads of a summaries page (`readSummaries`), its rows in either form: the ledger row, the
+   * page and its newest version. Call inside a read transaction.
+   */
+  private summariesPage<R>(q: Omit<SummaryQuery, "ledgerVersion">, read: (q: SummaryQuery) => R[], versionOf: (row: R) => bigint) {
+    if (q.start === undefined && q.limit > 0) {
+      // A backward page ends at the sender's newest row at or below the bound, so that row is
+      // the page's last: the ledger row alone, and no second seek for it (the position read
+      // before the page made the first), 11 µs of a 260 µs miss at 10M versions (CPU profile).
+      const info = this.readLedgerInfo();
+      if (!info) return null;
+      const rows = read({ ...q, ledgerVersion: info.ledgerVersion });
+      return { info, newest: rows.length > 0 ? versionOf(rows[rows.length - 1]!) : null, rows };
+    }
+    const bound = q.start === undefined ? q.end : undefined;
+    const row = this.statements.summariesVersionAt.get(q.sender, bound === undefined ? null : versionParam(bound));
+    if (!row) return null;
+    const { info, value: newest } = versionSnapshot(row);
+    return { info, newest, rows: read({ ...q, ledgerVersion: info.ledgerVersion }) };
+  }
+
+  /** A page's rows as their JSON text (`SUMMARY_JSON`), ascending; `sender` formatted. */
+  private summaryJsonRows(q: SummaryQuery, sender: string): string[] {
+    const range = summaryRange(q);
+    if (!range) return [];
+    const st = this.statements;
+    return range.direction === "forward"
+      ? st.summariesJsonForward.all(sender, q.sender, versionParam(range.from), versionParam(range.to), range.limit)
+      : st.summariesJsonBackward.all(sender, q.sender, versionParam(range.to), range.limit).reverse();
   }
 
   private summaryRows(q: SummaryQuery): TransactionSummary[] {
