@@ -11,9 +11,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, PruneResult } from "../src/storage/LedgerStore.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, SqliteStore, type SqliteStoreOptions } from "../src/storage/sqlite/SqliteStore.js";
-import { summariesJson } from "../src/api/routes/getAccountTransactionSummaries.js";
 import { prng, testSeed } from "./helpers/seed.js";
-import { tableItem } from "./helpers/store.js";
+import { summariesJsonPageOf, tableItem } from "./helpers/store.js";
 
 const SEED = testSeed(7_2026);
 const U64_MAX = (1n << 64n) - 1n;
@@ -126,8 +125,7 @@ describe(`SQLite summaries JSON (seed ${SEED})`, () => {
     for (let i = 0; i < 400; i++) {
       const q = { sender: SENDERS[i % SENDERS.length]!, start: random() < 0.4 ? bound() : undefined, end: bound(), limit: Math.floor(random() * 30) };
       const typed = (await s.readSummaries(q))!;
-      const rows = typed.value.rows;
-      const expected = { info: typed.info, value: { newest: typed.value.newest, first: rows[0]?.version ?? null, json: summariesJson(rows) } };
+      const expected = { info: typed.info, value: summariesJsonPageOf(typed.value) };
       expect(await s.readSummariesJson(q), JSON.stringify(q, (_, v) => (typeof v === "bigint" ? String(v) : v))).toEqual(expected);
     }
   });
