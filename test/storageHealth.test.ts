@@ -15,6 +15,8 @@ const H = addr("7ab1e");
 describe("/-/healthy after a corrupt page (sqlite)", () => {
   const backend = sqliteBackend();
   let node: TestNode;
+  /** What the node logged at error level: the first argument of each call (pino's merge object). */
+  const errors: Array<{ reqId?: string; err?: { message?: string } }> = [];
   beforeAll(async () => {
     const chain = new ChainBuilder().genesis();
     for (let b = 0; b < 20; b++) {
@@ -32,7 +34,17 @@ describe("/-/healthy after a corrupt page (sqlite)", () => {
     const fd = openSync(db, "r+");
     writeSync(fd, Buffer.alloc(64, 0xff), 0, 64, (root - 1) * pageSize);
     closeSync(fd);
-    node = await startTestNode(db, { prune: false });
+    node = await startTestNode(db, {
+      prune: false,
+      logger: {
+        level: "error",
+        hooks: {
+          logMethod(args: unknown[]) {
+            errors.push(args[0] as (typeof errors)[number]);
+          },
+        },
+      },
+    });
   });
   afterAll(async () => {
     await node?.close();
@@ -48,6 +60,9 @@ describe("/-/healthy after a corrupt page (sqlite)", () => {
     });
     expect(res.status).toBe(500);
     expect(((await res.json()) as { error_code: string }).error_code).toBe("internal_error");
+    // logged with the request's id, the failure's own message in the logged error
+    const logged = errors.find((e) => e.reqId === res.headers.get("x-request-id"));
+    expect(logged?.err?.message).toMatch(/Failed when trying to retrieve table item from the DB with key: 0x.*(malformed|corrupt)/i);
     // The ledger position still reads: the node serves what it can, but says it is not healthy.
     expect((await fetch(`${node.base}/info`)).status).toBe(200);
     const health = await fetch(`${node.base}/-/healthy`);

@@ -205,14 +205,8 @@ function installCors(app: FastifyInstance, ctx: NodeContext): void {
 
 function installErrors(app: FastifyInstance, ctx: NodeContext): void {
   app.setErrorHandler(async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    const e = toApiError(err, req, ctx.config.bodyLimit);
-    // A failing health check is an answer, not a fault of the request (its cause is logged where it happens).
-    if (e.status >= 500 && e.errorCode !== "health_check_failed") ctx.log.error({ reqId: req.id, err }, e.message);
-    let ledger = e.ledger;
-    const wantsHeaders = req.routeOptions.config?.ledgerHeaders === true;
-    if (!ledger && wantsHeaders && e.status !== 503) ledger = await ctx.ledger().catch(() => null);
-    if (ledger) reply.headers(ctx.headers.ledger(ledger));
-    return ctx.compression.send(req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
+    await ctx.sendError(req, reply, toApiError(err, req, ctx.config.bodyLimit), err);
+    return reply;
   });
 }
 

@@ -2,7 +2,7 @@
  * What every operation's handler shares within one app: the store, the settings, the page cache,
  * the response compression, the ledger position read and the mapping of store failures to errors.
  */
-import type { FastifyBaseLogger } from "fastify";
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
 import { StatePrunedError, StorageUnavailableError, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
 import { ApiError } from "./errors.js";
@@ -13,6 +13,7 @@ import { Compression, type EncodedBody } from "./compression.js";
 import type { WriterStatus } from "../ingest/writerStatus.js";
 import type { NodeMetrics } from "./metrics.js";
 import { after, guard, type Later, type PositionReads } from "./later.js";
+import { JSON_TYPE } from "./negotiate.js";
 
 export class NodeContext {
   readonly headers: HeaderWriter;
@@ -70,6 +71,24 @@ export class NodeContext {
       },
     );
     return after(snapshot, nonEmpty);
+  }
+
+  /**
+   * Sends `e` as the JSON error object: with the ledger headers on a data operation's error (the
+   * position the error names, else the ledger's now; none on a 503), a 5xx logged with `cause`
+   * (but a failing health check: an answer, its cause logged where it happens).
+   * Every error goes out here: an operation's own (`operationHandler`, without Fastify's error
+   * path) and whatever else failed (the app's error handler).
+   */
+  sendError(req: FastifyRequest, reply: FastifyReply, e: ApiError, cause: unknown = e): Later<undefined> {
+    if (e.status >= 500 && e.errorCode !== "health_check_failed") this.log.error({ reqId: req.id, err: cause }, e.message);
+    const send = (ledger: LedgerInfo | null): undefined => {
+      if (ledger) reply.headers(this.headers.ledger(ledger));
+      this.compression.send(req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
+      return undefined;
+    };
+    if (e.ledger || e.status === 503 || req.routeOptions.config?.ledgerHeaders !== true) return send(e.ledger);
+    return this.ledger().then(send, () => send(null));
   }
 
   /**
