@@ -149,6 +149,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
         readonly: !writes || threaded,
         create: o.create ?? true,
         memoLagMs: MEMO_LAG_MS,
+        readsPerTurn: true,
         ...sqliteOptions,
       }));
     if (!o.store) store = await guardHeadStartedLedger(store);

@@ -7,7 +7,7 @@ import Database from "better-sqlite3";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, PruneResult } from "../src/storage/LedgerStore.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, SqliteStore, type SqliteStoreOptions } from "../src/storage/sqlite/SqliteStore.js";
@@ -109,6 +109,61 @@ describe("SQLite store settings", () => {
     expect(writer.memorySettings()).toEqual({ cacheBytes: SQLITE_CACHE_SIZE_MIB * 1024 * 1024, mmapBytes: SQLITE_MMAP_SIZE_MIB * 1024 * 1024 });
     const reader = open(path, { readonly: true, cacheSizeMiB: 2, mmapSizeMiB: 0 });
     expect(reader.memorySettings()).toEqual({ cacheBytes: 2 * 1024 * 1024, mmapBytes: 0 });
+  });
+});
+
+describe(`SQLite reads per event-loop turn (seed ${SEED})`, () => {
+  it("answers a turn's reads from one snapshot, another connection's commit from the next turn on (a fresh ledger read at once), and holds no lock past the turn", async () => {
+    const blocks = history(SEED + 3, 40);
+    const path = newPath();
+    const writer = await filled(blocks.slice(0, 20), {}, path);
+    const reader = open(path, { readonly: true, readsPerTurn: true });
+    // A connection of the test's own, to ask for a checkpoint that needs every reader gone from the WAL.
+    const checkpointer = new Database(path);
+    onTestFinished(() => void checkpointer.close());
+    checkpointer.pragma("busy_timeout = 0");
+    const truncated = () => (checkpointer.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number }>)[0]!.busy === 0;
+    const first = blocks[19]!.block.lastVersion;
+    const middle = blocks[29]!.block.lastVersion;
+    const last = blocks.at(-1)!.block.lastVersion;
+    const position = () => ({
+      ledger: reader.immediate.getLedgerInfo()!.ledgerVersion,
+      item: reader.immediate.readTableItem(HANDLE, KEYS[0]!, undefined)?.info.ledgerVersion,
+      summaries: reader.immediate.readSummariesVersion(SENDERS[0]!, U64_MAX)?.info.ledgerVersion,
+    });
+    // The turn ends on setImmediate: held here, so that a commit can come between two reads of one turn.
+    vi.useFakeTimers({ toFake: ["setImmediate"] });
+    onTestFinished(() => void vi.useRealTimers());
+    expect(position()).toEqual({ ledger: first, item: first, summaries: first });
+    await writer.commitBlocks(blocks.slice(20, 30));
+    // the same turn: its snapshot, whichever read, memoized or not
+    expect(position()).toEqual({ ledger: first, item: first, summaries: first });
+    expect(truncated()).toBe(false);
+    // a fresh ledger read ends the turn's snapshot, and the reads after it see the commit too
+    expect(reader.immediate.getLedgerInfo(true)!.ledgerVersion).toBe(middle);
+    expect(position()).toEqual({ ledger: middle, item: middle, summaries: middle });
+    // the turn ends: no read lock is left for a checkpoint to wait on
+    vi.runAllTimers();
+    expect(truncated()).toBe(true);
+    // and the next turn's reads, after another commit, take a new snapshot and hold it until that turn ends
+    await writer.commitBlocks(blocks.slice(30));
+    expect(position()).toEqual({ ledger: last, item: last, summaries: last });
+    expect(truncated()).toBe(false);
+    vi.runAllTimers();
+    expect(truncated()).toBe(true);
+  });
+
+  it("is off on a connection that writes: its commits are not held for a turn", async () => {
+    const blocks = history(SEED + 4, 10);
+    const path = newPath();
+    const s = await filled(blocks, { readsPerTurn: true }, path);
+    const other = new Database(path);
+    onTestFinished(() => void other.close());
+    other.pragma("busy_timeout = 0");
+    vi.useFakeTimers({ toFake: ["setImmediate"] });
+    onTestFinished(() => void vi.useRealTimers());
+    expect(s.immediate.readTableItem(HANDLE, KEYS[0]!, 3n)).not.toBeNull();
+    expect((other.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number }>)[0]!.busy).toBe(0);
   });
 });
 

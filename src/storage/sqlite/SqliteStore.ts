@@ -330,6 +330,15 @@ export interface SqliteStoreOptions {
   mmapSizeMiB?: number;
   /** Bounds of one prune transaction (default `DEFAULT_PRUNE_BATCH`). */
   pruneBatch?: Partial<PruneBatch>;
+  /**
+   * A read-only connection's reads in one event-loop turn share one read transaction, ended on
+   * the next turn (`setImmediate`), instead of one each: a WAL read lock is a few system calls
+   * (`fcntl` on the -shm file, `fstat`), paid once for the requests one turn serves. Their
+   * snapshot is the turn's first read's, so another process's commit is seen from the next turn on
+   * (as the memo lags by `memoLagMs`); `getLedgerInfo(true)` ends the turn's transaction first.
+   * Ignored on a connection that writes: its commits must not wait for a turn to end.
+   */
+  readsPerTurn?: boolean;
 }
 
 /** Bounds of one prune transaction (`SqliteStoreOptions.pruneBatch`). */
@@ -364,6 +373,12 @@ export class SqliteStore implements LedgerStore {
    * them instead of one per statement, and one snapshot.
    */
   private readonly readTx: <T>(read: () => T) => T;
+  /** `SqliteStoreOptions.readsPerTurn` on a read-only connection. */
+  private readonly readsPerTurn: boolean;
+  /** Whether this turn's read transaction is open (`readsPerTurn`). */
+  private turnOpen = false;
+  private readonly beginTurn: Statement;
+  private readonly endTurn: Statement;
   /**
    * Results of the hot-path reads (ledger info, snapshot reads), kept while the database is
    * unchanged: `PRAGMA data_version` moves when another connection or process commits, and this
@@ -439,8 +454,43 @@ export class SqliteStore implements LedgerStore {
     this.pruneBatch = { ...DEFAULT_PRUNE_BATCH, ...opts.pruneBatch };
     this.pruneStateTx = this.db.transaction((table: StateTable, from: unknown[] | null) => this.pruneStateInTx(table, from));
     const readTx = this.db.transaction((read: () => unknown) => read());
-    this.readTx = <T>(read: () => T): T => readTx(read) as T;
+    this.readsPerTurn = (opts.readsPerTurn ?? false) && (opts.readonly ?? false);
+    this.beginTurn = this.db.prepare("BEGIN");
+    this.endTurn = this.db.prepare("COMMIT");
+    this.readTx = this.readsPerTurn
+      ? <T>(read: () => T): T => {
+          this.openTurn();
+          return read();
+        }
+      : <T>(read: () => T): T => readTx(read) as T;
   }
+
+  /** One statement's read: in this turn's read transaction with `readsPerTurn`, else on its own. */
+  private inTurn<T>(read: () => T): T {
+    if (this.readsPerTurn) this.openTurn();
+    return read();
+  }
+
+  /** Opens this turn's read transaction (`readsPerTurn`) unless it is open; ended on the next turn. */
+  private openTurn(): void {
+    if (this.turnOpen) return;
+    // (A transaction left open, if a COMMIT below ever failed, is adopted as this turn's.)
+    if (!this.db.inTransaction) this.beginTurn.run();
+    this.turnOpen = true;
+    setImmediate(this.closeTurn);
+  }
+
+  /** Ends this turn's read transaction, if open. A failed read may have ended it already (SQLite rolls back on some errors). */
+  private readonly closeTurn = (): void => {
+    if (!this.turnOpen) return;
+    this.turnOpen = false;
+    if (!this.db.open || !this.db.inTransaction) return;
+    try {
+      this.endTurn.run();
+    } catch {
+      // Ending a read-only transaction commits nothing; whatever failed, the next read says so.
+    }
+  };
 
   private migrate(): void {
     this.db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
@@ -476,7 +526,7 @@ export class SqliteStore implements LedgerStore {
         return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
       };
       // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
-      if (version !== undefined || key.length > MEMO_ENTRY_BYTES) return read();
+      if (version !== undefined || key.length > MEMO_ENTRY_BYTES) return this.inTurn(read);
       return this.memoized(`t|${memoKeyOf(handle)}|${memoKeyOf(key)}`, read, (snap) => snap.value?.length ?? 0);
     },
     readModulesVersion: (address, version) => {
@@ -484,14 +534,14 @@ export class SqliteStore implements LedgerStore {
         const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
         return row ? versionSnapshot(row) : null;
       };
-      return version === undefined ? this.memoized(`m|${memoKeyOf(address)}`, read) : read();
+      return version === undefined ? this.memoized(`m|${memoKeyOf(address)}`, read) : this.inTurn(read);
     },
     readSummariesVersion: (sender, end) => {
       const read = () => {
         const row = this.statements.summariesVersionAt.get(sender, end === undefined ? null : versionParam(end));
         return row ? versionSnapshot(row) : null;
       };
-      return end === undefined ? this.memoized(`s|${memoKeyOf(sender)}`, read) : read();
+      return end === undefined ? this.memoized(`s|${memoKeyOf(sender)}`, read) : this.inTurn(read);
     },
   };
 
@@ -515,6 +565,11 @@ export class SqliteStore implements LedgerStore {
     }
     // A held key costs the version check alone; a key the memo does not hold is read with the
     // check in the same read transaction, so a miss takes one read lock, not two.
+    if (this.readsPerTurn) {
+      // A fresh read sees every commit so far: not this turn's snapshot, a new one.
+      if (fresh) this.closeTurn();
+      this.openTurn();
+    }
     const held = this.memo.get(key);
     if (held !== undefined && this.statements.dataVersion.get() === this.memoDataVersion) return held as T;
     return this.readTx(() => {
@@ -1059,6 +1114,7 @@ export class SqliteStore implements LedgerStore {
 
   async close(): Promise<void> {
     await this.packer.close();
+    this.closeTurn();
     if (this.db.open) this.db.close();
   }
 }
