@@ -136,12 +136,15 @@ describe(`SQLite reads per event-loop turn (seed ${SEED})`, () => {
     onTestFinished(() => void vi.useRealTimers());
     expect(position()).toEqual({ ledger: first, item: first, summaries: first });
     await writer.commitBlocks(blocks.slice(20, 30));
-    // the same turn: its snapshot, whichever read, memoized or not
+    // the same turn: its snapshot, whichever read, memoized or not, of one statement or several
     expect(position()).toEqual({ ledger: first, item: first, summaries: first });
+    const page = (await reader.readSummaries({ sender: SENDERS[0]!, start: undefined, end: undefined, limit: 5 }))!;
+    expect({ at: page.info.ledgerVersion, newest: page.value.newest! <= first }).toEqual({ at: first, newest: true });
     expect(truncated()).toBe(false);
     // a fresh ledger read ends the turn's snapshot, and the reads after it see the commit too
     expect(reader.immediate.getLedgerInfo(true)!.ledgerVersion).toBe(middle);
     expect(position()).toEqual({ ledger: middle, item: middle, summaries: middle });
+    expect((await reader.readSummaries({ sender: SENDERS[0]!, start: undefined, end: undefined, limit: 5 }))!.info.ledgerVersion).toBe(middle);
     // the turn ends: no read lock is left for a checkpoint to wait on
     vi.runAllTimers();
     expect(truncated()).toBe(true);
