@@ -300,7 +300,7 @@ describe(`SQLite migration 4: interned addresses and types, packed resources (se
   });
 });
 
-describe("SQLite migration 5: the ABI text of every module's code, stored beside it", () => {
+describe("SQLite migrations 5 and 6: the ABI text of every module's code, stored beside it; module keys and code ids", () => {
   /** A file of schema 4 holding `blocks`' modules, written by that schema's statements. */
   function writeSchema4File(path: string, blocks: BlockWrite[]): void {
     const db = new Database(path);
@@ -348,7 +348,7 @@ describe("SQLite migration 5: the ABI text of every module's code, stored beside
     await fresh.commitBlocks(blocks);
     const db = new Database(oldPath, { readonly: true });
     try {
-      expect(db.prepare("SELECT name FROM pragma_table_info('code')").pluck().all()).toEqual(["code_hash", "bytecode", "abi"]);
+      expect(db.prepare("SELECT name FROM pragma_table_info('code')").pluck().all()).toEqual(["id", "code_hash", "bytecode", "abi"]);
       expect(db.prepare("SELECT count(*) FROM code WHERE abi IS NULL").pluck().get()).toBe(0);
       expect(db.prepare("SELECT max(version) FROM schema_version").pluck().get()).toBe(MIGRATIONS.length);
     } finally {
@@ -360,6 +360,9 @@ describe("SQLite migration 5: the ABI text of every module's code, stored beside
       expect(rows.length).toBeGreaterThan(0);
       for (const m of rows) expect(m.abi, `${m.name} at ${v}`).toBe(moduleAbiJson(m.bytecode!));
       expect(await page(migrated), `at ${v}`).toEqual(await page(fresh));
+      // migration 6: the keys and code ids it filled give the same pages, records included
+      const records = async (s: SqliteStore) => (await s.readModules(owner, v, null, 100, () => true, "record"))!.value;
+      expect(await records(migrated), `records at ${v}`).toEqual(await records(fresh));
     }
   });
 });

@@ -112,6 +112,37 @@ describe("SQLite store settings", () => {
   });
 });
 
+describe(`SQLite module pages (seed ${SEED})`, () => {
+  it("lists each account's modules at a version as its history says, through deletions, from any start and at any limit, in both code forms", async () => {
+    const blocks = history(SEED + 5, 200);
+    const s = await filled(blocks);
+    const last = blocks.at(-1)!.block.lastVersion;
+    // the model: every write of each module, in version order
+    const writes = blocks.flatMap((w) => w.modules);
+    const modelAt = (owner: Uint8Array, version: bigint) => {
+      const newest = new Map<string, (typeof writes)[number]>();
+      for (const m of writes) if (Buffer.from(m.address).equals(Buffer.from(owner)) && m.version <= version) newest.set(m.name, m);
+      return [...newest.values()].filter((m) => m.bytecode !== null).sort((a, b) => Buffer.compare(Buffer.from(a.stateKey), Buffer.from(b.stateKey)));
+    };
+    expect(writes.some((m) => m.bytecode === null)).toBe(true);
+    const random = prng(SEED + 6);
+    for (let i = 0; i < 300; i++) {
+      const owner = SENDERS[i % SENDERS.length]!;
+      const version = BigInt(Math.floor(random() * Number(last + 1n)));
+      const model = modelAt(owner, version);
+      const from = Math.floor(random() * (model.length + 1));
+      const start = random() < 0.3 ? null : from < model.length ? model[from]!.stateKey : moduleStateKey(owner, "zzzz");
+      const limit = 1 + Math.floor(random() * 4);
+      const expected = model.filter((m) => start === null || Buffer.compare(Buffer.from(m.stateKey), Buffer.from(start)) >= 0).slice(0, limit);
+      const label = `${i}: at ${version} from ${start ? Buffer.from(start).toString("hex") : "-"} limit ${limit}`;
+      const page = (await s.readModules(owner, version, start, limit, () => true))!.value.rows;
+      expect(page.map((m) => [m.name, Buffer.from(m.bytecode!).toString()]), label).toEqual(expected.map((m) => [m.name, Buffer.from(m.bytecode!).toString()]));
+      const records = (await s.readModules(owner, version, start, limit, () => true, "record"))!.value.rows;
+      expect(records.map((m) => m.record), label).toEqual(page.map((m) => `{"bytecode":"0x${Buffer.from(m.bytecode!).toString("hex")}","abi":${m.abi}}`));
+    }
+  });
+});
+
 describe(`SQLite reads per event-loop turn (seed ${SEED})`, () => {
   it("answers a turn's reads from one snapshot, another connection's commit from the next turn on (a fresh ledger read at once), and holds no lock past the turn", async () => {
     const blocks = history(SEED + 3, 40);

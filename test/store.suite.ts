@@ -547,6 +547,15 @@ export function storeSuite(factory: () => Backend): void {
       expect(listed.filter((m) => m.abi === "null").map((m) => m.name)).toEqual([`m${codes.length - 1}`]);
       // Read without bytecode: no ABI either (it comes with the code).
       for (const m of (await s.readModules(B, undefined, null, 100))!.value.rows) expect(m.abi, m.name).toBeUndefined();
+      // Asked for records: each row has the JSON record the API sends (where the store writes
+      // it) or the bytecode and ABI text it is made from.
+      const records = (await s.readModules(B, undefined, null, 100, () => true, "record"))!.value.rows;
+      expect(records.map((m) => m.name)).toEqual(listed.slice(0, records.length).map((m) => m.name));
+      for (const [i, m] of records.entries()) {
+        const expected = `{"bytecode":"0x${hex(listed[i]!.bytecode!)}","abi":${listed[i]!.abi}}`;
+        expect(m.record ?? `{"bytecode":"0x${hex(m.bytecode!)}","abi":${m.abi}}`, m.name).toBe(expected);
+        if (m.record !== undefined) expect(m.bytecode, m.name).toBeUndefined();
+      }
     });
 
     it("reads a summaries page exact for its position while another connection commits", async () => {

@@ -49,6 +49,16 @@ export class ModuleRecords {
     return bytes;
   }
 
+  /**
+   * Keeps the record of `hash` as the store wrote it (`ModuleEntry.record`: the same bytes as
+   * `record` builds from the bytecode and its stored ABI text).
+   */
+  written(hash: string, record: string): Buffer {
+    const bytes = Buffer.from(record, "utf8");
+    this.records.set(hash, bytes);
+    return bytes;
+  }
+
   /** The `abi` of a record decoded from its bytecode (a row without stored ABI text). */
   private decodedAbi(bytecode: Uint8Array): string {
     const abi = moduleAbi(bytecode);

@@ -76,4 +76,10 @@ export interface ModuleEntry {
    * when the store has none for it (a row written before it was kept): derive it from the bytecode.
    */
   abi?: string;
+  /**
+   * The module as the modules operation sends it in JSON, `{"bytecode":"0x…","abi":…}` (the
+   * `MoveModuleBytecode` schema's bytes), when a read asked for that form and the store wrote it
+   * (`LedgerStore.readModules`); `bytecode` is then absent.
+   */
+  record?: string;
 }

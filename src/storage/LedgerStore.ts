@@ -163,6 +163,12 @@ export interface SummariesJsonPage {
   json: string;
 }
 
+/**
+ * What `readModules` reads of a listed module's code: its `bytecode` (and stored `abi` text), or
+ * its JSON `record` as the modules operation sends it (`ModuleEntry.record`).
+ */
+export type ModuleCodeForm = "bytecode" | "record";
+
 /** An account's module page read in one snapshot with the version that names it (`readModules`). */
 export interface ModulesPage {
   /** What `readModulesVersion` gives for the same account and version in the same snapshot (the page cache key). */
@@ -244,6 +250,8 @@ export interface LedgerStore {
    * it says yes to with the list (SQLite: in the same read transaction, no read lock per module;
    * PostgreSQL: all of them in one more statement, not one round trip per module), and with it the
    * `abi` text stored when the code was written. Rows without it are read with `getModuleCode`.
+   * With `form` "record" a store may give the module's JSON `record` instead (SQLite does, where
+   * the ABI text is stored); the caller takes whichever it gets.
    */
   readModules(
     address: Uint8Array,
@@ -251,6 +259,7 @@ export interface LedgerStore {
     start: Uint8Array | null,
     limit: number,
     code?: (codeHash: string) => boolean,
+    form?: ModuleCodeForm,
   ): Promise<Snapshot<ModulesPage> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;

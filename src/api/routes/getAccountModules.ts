@@ -100,10 +100,11 @@ async function readPage(
   limit: number,
   format: WireFormat,
 ): Promise<{ page: Page<ModulesMeta>; info: LedgerInfo }> {
-  // One more than the page, to know whether a next page exists. Bytecode comes with the list,
-  // in the same snapshot, for what the record cache has not printed yet (every module's, for BCS).
+  // One more than the page, to know whether a next page exists. Code comes with the list, in the
+  // same snapshot, for what the record cache has not printed yet (every module's, for BCS): for
+  // JSON as the record itself where the store writes it.
   const wanted = format === "json" ? (hash: string) => !records.has(hash) : ALL;
-  const snapshot = await ctx.store.readModules(address, version, start, limit + 1, wanted);
+  const snapshot = await ctx.store.readModules(address, version, start, limit + 1, wanted, format === "json" ? "record" : "bytecode");
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   const rows = snapshot.value.rows;
   // what the store did not read with the list (a store may read none of it), or a record evicted since
@@ -120,7 +121,11 @@ async function readPage(
     let json: Buffer | null = null;
     let bytes: Uint8Array | null = null;
     if (format === "json") {
-      json = records.cached(module.codeHash) ?? (module.bytecode ? records.record(module.codeHash, module.bytecode, module.abi) : records.record(module.codeHash, await readCode(module)));
+      json =
+        records.cached(module.codeHash) ??
+        (module.record !== undefined
+          ? records.written(module.codeHash, module.record)
+          : records.record(module.codeHash, module.bytecode ?? (await readCode(module)), module.abi));
     }
     else bytes = module.bytecode ?? (await readCode(module));
     const add = json ? json.length + 1 : bytes!.length + module.name.length + 80;

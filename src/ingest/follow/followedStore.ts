@@ -23,6 +23,7 @@ import { moduleAbi } from "../../move/abi.js";
 import {
   type BaseStateWrite,
   type LedgerStore,
+  type ModuleCodeForm,
   type ModulesPage,
   type ModuleWrite,
   type Snapshot,
@@ -127,13 +128,14 @@ export class FollowedStore implements LedgerStore {
     start: Uint8Array | null,
     limit: number,
     code?: (codeHash: string) => boolean,
+    form?: ModuleCodeForm,
   ): Promise<Snapshot<ModulesPage> | null> {
-    const snap = await this.inner.readModules(address, version, start, limit, code);
+    const snap = await this.inner.readModules(address, version, start, limit, code, form);
     const origin = await this.baseVersion();
     const v = version ?? snap?.info.ledgerVersion;
     if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
     if ((await this.ensureModules(address, origin)) === "pruned") throw statePruned(v);
-    return this.inner.readModules(address, version, start, limit, code);
+    return this.inner.readModules(address, version, start, limit, code, form);
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {

@@ -194,4 +194,30 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE code;
   ALTER TABLE code_v5 RENAME TO code;
   `,
+  `
+  -- An account's module page at a version in fewer seeks (issue 17). Its state keys are one range
+  -- of module_keys (one statement for the page, not one a key over every version in modules), and
+  -- a listed module's code is read by its integer id (one seek, not the hash index and then the row).
+  -- A key stays after pruning removed its rows: it then has no module at any kept version, as a
+  -- deleted module, and is skipped the same way.
+  CREATE TABLE module_keys (
+    address BLOB NOT NULL,
+    state_key BLOB NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (address, state_key)
+  ) WITHOUT ROWID;
+  INSERT INTO module_keys (address, state_key, name) SELECT address, state_key, min(name) FROM modules GROUP BY address, state_key;
+  -- An explicit INTEGER PRIMARY KEY: VACUUM keeps it (it may renumber an implicit rowid).
+  CREATE TABLE code_v6 (
+    id INTEGER PRIMARY KEY,
+    code_hash TEXT NOT NULL UNIQUE,
+    bytecode BLOB NOT NULL,
+    abi TEXT
+  );
+  INSERT INTO code_v6 (code_hash, bytecode, abi) SELECT code_hash, bytecode, abi FROM code ORDER BY code_hash;
+  DROP TABLE code;
+  ALTER TABLE code_v6 RENAME TO code;
+  ALTER TABLE modules ADD COLUMN code_id INTEGER;
+  UPDATE modules SET code_id = (SELECT c.id FROM code c WHERE c.code_hash = modules.code_hash) WHERE code_hash IS NOT NULL;
+  `,
 ];
