@@ -367,6 +367,20 @@ describe("SQLite migrations 5 and 6: the ABI text of every module's code, stored
   });
 });
 
+describe("SQLite: a read-only open of a file an older version wrote", () => {
+  it("says the schema is older and how to migrate it, and reads once a writer has opened it", async () => {
+    const path = newPath();
+    writeSchema3File(path, history(SEED + 3, 5), null);
+    expect(() => new SqliteStore(path, { readonly: true })).toThrow(
+      /its schema is version 3 and this build reads version \d+: a read-only open does not migrate; open it once with a writer \(serve without --no-prune, or an import\) to migrate it$/,
+    );
+    await open(path).close();
+    const reader = new SqliteStore(path, { readonly: true });
+    opened.push(reader);
+    expect((await reader.getLedgerInfo())?.blockHeight).toBe(4n);
+  });
+});
+
 /** Block `w` moved to start at `first` with height `height` (its rows keep their order). */
 function shift(w: BlockWrite, first: bigint, height: bigint): BlockWrite {
   const d = first - w.block.firstVersion;

@@ -308,6 +308,9 @@ function prepareFollowStatements(db: Db) {
   };
 }
 
+/** A file whose schema is older than this build's, opened read-only (`checkSchemaCurrent`). */
+class OlderSchemaError extends Error {}
+
 export interface SqliteStoreOptions {
   readonly?: boolean;
   /**
@@ -434,6 +437,7 @@ export class SqliteStore implements LedgerStore {
       // Negative: KiB. SQLite caps the map at its compile-time limit (2 GiB here).
       this.db.pragma(`cache_size = ${-Math.max(0, Math.floor((opts.cacheSizeMiB ?? SQLITE_CACHE_SIZE_MIB) * 1024))}`);
       this.db.pragma(`mmap_size = ${Math.max(0, Math.floor((opts.mmapSizeMiB ?? SQLITE_MMAP_SIZE_MIB) * 1024 * 1024))}`);
+      if (opts.readonly) this.checkSchemaCurrent();
       if (!opts.readonly) {
         // Migration 4 packs the resource values it copies.
         this.db.function("pack_resource_value", { deterministic: true }, (owner: unknown, json: unknown) =>
@@ -446,7 +450,7 @@ export class SqliteStore implements LedgerStore {
     } catch (e) {
       this.db.close();
       // A reader of a WAL database creates PATH-wal and PATH-shm when they are missing.
-      const hint = opts.readonly ? ` (reading needs ${path}-wal and ${path}-shm: they must exist or the directory must be writable)` : "";
+      const hint = opts.readonly && !(e instanceof OlderSchemaError) ? ` (reading needs ${path}-wal and ${path}-shm: they must exist or the directory must be writable)` : "";
       throw new StorageUnavailableError(`cannot ${opts.readonly ? "read" : "write"} SQLite database ${path}: ${(e as Error).message}${hint}`, { cause: e });
     }
     this.fileId = path === ":memory:" ? null : fileIdOf(path);
@@ -497,6 +501,22 @@ export class SqliteStore implements LedgerStore {
       // Ending a read-only transaction commits nothing; whatever failed, the next read says so.
     }
   };
+
+  /**
+   * A reader does not migrate: a file an older version wrote must be opened by a writer first,
+   * said plainly here rather than as the first statement that names a newer table.
+   */
+  private checkSchemaCurrent(): void {
+    const hasTable = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").pluck().get() !== undefined;
+    if (!hasTable) return; // a file no writer has created anything in: the reads say it is empty
+    const current = Number(this.db.prepare("SELECT max(version) FROM schema_version").pluck().get() ?? 0);
+    if (current < MIGRATIONS.length) {
+      throw new OlderSchemaError(
+        `its schema is version ${current} and this build reads version ${MIGRATIONS.length}: a read-only open does not migrate; ` +
+          "open it once with a writer (serve without --no-prune, or an import) to migrate it",
+      );
+    }
+  }
 
   private migrate(): void {
     this.db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
