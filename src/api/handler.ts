@@ -197,11 +197,13 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   }
 
   /**
-   * An operation's own error (the one class, such as the 404 of a missing key) is sent from here,
-   * not through Fastify's error path (its error hooks and an async error handler): the missing-key
-   * row of bench:scale at 10M versions went 86 -> 82 µs of server CPU a request (medians of 5
-   * alternating rounds, lower in each round). Anything else goes to the app's error handler, which
-   * maps it to the class first; both send with `NodeContext.sendError`.
+   * An error of the one class thrown by a step (a 404 or 410 of the versions asked for, a store
+   * failure) is sent from here, not through Fastify's error path (its error hooks and an async
+   * error handler): the missing-key row of bench:scale at 10M versions, then a thrown 404, went
+   * 86 -> 82 µs of server CPU a request (medians of 5 alternating rounds, lower in each round).
+   * An error that is an operation's common answer is not thrown at all (`Answer.error`). Anything
+   * else goes to the app's error handler, which maps it to the class first; all of them are sent
+   * with `NodeContext.sendError`.
    */
   function failed(req: FastifyRequest, reply: FastifyReply, e: unknown): Later<undefined> {
     if (!(e instanceof ApiError)) throw e;
@@ -225,7 +227,8 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     requested: RequestedVersions,
     at: Position<unknown> | null,
     answer: Answer,
-  ): undefined {
+  ): Later<undefined> {
+    if (answer.error) return ctx.sendError(req, reply, answer.error);
     if (answer.exactAt) resolveVersions(answer.exactAt, requested);
     const exactAt = answer.exactAt ?? at?.info;
     if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));

@@ -45,15 +45,18 @@ export const getRawTableItem = defineOperation({
   handler: () =>
     function getRawTableItem({ params, body }, { info, version, found }) {
       if (found === null) {
-        throw withoutStack(
-          () =>
-            new ApiError(
-              404,
-              "table_item_not_found",
-              `Table Item not found by Table handle(${formatAddress(params.table_handle)}), Table key(${clip(toHex(body.key))}) and Ledger version(${version})`,
-              info,
-            ),
-        );
+        // An answer, not a fault: returned, not thrown (see `Answer.error`).
+        return {
+          error: withoutStack(
+            () =>
+              new ApiError(
+                404,
+                "table_item_not_found",
+                `Table Item not found by Table handle(${formatAddress(params.table_handle)}), Table key(${clip(toHex(body.key))}) and Ledger version(${version})`,
+                info,
+              ),
+          ),
+        };
       }
       return { body: Buffer.from(found.buffer, found.byteOffset, found.byteLength) };
     },
