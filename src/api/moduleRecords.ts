@@ -44,9 +44,7 @@ export class ModuleRecords {
     const hit = this.records.get(hash);
     if (hit !== undefined) return hit;
     const hex = Buffer.from(bytecode.buffer, bytecode.byteOffset, bytecode.byteLength).toString("hex");
-    const bytes = Buffer.from(`{"bytecode":"0x${hex}","abi":${storedAbi ?? this.decodedAbi(bytecode)}}`, "utf8");
-    this.records.set(hash, bytes);
-    return bytes;
+    return this.written(hash, `{"bytecode":"0x${hex}","abi":${storedAbi ?? this.decodedAbi(bytecode)}}`);
   }
 
   /**
