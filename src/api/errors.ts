@@ -50,6 +50,21 @@ export function quote(value: unknown): string {
   return JSON.stringify(clip(typeof value === "string" ? value : String(value)));
 }
 
+/**
+ * An error made without capturing a stack trace: for the errors that are answers, not faults (a
+ * missing key, a pruned or future version, a bad parameter). The trace of a request's deep async
+ * stack was a large part of what such a 404 cost.
+ */
+export function withoutStack<E extends Error>(make: () => E): E {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 export interface ApiErrorBody {
   message: string;
   error_code: ErrorCode;
@@ -77,19 +92,21 @@ export class ApiError extends Error {
     return b;
   }
 
+  // The 4xx below are answers to what was asked, made without a stack trace (`withoutStack`).
+
   /** 400 for a path, query or body that does not parse (DECISIONS §5). */
   static badParam(message: string, ledger: LedgerInfo | null = null): ApiError {
-    return new ApiError(400, "web_framework_error", message, ledger);
+    return withoutStack(() => new ApiError(400, "web_framework_error", message, ledger));
   }
   /** 400 for a value that parses but is semantically wrong. */
   static invalidInput(message: string, ledger: LedgerInfo | null): ApiError {
-    return new ApiError(400, "invalid_input", message, ledger);
+    return withoutStack(() => new ApiError(400, "invalid_input", message, ledger));
   }
   static versionNotFound(version: bigint, ledger: LedgerInfo): ApiError {
-    return new ApiError(404, "version_not_found", `Ledger version not found by Ledger version(${version})`, ledger);
+    return withoutStack(() => new ApiError(404, "version_not_found", `Ledger version not found by Ledger version(${version})`, ledger));
   }
   static versionPruned(version: bigint, ledger: LedgerInfo | null, cause?: unknown): ApiError {
-    return new ApiError(410, "version_pruned", `Ledger version(${version}) has been pruned`, ledger, { cause });
+    return withoutStack(() => new ApiError(410, "version_pruned", `Ledger version(${version}) has been pruned`, ledger, { cause }));
   }
   static unavailable(message: string, cause?: unknown): ApiError {
     return new ApiError(503, "internal_error", message, null, { cause });

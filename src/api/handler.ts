@@ -3,7 +3,7 @@
  * 1. validate: parse the input the route schemas checked (addresses to bytes, u64 to bigint) and
  *    negotiate the wire format (403 for JSON from a BCS-only operation);
  * 2. resolve: read the ledger position and judge the requested versions against it
- *    (`resolveVersions`: 404 above the newest, 410 below the oldest kept);
+ *    (`refusedVersions`: 404 above the newest, 410 below the oldest kept);
  * 3. read: the operation's own handler;
  * 4. check the versions again against the position the answer is exact for, then send it with
  *    the ledger headers, its content type and, when asked for, compressed.
@@ -30,20 +30,21 @@ export interface RequestedVersions {
 
 /**
  * Judges the requested versions against a ledger position: 404 for `at` above the newest
- * version, 410 for any of them below the oldest kept (DECISIONS §8). Used before the read, and
- * again after it against the position the answer is exact for (a prune may have passed them).
- * Returns the version to read at.
+ * version, 410 for any of them below the oldest kept (DECISIONS §8), null when they stand. Used
+ * before the read, and again after it against the position the answer is exact for (a prune may
+ * have passed them). Returned, not thrown: a request for a pruned version is a common answer, and
+ * a throw costs more than the rest of it (see `Answer.error`).
  */
-export function resolveVersions(info: LedgerInfo, requested: RequestedVersions): bigint {
+export function refusedVersions(info: LedgerInfo, requested: RequestedVersions): ApiError | null {
   const { at, bounds } = requested;
   if (at !== undefined) {
-    if (at > info.ledgerVersion) throw ApiError.versionNotFound(at, info);
-    if (at < info.oldestVersion) throw ApiError.versionPruned(at, info);
+    if (at > info.ledgerVersion) return ApiError.versionNotFound(at, info);
+    if (at < info.oldestVersion) return ApiError.versionPruned(at, info);
   }
   for (const bound of bounds) {
-    if (bound !== undefined && bound < info.oldestVersion) throw ApiError.versionPruned(bound, info);
+    if (bound !== undefined && bound < info.oldestVersion) return ApiError.versionPruned(bound, info);
   }
-  return at ?? info.ledgerVersion;
+  return null;
 }
 
 const NO_BOUNDS: ReadonlyArray<bigint | undefined> = Object.freeze([]);
@@ -189,21 +190,23 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     const requested = versions ? requestedVersions(versions, input.query as Record<string, bigint | undefined>) : NO_VERSIONS;
     if (op.ledger === "none") return after(read(input, null, format), (answer) => send(req, reply, format, requested, null, answer));
     const snapshot = ctx.readPosition(position ? () => position(ctx.reads, input, requested.at) : null, () => failureText(input));
-    return after(snapshot, ({ info, value }) => {
-      const at: Position<unknown> = { info, version: resolveVersions(info, requested), found: value };
+    return after(snapshot, ({ info, value }): Later<undefined> => {
+      const refused = refusedVersions(info, requested);
+      if (refused) return ctx.sendError(req, reply, refused);
+      const at: Position<unknown> = { info, version: requested.at ?? info.ledgerVersion, found: value };
       // 3. read
       return after(read(input, at, format), (answer) => send(req, reply, format, requested, at, answer));
     });
   }
 
   /**
-   * An error of the one class thrown by a step (a 404 or 410 of the versions asked for, a store
-   * failure) is sent from here, not through Fastify's error path (its error hooks and an async
-   * error handler): the missing-key row of bench:scale at 10M versions, then a thrown 404, went
-   * 86 -> 82 µs of server CPU a request (medians of 5 alternating rounds, lower in each round).
-   * An error that is an operation's common answer is not thrown at all (`Answer.error`). Anything
-   * else goes to the app's error handler, which maps it to the class first; all of them are sent
-   * with `NodeContext.sendError`.
+   * An error of the one class thrown by a step (a store failure, a handler's refusal of its input)
+   * is sent from here, not through Fastify's error path (its error hooks and an async error
+   * handler): the missing-key row of bench:scale at 10M versions, then a thrown 404, went 86 -> 82
+   * µs of server CPU a request (medians of 5 alternating rounds, lower in each round). Errors that
+   * are common answers are not thrown at all (`refusedVersions`, `Answer.error`). Anything else
+   * goes to the app's error handler, which maps it to the class first; all of them are sent with
+   * `NodeContext.sendError`.
    */
   function failed(req: FastifyRequest, reply: FastifyReply, e: unknown): Later<undefined> {
     if (!(e instanceof ApiError)) throw e;
@@ -228,8 +231,8 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     at: Position<unknown> | null,
     answer: Answer,
   ): Later<undefined> {
-    if (answer.error) return ctx.sendError(req, reply, answer.error);
-    if (answer.exactAt) resolveVersions(answer.exactAt, requested);
+    const refused = answer.error ?? (answer.exactAt ? refusedVersions(answer.exactAt, requested) : null);
+    if (refused) return ctx.sendError(req, reply, refused);
     const exactAt = answer.exactAt ?? at?.info;
     if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));
     if (answer.cursor) reply.headers(ctx.headers.cursor(answer.cursor));

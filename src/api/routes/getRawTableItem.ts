@@ -8,7 +8,7 @@
  *   -d '{"key":"0x01"}' 'http://127.0.0.1:8080/v1/tables/0x1b85/raw_item'
  */
 import { formatAddress, toHex } from "../../ledger/address.js";
-import { ApiError, clip } from "../errors.js";
+import { ApiError, clip, withoutStack } from "../errors.js";
 import { addressParam, defineOperation, ref, u64Param } from "../operation.js";
 import { rawTableItemRequest } from "../schemas.js";
 
@@ -61,17 +61,3 @@ export const getRawTableItem = defineOperation({
       return { body: Buffer.from(found.buffer, found.byteOffset, found.byteLength) };
     },
 });
-
-/**
- * An error made without capturing a stack trace: a missing key is an answer, not a fault, and the
- * trace of a request's deep async stack was a large part of what a 404 cost.
- */
-function withoutStack<E extends Error>(make: () => E): E {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return make();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
