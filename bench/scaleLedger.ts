@@ -65,9 +65,16 @@ function moduleBytes(address: string, name: string, revision: number): string {
   );
 }
 
-/** Builds the ledger of `versions` (at least) versions at `db` (a SQLite file) unless it exists. */
+/**
+ * Builds the ledger of `versions` (at least) versions at `db` (a SQLite file) unless it exists.
+ * An existing one is opened once with a writer, which migrates a file an older version wrote (the
+ * bench serves it read-only, and a read-only open does not migrate); a current file is not written.
+ */
 export async function buildScaleLedger(db: string, versions: number, log: (s: string) => void = console.error): Promise<void> {
-  if (existsSync(db)) return;
+  if (existsSync(db)) {
+    await (await openStore(db)).close();
+    return;
+  }
   const tmp = `${db}.tmp`;
   for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
   const store = await openStore(tmp, { create: true });
