@@ -12,7 +12,7 @@ import { codeHash } from "../src/ledger/codeHash.js";
 import { moduleAbiJson } from "../src/move/abi.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite, LedgerStore, PruneResult } from "../src/storage/LedgerStore.js";
-import { PostgresStore, type PostgresStoreOptions } from "../src/storage/postgres/PostgresStore.js";
+import { PostgresStore, type PostgresConnectOptions, type PostgresStoreOptions } from "../src/storage/postgres/PostgresStore.js";
 import { MIGRATIONS } from "../src/storage/postgres/schema.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { dumpTables } from "./helpers/ledgerTables.js";
@@ -27,7 +27,7 @@ afterAll(async () => {
   for (const s of opened) await s.close().catch(() => undefined);
   await backend.cleanup();
 });
-const open = async (url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> => {
+const open = async (url: string, opts: PostgresConnectOptions = {}): Promise<PostgresStore> => {
   const s = await PostgresStore.connect(url, opts);
   opened.push(s);
   return s;
@@ -493,5 +493,60 @@ describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
     } finally {
       await admin.end();
     }
+  });
+});
+
+describe(`PostgreSQL read memo of a serving node (memoLagMs, seed ${SEED})`, () => {
+  const blocks = history(SEED + 2, 40);
+  const urlOf = (s: PostgresStore) => (s as unknown as { pool: pg.Pool }).pool.options.connectionString as string;
+  /** Every position read at the newest version, as the API's request wrapper makes them. */
+  const latest = async (s: LedgerStore) => ({
+    ledger: await s.getLedgerInfo(),
+    items: await Promise.all(HANDLES.flatMap((h) => KEYS.map((k) => s.readTableItem(h, k, undefined)))),
+    modules: await Promise.all(SENDERS.map((a) => s.readModulesVersion(a, undefined))),
+    summaries: await Promise.all(SENDERS.map((a) => s.readSummariesVersion(a, undefined))),
+  });
+
+  it("answers at the position it last saw while trusted, moves with any read that sees a later one, and sees its own commits at once", async () => {
+    const writer = await filled(blocks.slice(0, 20));
+    const reader = await open(urlOf(writer), { memoLagMs: 600_000 });
+    const at20 = await latest(reader);
+    for (const b of blocks.slice(20, 30)) await writer.commitBlock(b);
+    const at30 = await latest(writer);
+    // The blocks changed what the newest-version reads answer: the memo must be what hides it.
+    expect(at30).not.toEqual(at20);
+    expect(at30.ledger!.ledgerVersion).toBe(blocks[29]!.block.lastVersion);
+    expect(await latest(reader)).toEqual(at20);
+
+    // A read that goes to the database (a fresh ledger read, a read at an explicit version) and
+    // sees the later position drops the memo's answers.
+    expect(await reader.getLedgerInfo(true)).toEqual(at30.ledger);
+    expect(await latest(reader)).toEqual(at30);
+    for (const b of blocks.slice(30, 35)) await writer.commitBlock(b);
+    const at35 = await latest(writer);
+    const moved = await reader.readTableItem(HANDLES[0]!, KEYS[0]!, blocks[2]!.block.lastVersion);
+    expect(moved!.info).toEqual(at35.ledger);
+    expect(await latest(reader)).toEqual(at35);
+
+    // Its own commits, one block or several: seen at once, whatever the lag.
+    await reader.commitBlock(blocks[35]!);
+    expect(await latest(reader)).toEqual(await latest(writer));
+    expect((await reader.getLedgerInfo())!.ledgerVersion).toBe(blocks[35]!.block.lastVersion);
+    await reader.commitBlocks(blocks.slice(36));
+    expect(await latest(reader)).toEqual(await latest(writer));
+    expect((await reader.getLedgerInfo())!.ledgerVersion).toBe(blocks.at(-1)!.block.lastVersion);
+  });
+
+  it("asks the database again once the lag has passed, and never with memoLagMs 0 (the default)", async () => {
+    const writer = await filled(blocks.slice(0, 20));
+    const lagging = await open(urlOf(writer), { memoLagMs: 200 });
+    const unmemoized = await open(urlOf(writer));
+    await latest(lagging);
+    await latest(unmemoized);
+    for (const b of blocks.slice(20, 25)) await writer.commitBlock(b);
+    const now = await latest(writer);
+    expect(await latest(unmemoized)).toEqual(now);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(await latest(lagging)).toEqual(now);
   });
 });

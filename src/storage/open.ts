@@ -88,7 +88,7 @@ export async function openStore(db: string, opts: OpenOptions = {}): Promise<Led
   const { create = true, missingHint, ...sqlite } = opts;
   if (isPostgresUrl(db)) {
     const { PostgresStore } = await import("./postgres/PostgresStore.js");
-    return PostgresStore.connect(db);
+    return PostgresStore.connect(db, { memoLagMs: sqlite.memoLagMs });
   }
   const hint = sqlite.readonly && create ? "a read-only open (serve without --devnet, with --no-prune) cannot create it" : missingHint;
   checkSqliteFile(db, create && !sqlite.readonly, hint);

@@ -112,6 +112,19 @@ export function ledgerInfoOf<U64>(t: readonly [...LedgerTuple<U64>, ...unknown[]
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Read memo (both backends memoize the position reads at the newest version)
+// ---------------------------------------------------------------------------------------------
+
+/** Bounds of a store's read memo: all of it, and one entry (key and value), in bytes. */
+export const MEMO_BYTES = 8 * 1024 * 1024;
+export const MEMO_ENTRY_BYTES = 4 * 1024;
+/** Fixed cost counted per memo entry besides its key and value bytes. */
+export const MEMO_ENTRY_OVERHEAD = 64;
+/** Bytes as a memo key (one char per byte); request parameters arrive as Buffers already. */
+export const memoKeyOf = (b: Uint8Array): string =>
+  (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).toString("latin1");
+
 /** The value of a snapshot read (after the ledger columns); `convert` maps a non-null one. */
 export function snapshotValue<U64, V, T>(t: SnapshotTuple<U64, V>, convert: (v: V) => T): T | null {
   const value = t[LEDGER_COLUMNS.length] as V | null;

@@ -67,11 +67,23 @@ import {
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
+  MEMO_ENTRY_BYTES,
+  memoKeyOf,
 } from "../rules.js";
+import { PositionMemo } from "./positionMemo.js";
 import { MIGRATIONS } from "./schema.js";
 import { parsePostgresUrl, redactUrl, type PostgresSettings, type PostgresStoreOptions } from "./settings.js";
 
 export type { PostgresStoreOptions } from "./settings.js";
+
+/** `PostgresStore.connect`'s options: the backend's settings, and the serving node's read memo. */
+export interface PostgresConnectOptions extends PostgresStoreOptions {
+  /**
+   * How long the position reads may answer from the memo without asking (see `PositionMemo`):
+   * 0 (the default) never; the node serves with 1 ms, as on SQLite.
+   */
+  memoLagMs?: number;
+}
 
 const { Pool, DatabaseError } = pg;
 
@@ -379,20 +391,25 @@ function storageError(e: unknown, what: string): Error {
 export class PostgresStore implements LedgerStore {
   readonly kind = "postgres" as const;
   private closed = false;
+  private readonly memo: PositionMemo;
 
   private constructor(
     private readonly pool: pg.Pool,
     readonly settings: PostgresSettings,
     /** The URL without its password. */
     readonly url: string,
-  ) {}
+    memoLagMs: number,
+  ) {
+    this.memo = new PositionMemo(memoLagMs);
+  }
 
   /**
    * Connects and brings the schema up to date (migrations under an advisory lock, so processes
    * starting together do not race). Settings: URL query parameters or `opts` (see `settings.ts`).
    */
-  static async connect(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const { connectionString, settings } = parsePostgresUrl(url, opts);
+  static async connect(url: string, opts: PostgresConnectOptions = {}): Promise<PostgresStore> {
+    const { memoLagMs = 0, ...backend } = opts;
+    const { connectionString, settings } = parsePostgresUrl(url, backend);
     const pool = new Pool({
       connectionString,
       max: settings.poolSize,
@@ -410,7 +427,7 @@ export class PostgresStore implements LedgerStore {
     // has already dropped it and the next query opens a new one. Without a listener the process
     // would crash.
     pool.on("error", () => undefined);
-    const store = new PostgresStore(pool, settings, redactUrl(url));
+    const store = new PostgresStore(pool, settings, redactUrl(url), Math.max(0, memoLagMs));
     try {
       await store.migrate();
     } catch (e) {
@@ -492,18 +509,50 @@ export class PostgresStore implements LedgerStore {
   }
 
   async initChain(chainId: number): Promise<void> {
-    await this.query("initChain", [chainId]);
+    try {
+      await this.query("initChain", [chainId]);
+    } finally {
+      this.memo.clear();
+    }
     checkChainId(await this.getChainId(), chainId);
   }
 
-  async getLedgerInfo(): Promise<LedgerInfo | null> {
+  async getLedgerInfo(fresh = false): Promise<LedgerInfo | null> {
+    const held = fresh ? null : this.memo.ledger();
+    if (held) return held;
+    const asked = this.memo.asking();
     const row = (await this.queryTuples<LedgerTuple<string>>("ledger", []))[0];
-    return row ? ledgerInfoOf(row, PG_COLUMNS) : null;
+    const info = row ? ledgerInfoOf(row, PG_COLUMNS) : null;
+    if (info) this.memo.saw(info, asked);
+    return info;
+  }
+
+  /**
+   * A snapshot read through the memo: at the newest version (`key` given), the memoized answer
+   * while it is trusted; any read's position renews or moves the memo's (`PositionMemo.saw`).
+   */
+  private async memoized<T>(key: string | null, read: () => Promise<Snapshot<T> | null>, valueBytes?: (v: T) => number): Promise<Snapshot<T> | null> {
+    if (key !== null) {
+      const held = this.memo.get<T>(key);
+      if (held) return held;
+    }
+    const asked = this.memo.asking();
+    const answer = await read();
+    if (answer && this.memo.saw(answer.info, asked) && key !== null) this.memo.remember(key, answer, valueBytes?.(answer.value));
+    return answer;
   }
 
   async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    const row = (await this.queryTuples<SnapshotTuple<string, Buffer>>("tableItemAt", [handle, key, optionalVersion(version)]))[0];
-    return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
+    // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
+    const memoKey = version === undefined && key.length <= MEMO_ENTRY_BYTES ? `t|${memoKeyOf(handle)}|${memoKeyOf(key)}` : null;
+    return this.memoized(
+      memoKey,
+      async () => {
+        const row = (await this.queryTuples<SnapshotTuple<string, Buffer>>("tableItemAt", [handle, key, optionalVersion(version)]))[0];
+        return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
+      },
+      (v) => v?.length ?? 0,
+    );
   }
 
   async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
@@ -524,27 +573,29 @@ export class PostgresStore implements LedgerStore {
     limit: number,
     code?: (codeHash: string) => boolean,
   ): Promise<Snapshot<ModulesPage> | null> {
-    const rows = await this.queryTuples<ModulesPageTuple>("modulesPage", [address, start ?? Buffer.alloc(0), optionalVersion(version), limit]);
-    const first = rows[0];
-    if (!first) return null;
-    const modules: ModuleEntry[] = [];
-    for (const r of rows) {
-      const [stateKey, name, codeHash] = r.slice(LEDGER_COLUMNS.length + 1) as [Buffer, string, string] | [null, null, null];
-      if (stateKey !== null) modules.push(moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash }));
-    }
-    const wanted = code ? [...new Set(modules.filter((m) => code(m.codeHash)).map((m) => m.codeHash))] : [];
-    if (wanted.length > 0) {
-      type CodeRow = { code_hash: string; bytecode: Buffer; abi: string | null };
-      const codes = new Map((await this.query<CodeRow>("moduleCodes", [wanted])).map((r) => [r.code_hash, r]));
-      for (const m of modules) {
-        const found = codes.get(m.codeHash);
-        if (!found) continue;
-        m.bytecode = found.bytecode;
-        if (found.abi !== null) m.abi = found.abi;
+    return this.memoized(null, async () => {
+      const rows = await this.queryTuples<ModulesPageTuple>("modulesPage", [address, start ?? Buffer.alloc(0), optionalVersion(version), limit]);
+      const first = rows[0];
+      if (!first) return null;
+      const modules: ModuleEntry[] = [];
+      for (const r of rows) {
+        const [stateKey, name, codeHash] = r.slice(LEDGER_COLUMNS.length + 1) as [Buffer, string, string] | [null, null, null];
+        if (stateKey !== null) modules.push(moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash }));
       }
-    }
-    const changed = first[LEDGER_COLUMNS.length];
-    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
+      const wanted = code ? [...new Set(modules.filter((m) => code(m.codeHash)).map((m) => m.codeHash))] : [];
+      if (wanted.length > 0) {
+        type CodeRow = { code_hash: string; bytecode: Buffer; abi: string | null };
+        const codes = new Map((await this.query<CodeRow>("moduleCodes", [wanted])).map((r) => [r.code_hash, r]));
+        for (const m of modules) {
+          const found = codes.get(m.codeHash);
+          if (!found) continue;
+          m.bytecode = found.bytecode;
+          if (found.abi !== null) m.abi = found.abi;
+        }
+      }
+      const changed = first[LEDGER_COLUMNS.length];
+      return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
+    });
   }
 
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
@@ -553,13 +604,17 @@ export class PostgresStore implements LedgerStore {
   }
 
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    const row = (await this.queryTuples<SnapshotTuple<string, string>>("modulesVersionAt", [address, optionalVersion(version)]))[0];
-    return row ? versionSnapshot(row) : null;
+    return this.memoized(version === undefined ? `m|${memoKeyOf(address)}` : null, async () => {
+      const row = (await this.queryTuples<SnapshotTuple<string, string>>("modulesVersionAt", [address, optionalVersion(version)]))[0];
+      return row ? versionSnapshot(row) : null;
+    });
   }
 
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [sender, optionalVersion(end)]))[0];
-    return row ? versionSnapshot(row) : null;
+    return this.memoized(end === undefined ? `s|${memoKeyOf(sender)}` : null, async () => {
+      const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [sender, optionalVersion(end)]))[0];
+      return row ? versionSnapshot(row) : null;
+    });
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
@@ -579,51 +634,55 @@ export class PostgresStore implements LedgerStore {
   }
 
   async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
-    // The window rules run on the snapshot's own ledger version, which the statement reads itself:
-    // `summaryRange` with an unbounded ledger version gives the same direction and bounds.
-    if (q.limit <= 0) {
-      const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [q.sender, optionalVersion(q.start === undefined ? q.end : undefined)]))[0];
-      return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: { newest: snapshotValue(row, u64FromColumn), rows: [] } } : null;
-    }
-    const rows =
-      q.start !== undefined
-        ? await this.queryTuples<SummariesPageTuple>("summariesPageForward", [q.sender, u64Param(q.start), q.limit])
-        : await this.queryTuples<SummariesPageTuple>("summariesPageBackward", [q.sender, optionalVersion(q.end), q.limit]);
-    const first = rows[0];
-    if (!first) return null;
-    const sender = Buffer.from(q.sender);
-    const summaries: TransactionSummary[] = [];
-    for (const r of rows) {
-      const summary = r.slice(LEDGER_COLUMNS.length + 1) as SummaryTuple<string> | [null, null, null, null];
-      if (summary[0] !== null) summaries.push(summaryOf(sender, summary, PG_COLUMNS));
-    }
-    const newest = first[LEDGER_COLUMNS.length];
-    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { newest: newest === null ? null : u64FromColumn(newest), rows: summaries } };
+    return this.memoized(null, async () => {
+      // The window rules run on the snapshot's own ledger version, which the statement reads itself:
+      // `summaryRange` with an unbounded ledger version gives the same direction and bounds.
+      if (q.limit <= 0) {
+        const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [q.sender, optionalVersion(q.start === undefined ? q.end : undefined)]))[0];
+        return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: { newest: snapshotValue(row, u64FromColumn), rows: [] } } : null;
+      }
+      const rows =
+        q.start !== undefined
+          ? await this.queryTuples<SummariesPageTuple>("summariesPageForward", [q.sender, u64Param(q.start), q.limit])
+          : await this.queryTuples<SummariesPageTuple>("summariesPageBackward", [q.sender, optionalVersion(q.end), q.limit]);
+      const first = rows[0];
+      if (!first) return null;
+      const sender = Buffer.from(q.sender);
+      const summaries: TransactionSummary[] = [];
+      for (const r of rows) {
+        const summary = r.slice(LEDGER_COLUMNS.length + 1) as SummaryTuple<string> | [null, null, null, null];
+        if (summary[0] !== null) summaries.push(summaryOf(sender, summary, PG_COLUMNS));
+      }
+      const newest = first[LEDGER_COLUMNS.length];
+      return { info: ledgerInfoOf(first, PG_COLUMNS), value: { newest: newest === null ? null : u64FromColumn(newest), rows: summaries } };
+    });
   }
 
   async readSummariesJson(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null> {
-    if (q.limit <= 0) {
-      const empty = await this.readSummaries(q);
-      return empty && { info: empty.info, value: { newest: empty.value.newest, first: null, json: "[]" } };
-    }
-    const sender = formatAddress(q.sender);
-    const rows =
-      q.start !== undefined
-        ? await this.queryTuples<SummariesJsonTuple>("summariesJsonForward", [q.sender, u64Param(q.start), q.limit, sender])
-        : await this.queryTuples<SummariesJsonTuple>("summariesJsonBackward", [q.sender, optionalVersion(q.end), q.limit, sender]);
-    const head = rows[0];
-    if (!head) return null;
-    const at = LEDGER_COLUMNS.length;
-    const page = head[at + 1] === null ? [] : rows;
-    const newest = head[at];
-    return {
-      info: ledgerInfoOf(head, PG_COLUMNS),
-      value: {
-        newest: newest === null ? null : u64FromColumn(newest),
-        first: page.length > 0 ? u64FromColumn(page[0]![at + 1] as string) : null,
-        json: `[${page.map((r) => r[at + 2]).join(",")}]`,
-      },
-    };
+    return this.memoized(null, async () => {
+      if (q.limit <= 0) {
+        const empty = await this.readSummaries(q);
+        return empty && { info: empty.info, value: { newest: empty.value.newest, first: null, json: "[]" } };
+      }
+      const sender = formatAddress(q.sender);
+      const rows =
+        q.start !== undefined
+          ? await this.queryTuples<SummariesJsonTuple>("summariesJsonForward", [q.sender, u64Param(q.start), q.limit, sender])
+          : await this.queryTuples<SummariesJsonTuple>("summariesJsonBackward", [q.sender, optionalVersion(q.end), q.limit, sender]);
+      const head = rows[0];
+      if (!head) return null;
+      const at = LEDGER_COLUMNS.length;
+      const page = head[at + 1] === null ? [] : rows;
+      const newest = head[at];
+      return {
+        info: ledgerInfoOf(head, PG_COLUMNS),
+        value: {
+          newest: newest === null ? null : u64FromColumn(newest),
+          first: page.length > 0 ? u64FromColumn(page[0]![at + 1] as string) : null,
+          json: `[${page.map((r) => r[at + 2]).join(",")}]`,
+        },
+      };
+    });
   }
 
   async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
@@ -658,6 +717,8 @@ export class PostgresStore implements LedgerStore {
       await this.pool.query({ name: "ln_commit", text: SQL.commit, values: commitValues(w) });
     } catch (e) {
       throw commitError(e, [w]);
+    } finally {
+      this.memo.clear();
     }
   }
 
@@ -682,6 +743,8 @@ export class PostgresStore implements LedgerStore {
       });
     } catch (e) {
       throw commitError(e, writes);
+    } finally {
+      this.memo.clear();
     }
   }
 
@@ -807,6 +870,7 @@ export class PostgresStore implements LedgerStore {
     } finally {
       c.off("error", lost);
       c.release(broken);
+      this.memo.clear();
     }
   }
 

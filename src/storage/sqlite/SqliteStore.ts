@@ -58,6 +58,10 @@ import {
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
+  MEMO_BYTES,
+  MEMO_ENTRY_BYTES,
+  MEMO_ENTRY_OVERHEAD,
+  memoKeyOf,
 } from "../rules.js";
 import { ResourcePacker, type ResourceToPack } from "./resourcePacker.js";
 import { MIGRATIONS } from "./schema.js";
@@ -85,15 +89,6 @@ const SQLITE_COLUMNS: ColumnDecoder<bigint, bigint> = {
 
 /** Interned ids a connection keeps in memory at most, per kind (addresses, resource types). */
 const INTERNED_IDS_MAX = 1_000_000;
-
-/** Bounds of the read memo (see `SqliteStore.memo`): all of it, and one entry (key and value), in bytes. */
-const MEMO_BYTES = 8 * 1024 * 1024;
-const MEMO_ENTRY_BYTES = 4 * 1024;
-/** Fixed cost counted per memo entry besides its key and value bytes. */
-const MEMO_ENTRY_OVERHEAD = 64;
-/** Bytes as a memo key (one char per byte); request parameters arrive as Buffers already. */
-const memoKeyOf = (b: Uint8Array): string =>
-  (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)).toString("latin1");
 
 const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
 const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";
