@@ -62,9 +62,10 @@ export interface ServeOptions {
 }
 
 /**
- * How long the node answers from its SQLite memo before asking whether another process committed
- * (`SqliteStoreOptions.memoLagMs`): no client can tell a millisecond from network latency, and
- * the check it saves is a tenth of a point read.
+ * How long the node answers from its store's memo before asking whether another process committed
+ * (`memoLagMs` of `SqliteStoreOptions` and `PostgresConnectOptions`): no client can tell a
+ * millisecond from network latency. On SQLite the check it saves is a tenth of a point read; on
+ * PostgreSQL it is the round trip every request made for its position.
  */
 const MEMO_LAG_MS = 1;
 
