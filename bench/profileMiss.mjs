@@ -44,6 +44,7 @@ const summaries = "/v1/accounts/{account}/transaction_summaries";
 const MIXES = {
   modules: { method: "GET", path: "/v1/accounts/{account}/modules?limit=25&ledger_version={version}", choices: targets.moduleAccounts.map((m) => ({ account: m.address })), versions: range },
   history: { method: "GET", path: "/v1/accounts/{account}/modules?limit=25&ledger_version={version}", choices: [{ account: targets.history.address }], versions: range },
+  "summaries-hot": { method: "GET", path: `${summaries}?limit=25`, choices: accounts.slice(0, 1) },
   "summaries-latest": { method: "GET", path: `${summaries}?limit=25`, choices: accounts },
   "summaries-25": { method: "GET", path: `${summaries}?limit=25&end_version={version}`, choices: accounts, versions: range },
   "summaries-100": { method: "GET", path: `${summaries}?limit=100&end_version={version}`, choices: accounts, versions: range },
