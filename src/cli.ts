@@ -13,7 +13,7 @@ import { UpstreamClient } from "./ingest/follow/client.js";
 import { Follower, type FollowFrom, type FollowLag } from "./ingest/follow/sync.js";
 import { FollowedStore } from "./ingest/follow/followedStore.js";
 import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
-import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
+import { PACKAGE_VERSION, isWriterProcess, memoLagMs, serveWorkers, startNode } from "./server.js";
 import { displayDb, openStore } from "./storage/open.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
@@ -230,7 +230,7 @@ async function openFollowing(o: {
     maxRequestsPerSecond: o.maxRps,
     onRetry: (what, attempt, ms) => console.error(`retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
   });
-  const store = new FollowedStore(await openStore(o.db, { create: true, memoLagMs: 1 }), client, { timeoutMs: o.upstreamTimeout });
+  const store = new FollowedStore(await openStore(o.db, { create: true, memoLagMs: memoLagMs(o.db) }), client, { timeoutMs: o.upstreamTimeout });
   const follower = new Follower(store.inner, client, {
     from: o.from,
     concurrency: o.concurrency,

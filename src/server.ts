@@ -63,11 +63,17 @@ export interface ServeOptions {
 
 /**
  * How long the node answers from its store's memo before asking whether another process committed
- * (`memoLagMs` of `SqliteStoreOptions` and `PostgresConnectOptions`): no client can tell a
- * millisecond from network latency. On SQLite the check it saves is a tenth of a point read; on
- * PostgreSQL it is the round trip every request made for its position.
+ * (`memoLagMs` of `SqliteStoreOptions` and `PostgresConnectOptions`, database `db`): no client can
+ * tell a few milliseconds from network latency.
+ * - SQLite: 1 ms. The check it saves (`PRAGMA data_version`) is a tenth of a point read.
+ * - PostgreSQL: 10 ms from when the read that saw the position was asked. The check is a round
+ *   trip, which under load takes more than a millisecond by itself: with 1 ms, the memo had
+ *   expired by the time most answers arrived, and the bench's hot rows still made 0.55–0.73 round
+ *   trips a request (bench/RESULTS.md).
  */
-const MEMO_LAG_MS = 1;
+export function memoLagMs(db: string): number {
+  return isPostgresUrl(db) ? 10 : 1;
+}
 
 /**
  * How long `close()` lets requests in flight finish before it closes every connection. Fastify
@@ -149,7 +155,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       (await openStore(o.db, {
         readonly: !writes || threaded,
         create: o.create ?? true,
-        memoLagMs: MEMO_LAG_MS,
+        memoLagMs: memoLagMs(o.db),
         readsPerTurn: true,
         ...sqliteOptions,
       }));

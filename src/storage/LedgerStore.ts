@@ -23,7 +23,8 @@
  *   position: a caller that must know they were not pruned meanwhile re-checks with
  *   `getLedgerInfo(true)`.
  * - A memoized answer may lag another process's commits (a block, a prune) by a bounded time:
- *   `memoLagMs` of either backend (0 by default: never; the node serves with 1 ms), and on SQLite
+ *   `memoLagMs` of either backend (0 by default: never; the node serves with 1 ms on SQLite and
+ *   10 ms on PostgreSQL, see `memoLagMs` in server.ts), and on SQLite
  *   with `readsPerTurn` any read until the event-loop turn it was made in ends. Commits and prunes made
  *   through the same store object are seen at once, and `getLedgerInfo(true)` never lags.
  * - `LedgerInfo` values are plain values: compare their fields, never their identity. Two reads of

@@ -80,7 +80,7 @@ export type { PostgresStoreOptions } from "./settings.js";
 export interface PostgresConnectOptions extends PostgresStoreOptions {
   /**
    * How long the position reads may answer from the memo without asking (see `PositionMemo`):
-   * 0 (the default) never; the node serves with 1 ms, as on SQLite.
+   * 0 (the default) never; the node serves with 10 ms (`memoLagMs` in server.ts).
    */
   memoLagMs?: number;
 }
