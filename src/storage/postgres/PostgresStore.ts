@@ -193,24 +193,39 @@ const INTERN_TYPE = (param: string): string =>
  * A summaries page statement: the ledger columns, the newest version of sender $1 in `newestRange`,
  * then the page's columns (at most $3 summaries in `pageRange`, `order` from the bound), ascending.
  */
-const SUMMARIES_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC", columns = SUMMARY_COLUMNS): string =>
+const SUMMARIES_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
   `${LEDGER_SELECT}, newest.version AS newest, s.*
    FROM ledger l
    LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE ${SENDER_IS("$1")} AND ${newestRange}
                       ORDER BY t.version DESC LIMIT 1) newest ON true
-   LEFT JOIN LATERAL (SELECT ${columns} FROM transactions t WHERE ${SENDER_IS("$1")} AND ${pageRange}
+   LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM transactions t WHERE ${SENDER_IS("$1")} AND ${pageRange}
                       ORDER BY t.version ${order} LIMIT $3) s ON true
    WHERE l.id = 1 AND l.ledger_version IS NOT NULL
    ORDER BY s.version ASC`;
 /**
  * A summary row's version and its JSON text as the API writes it (`SummariesJsonPage.json`), the
- * formatted sender in $4: one text column a row for the driver to parse, instead of four to parse
- * and build an object, bigints and hex strings from.
+ * formatted sender in $4.
  */
 const SUMMARY_JSON_COLUMNS = `t.version,
   '{"sender":"' || $4::text || '","version":"' || t.version || '","transaction_hash":"0x' || encode(t.hash, 'hex') ||
   CASE t.replay_kind WHEN 0 THEN '","replay_protector":{"type":"nonce","nonce":"'
        ELSE '","replay_protector":{"type":"sequence_number","sequence_number":"' END || t.replay_value || '"}}' AS json`;
+
+/**
+ * `SUMMARIES_PAGE` as one row: the ledger columns, the newest version, the page's first version and
+ * its summaries' JSON (`SUMMARY_JSON_COLUMNS`) joined by commas in version order, both NULL for an
+ * empty page. One row and one text column for the driver to parse, not a row per summary (each
+ * with the ledger columns again).
+ */
+const SUMMARIES_JSON_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
+  `${LEDGER_SELECT}, newest.version AS newest, min(s.version) AS first, string_agg(s.json, ',' ORDER BY s.version) AS json
+   FROM ledger l
+   LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE ${SENDER_IS("$1")} AND ${newestRange}
+                      ORDER BY t.version DESC LIMIT 1) newest ON true
+   LEFT JOIN LATERAL (SELECT ${SUMMARY_JSON_COLUMNS} FROM transactions t WHERE ${SENDER_IS("$1")} AND ${pageRange}
+                      ORDER BY t.version ${order} LIMIT $3) s ON true
+   WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+   GROUP BY l.id, newest.version`;
 
 /**
  * The read statements. Named once; node-postgres prepares each on a connection at its first use
@@ -268,12 +283,11 @@ export const SQL = {
     "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
     "DESC",
   ),
-  summariesJsonForward: SUMMARIES_PAGE("t.version <= l.ledger_version", "t.version >= $2::numeric AND t.version <= l.ledger_version", "ASC", SUMMARY_JSON_COLUMNS),
-  summariesJsonBackward: SUMMARIES_PAGE(
+  summariesJsonForward: SUMMARIES_JSON_PAGE("t.version <= l.ledger_version", "t.version >= $2::numeric AND t.version <= l.ledger_version", "ASC"),
+  summariesJsonBackward: SUMMARIES_JSON_PAGE(
     "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
     "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
     "DESC",
-    SUMMARY_JSON_COLUMNS,
   ),
   resource: `SELECT value FROM resources WHERE address_id = ${ADDRESS_ID("$1")} AND type_id = ${TYPE_ID("$2")}
                AND version <= $3::numeric
@@ -669,18 +683,12 @@ export class PostgresStore implements LedgerStore {
         q.start !== undefined
           ? await this.queryTuples<SummariesJsonTuple>("summariesJsonForward", [q.sender, u64Param(q.start), q.limit, sender])
           : await this.queryTuples<SummariesJsonTuple>("summariesJsonBackward", [q.sender, optionalVersion(q.end), q.limit, sender]);
-      const head = rows[0];
-      if (!head) return null;
-      const at = LEDGER_COLUMNS.length;
-      const page = head[at + 1] === null ? [] : rows;
-      const newest = head[at];
+      const row = rows[0];
+      if (!row) return null;
+      const [newest, first, json] = row.slice(LEDGER_COLUMNS.length) as [string | null, string | null, string | null];
       return {
-        info: ledgerInfoOf(head, PG_COLUMNS),
-        value: {
-          newest: newest === null ? null : u64FromColumn(newest),
-          first: page.length > 0 ? u64FromColumn(page[0]![at + 1] as string) : null,
-          json: `[${page.map((r) => r[at + 2]).join(",")}]`,
-        },
+        info: ledgerInfoOf(row, PG_COLUMNS),
+        value: { newest: newest === null ? null : u64FromColumn(newest), first: first === null ? null : u64FromColumn(first), json: `[${json ?? ""}]` },
       };
     });
   }
@@ -1128,7 +1136,7 @@ function pruneQuery(c: PoolClient, text: string, values: unknown[] = []): Promis
 type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(SummaryTuple<string> | [null, null, null, null])];
 
 /** A row of the summaries JSON statements: the ledger columns, the newest version, a summary's version and JSON (both null for none). */
-type SummariesJsonTuple = [...LedgerTuple<string>, newest: string | null, ...([string, string] | [null, null])];
+type SummariesJsonTuple = [...LedgerTuple<string>, newest: string | null, first: string | null, json: string | null];
 
 /** A row of the module page statement: the ledger columns, the changed version, a module (all null for none). */
 type ModulesPageTuple = [...LedgerTuple<string>, changed: string | null, ...([Buffer, string, string] | [null, null, null])];
