@@ -5,6 +5,8 @@
  * value)`, a read at V takes the newest row with version <= V, a NULL value is a deletion.
  *
  * - Every read method is ONE statement (a named prepared statement), so it sees one snapshot.
+ *   A serving node answers the position reads at the newest version from a memo for a bounded
+ *   lag (`memoLagMs`, `PositionMemo`) instead.
  * - `commitBlock` is ONE statement too (a chain of data-modifying CTEs): a block is visible all
  *   at once or not at all, in one round trip.
  * - `prune` runs in bounded steps, each its own transaction that leaves an exactly pruned ledger
