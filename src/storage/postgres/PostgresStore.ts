@@ -192,17 +192,19 @@ const INTERN_TYPE = (param: string): string =>
    interned_type AS (SELECT id FROM found_type UNION ALL SELECT id FROM added_type)`;
 
 /**
- * A summaries page statement: the ledger columns, the newest version of sender $1 in `newestRange`,
- * then the page's columns (at most $3 summaries in `pageRange`, `order` from the bound), ascending.
+ * What a summaries page reads: the ledger row `l`, the newest version of sender $1 in `newestRange`
+ * (`newest`), and at most $3 of its summaries in `pageRange` as `columns` (`s`, `order` from the bound).
  */
-const SUMMARIES_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
-  `${LEDGER_SELECT}, newest.version AS newest, s.*
-   FROM ledger l
+const SUMMARIES_FROM = (newestRange: string, pageRange: string, order: "ASC" | "DESC", columns: string): string =>
+  `FROM ledger l
    LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE ${SENDER_IS("$1")} AND ${newestRange}
                       ORDER BY t.version DESC LIMIT 1) newest ON true
-   LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM transactions t WHERE ${SENDER_IS("$1")} AND ${pageRange}
+   LEFT JOIN LATERAL (SELECT ${columns} FROM transactions t WHERE ${SENDER_IS("$1")} AND ${pageRange}
                       ORDER BY t.version ${order} LIMIT $3) s ON true
-   WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+   WHERE l.id = 1 AND l.ledger_version IS NOT NULL`;
+/** A summaries page statement (`SUMMARIES_FROM`): the ledger columns, the newest version, then a row per summary, ascending. */
+const SUMMARIES_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
+  `${LEDGER_SELECT}, newest.version AS newest, s.* ${SUMMARIES_FROM(newestRange, pageRange, order, SUMMARY_COLUMNS)}
    ORDER BY s.version ASC`;
 /**
  * A summary row's version and its JSON text as the API writes it (`SummariesJsonPage.json`), the
@@ -214,19 +216,14 @@ const SUMMARY_JSON_COLUMNS = `t.version,
        ELSE '","replay_protector":{"type":"sequence_number","sequence_number":"' END || t.replay_value || '"}}' AS json`;
 
 /**
- * `SUMMARIES_PAGE` as one row: the ledger columns, the newest version, the page's first version and
+ * A summaries page as one row (`SUMMARIES_FROM`): the ledger columns, the newest version, the page's first version and
  * its summaries' JSON (`SUMMARY_JSON_COLUMNS`) joined by commas in version order, both NULL for an
  * empty page. One row and one text column for the driver to parse, not a row per summary (each
  * with the ledger columns again).
  */
 const SUMMARIES_JSON_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
   `${LEDGER_SELECT}, newest.version AS newest, min(s.version) AS first, string_agg(s.json, ',' ORDER BY s.version) AS json
-   FROM ledger l
-   LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE ${SENDER_IS("$1")} AND ${newestRange}
-                      ORDER BY t.version DESC LIMIT 1) newest ON true
-   LEFT JOIN LATERAL (SELECT ${SUMMARY_JSON_COLUMNS} FROM transactions t WHERE ${SENDER_IS("$1")} AND ${pageRange}
-                      ORDER BY t.version ${order} LIMIT $3) s ON true
-   WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+   ${SUMMARIES_FROM(newestRange, pageRange, order, SUMMARY_JSON_COLUMNS)}
    GROUP BY l.id, newest.version`;
 
 /**
