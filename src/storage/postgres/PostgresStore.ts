@@ -216,10 +216,10 @@ const SUMMARY_JSON_COLUMNS = `t.version,
        ELSE '","replay_protector":{"type":"sequence_number","sequence_number":"' END || t.replay_value || '"}}' AS json`;
 
 /**
- * A summaries page as one row (`SUMMARIES_FROM`): the ledger columns, the newest version, the page's first version and
- * its summaries' JSON (`SUMMARY_JSON_COLUMNS`) joined by commas in version order, both NULL for an
- * empty page. One row and one text column for the driver to parse, not a row per summary (each
- * with the ledger columns again).
+ * A summaries page as one row (`SUMMARIES_FROM`): the ledger columns, the newest version, the
+ * page's first version and its summaries' JSON (`SUMMARY_JSON_COLUMNS`) joined by commas in version
+ * order, both NULL for an empty page. One row and one text column for the driver to parse, not a
+ * row per summary (each with the ledger columns again).
  */
 const SUMMARIES_JSON_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
   `${LEDGER_SELECT}, newest.version AS newest, min(s.version) AS first, string_agg(s.json, ',' ORDER BY s.version) AS json
