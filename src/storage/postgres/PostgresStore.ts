@@ -69,8 +69,7 @@ import {
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
-  MEMO_ENTRY_BYTES,
-  memoKeyOf,
+  memoKeys,
 } from "../rules.js";
 import { PositionMemo } from "./positionMemo.js";
 import { MIGRATIONS } from "./schema.js";
@@ -556,10 +555,8 @@ export class PostgresStore implements LedgerStore {
   }
 
   async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
-    const memoKey = version === undefined && key.length <= MEMO_ENTRY_BYTES ? `t|${memoKeyOf(handle)}|${memoKeyOf(key)}` : null;
     return this.memoized(
-      memoKey,
+      memoKeys.tableItem(handle, key, version),
       async () => {
         const row = (await this.queryTuples<SnapshotTuple<string, Buffer>>("tableItemAt", [handle, key, optionalVersion(version)]))[0];
         return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
@@ -617,14 +614,14 @@ export class PostgresStore implements LedgerStore {
   }
 
   async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.memoized(version === undefined ? `m|${memoKeyOf(address)}` : null, async () => {
+    return this.memoized(memoKeys.modulesVersion(address, version), async () => {
       const row = (await this.queryTuples<SnapshotTuple<string, string>>("modulesVersionAt", [address, optionalVersion(version)]))[0];
       return row ? versionSnapshot(row) : null;
     });
   }
 
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.memoized(end === undefined ? `s|${memoKeyOf(sender)}` : null, async () => {
+    return this.memoized(memoKeys.summariesVersion(sender, end), async () => {
       const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [sender, optionalVersion(end)]))[0];
       return row ? versionSnapshot(row) : null;
     });

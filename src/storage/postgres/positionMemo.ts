@@ -15,7 +15,7 @@
 import { LRUCache } from "lru-cache";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { Snapshot } from "../LedgerStore.js";
-import { MEMO_BYTES, MEMO_ENTRY_BYTES, MEMO_ENTRY_OVERHEAD } from "../rules.js";
+import { MEMO_BYTES, MEMO_ENTRY_BYTES, memoEntrySize } from "../rules.js";
 
 /** Sign of how position `a` stands to `b`: ledger version first, then oldest version (both only grow). */
 function compare(a: LedgerInfo, b: LedgerInfo): number {
@@ -77,7 +77,7 @@ export class PositionMemo {
 
   /** Keeps `answer` under `key` (`valueBytes`: what its value holds besides a fixed overhead). */
   remember(key: string, answer: Snapshot<unknown>, valueBytes = 0): void {
-    this.answers.set(key, answer, { size: key.length + MEMO_ENTRY_OVERHEAD + valueBytes });
+    this.answers.set(key, answer, { size: memoEntrySize(key, valueBytes) });
   }
 
   /** Forgets everything, and what reads already under way will say: after a commit or a prune through this store. */

@@ -60,8 +60,9 @@ import {
   type UserTxnGasRow,
   MEMO_BYTES,
   MEMO_ENTRY_BYTES,
-  MEMO_ENTRY_OVERHEAD,
+  memoEntrySize,
   memoKeyOf,
+  memoKeys,
 } from "../rules.js";
 import { ResourcePacker, type ResourceToPack } from "./resourcePacker.js";
 import { MIGRATIONS } from "./schema.js";
@@ -546,23 +547,24 @@ export class SqliteStore implements LedgerStore {
         const row = this.statements.tableItemAt.get(handle, key, version === undefined ? null : versionParam(version));
         return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
       };
-      // A large key is read every time (see MEMO_ENTRY_BYTES): no need to build its memo key.
-      if (version !== undefined || key.length > MEMO_ENTRY_BYTES) return this.inTurn(read);
-      return this.memoized(`t|${memoKeyOf(handle)}|${memoKeyOf(key)}`, read, (snap) => snap.value?.length ?? 0);
+      const memoKey = memoKeys.tableItem(handle, key, version);
+      return memoKey === null ? this.inTurn(read) : this.memoized(memoKey, read, (snap) => snap.value?.length ?? 0);
     },
     readModulesVersion: (address, version) => {
       const read = () => {
         const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
         return row ? versionSnapshot(row) : null;
       };
-      return version === undefined ? this.memoized(`m|${memoKeyOf(address)}`, read) : this.inTurn(read);
+      const memoKey = memoKeys.modulesVersion(address, version);
+      return memoKey === null ? this.inTurn(read) : this.memoized(memoKey, read);
     },
     readSummariesVersion: (sender, end) => {
       const read = () => {
         const row = this.statements.summariesVersionAt.get(sender, end === undefined ? null : versionParam(end));
         return row ? versionSnapshot(row) : null;
       };
-      return end === undefined ? this.memoized(`s|${memoKeyOf(sender)}`, read) : this.inTurn(read);
+      const memoKey = memoKeys.summariesVersion(sender, end);
+      return memoKey === null ? this.inTurn(read) : this.memoized(memoKey, read);
     },
   };
 
@@ -605,7 +607,7 @@ export class SqliteStore implements LedgerStore {
 
   private remember<T extends object>(key: string, value: T | null, valueBytes?: (v: T) => number): T | null {
     if (value !== null) {
-      const size = key.length + MEMO_ENTRY_OVERHEAD + (valueBytes ? valueBytes(value) : 0);
+      const size = memoEntrySize(key, valueBytes ? valueBytes(value) : 0);
       this.memo.set(key, value, { size });
     }
     return value;
