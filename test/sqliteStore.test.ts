@@ -182,6 +182,8 @@ describe(`SQLite reads per event-loop turn (seed ${SEED})`, () => {
     // and the next turn's reads, after another commit, take a new snapshot and hold it until that turn ends
     await writer.commitBlocks(blocks.slice(30));
     expect(position()).toEqual({ ledger: last, item: last, summaries: last });
+    // (a page reads the ledger row once a turn: the last turn's row is not this one's)
+    expect((await reader.readSummaries({ sender: SENDERS[0]!, start: undefined, end: undefined, limit: 5 }))!.info.ledgerVersion).toBe(last);
     expect(truncated()).toBe(false);
     vi.runAllTimers();
     expect(truncated()).toBe(true);
