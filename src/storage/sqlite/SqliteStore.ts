@@ -13,7 +13,7 @@ import { LRUCache } from "lru-cache";
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { formatAddress } from "../../ledger/address.js";
-import { codeHash } from "../../ledger/codeHash.js";
+import { CODE_HASH_DIGITS, codeHash } from "../../ledger/codeHash.js";
 import { moduleAbiJson } from "../../move/abi.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type {
@@ -100,8 +100,6 @@ type Version = bigint | null;
  * none or deleted) as the code hash's 64 hex digits followed by the code's id (`codeOf`).
  */
 type ModuleTuple = [Buffer, string, string | null];
-/** Length of a code hash (`codeHash`: sha256 as lowercase hex). */
-const CODE_HASH_DIGITS = 64;
 const NO_KEY = Buffer.alloc(0);
 const ZERO_BYTE = Buffer.alloc(1);
 
