@@ -35,6 +35,7 @@ import type {
   PruneResult,
   PruneTarget,
   Snapshot,
+  ModuleCodeForm,
   ModulesPage,
   StoredTxnFingerprint,
   SummariesJsonPage,
@@ -156,8 +157,8 @@ const ACCOUNT_KEYS = `WITH RECURSIVE account_keys(state_key) AS (
   )`;
 
 /** The newest row of module `account_keys.state_key` of $1 at or below `bound` (one seek). */
-const NEWEST_MODULE_ROW = (bound: string): string =>
-  `SELECT n.state_key, n.name, n.code_hash FROM modules n
+const NEWEST_MODULE_ROW = (bound: string, columns = "n.state_key, n.name, n.code_hash"): string =>
+  `SELECT ${columns} FROM modules n
    WHERE n.address = $1 AND n.state_key = account_keys.state_key AND n.version <= ${bound}
    ORDER BY n.version DESC LIMIT 1`;
 
@@ -242,9 +243,17 @@ export const SQL = {
             WHERE m.code_hash IS NOT NULL
             LIMIT $4`,
   // The same page with the position and the account's newest module change, in one statement.
+  // With each module its code in the form $5 names (NULL: none; `ModuleCodeForm`), read from the
+  // row the page reads anyway: the "record" is the JSON `ModuleRecords.record` builds (bytecode
+  // instead where the row has no ABI text, as migration 5 left rows it did not fill).
   modulesPage: `${ACCOUNT_KEYS},
-                page AS (SELECT m.state_key, m.name, m.code_hash FROM ledger l CROSS JOIN account_keys
-                         CROSS JOIN LATERAL (${NEWEST_MODULE_ROW("coalesce($3::numeric, l.ledger_version)")}) m
+                page AS (SELECT m.state_key, m.name, m.code_hash,
+                                CASE WHEN $5::text = 'record' AND m.abi IS NOT NULL
+                                     THEN '{"bytecode":"0x' || encode(m.bytecode, 'hex') || '","abi":' || m.abi || '}' END AS record,
+                                CASE WHEN $5::text = 'bytecode' OR ($5::text = 'record' AND m.abi IS NULL) THEN m.bytecode END AS bytecode,
+                                CASE WHEN $5::text = 'bytecode' THEN m.abi END AS abi
+                         FROM ledger l CROSS JOIN account_keys
+                         CROSS JOIN LATERAL (${NEWEST_MODULE_ROW("coalesce($3::numeric, l.ledger_version)", "n.state_key, n.name, n.code_hash, n.bytecode, n.abi")}) m
                          WHERE l.id = 1 AND m.code_hash IS NOT NULL
                          LIMIT $4)
                 ${LEDGER_SELECT}, changed.version AS changed, page.*
@@ -255,9 +264,6 @@ export const SQL = {
                 WHERE l.id = 1 AND l.ledger_version IS NOT NULL
                 ORDER BY page.state_key`,
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
-  // A page's bytecodes in one round trip: one row per hash (any module row holding it will do).
-  // With each its ABI text (NULL only on a row of a database whose migration 5 did not finish).
-  moduleCodes: "SELECT DISTINCT ON (code_hash) code_hash, bytecode, abi FROM modules WHERE code_hash = ANY($1::text[]) AND bytecode IS NOT NULL",
   // The ledger row and the item in one statement, so one snapshot and one round trip.
   tableItemAt: `${LEDGER_SELECT},
                        (SELECT t.value FROM table_items t WHERE t.handle_id = ${ADDRESS_ID("$1")} AND t.key = $2
@@ -571,10 +577,11 @@ export class PostgresStore implements LedgerStore {
   }
 
   /**
-   * The page in one statement; then, when `code` asks for some rows' bytecode, all of it in one
-   * more (`moduleCodes`) instead of one `getModuleCode` round trip per module: the random-account
-   * modules row of bench:scale made 11.2 round trips a request at 1M, 9.1–9.5 of them code reads.
-   * Bytecode is content-addressed, so reading it after the page cannot disagree with the page.
+   * The page in one statement, with the code of every listed module when `code` is given (in
+   * `form`), kept for the rows `code` says yes to. The code comes from the module rows the page
+   * reads anyway, where a second statement for it cost a round trip: 0.70 of the 2.63 a request of
+   * bench:scale's random modules row at 1M made before (bench/RESULTS.md). Rows whose record the
+   * caller holds still carry theirs over the wire: about 1.3 KB a module, for one round trip less.
    */
   async readModules(
     address: Uint8Array,
@@ -582,26 +589,24 @@ export class PostgresStore implements LedgerStore {
     start: Uint8Array | null,
     limit: number,
     code?: (codeHash: string) => boolean,
+    form: ModuleCodeForm = "bytecode",
   ): Promise<Snapshot<ModulesPage> | null> {
     return this.memoized(null, async () => {
-      const rows = await this.queryTuples<ModulesPageTuple>("modulesPage", [address, start ?? Buffer.alloc(0), optionalVersion(version), limit]);
+      const values = [address, start ?? Buffer.alloc(0), optionalVersion(version), limit, code ? form : null];
+      const rows = await this.queryTuples<ModulesPageTuple>("modulesPage", values);
       const first = rows[0];
       if (!first) return null;
       const modules: ModuleEntry[] = [];
       for (const r of rows) {
-        const [stateKey, name, codeHash] = r.slice(LEDGER_COLUMNS.length + 1) as [Buffer, string, string] | [null, null, null];
-        if (stateKey !== null) modules.push(moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash }));
-      }
-      const wanted = code ? [...new Set(modules.filter((m) => code(m.codeHash)).map((m) => m.codeHash))] : [];
-      if (wanted.length > 0) {
-        type CodeRow = { code_hash: string; bytecode: Buffer; abi: string | null };
-        const codes = new Map((await this.query<CodeRow>("moduleCodes", [wanted])).map((r) => [r.code_hash, r]));
-        for (const m of modules) {
-          const found = codes.get(m.codeHash);
-          if (!found) continue;
-          m.bytecode = found.bytecode;
-          if (found.abi !== null) m.abi = found.abi;
+        const [stateKey, name, codeHash, record, bytecode, abi] = r.slice(LEDGER_COLUMNS.length + 1) as ModuleColumns;
+        if (stateKey === null) continue;
+        const m = moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash });
+        if (code?.(m.codeHash)) {
+          if (record !== null) m.record = record;
+          if (bytecode !== null) m.bytecode = bytecode;
+          if (abi !== null) m.abi = abi;
         }
+        modules.push(m);
       }
       const changed = first[LEDGER_COLUMNS.length];
       return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
@@ -1134,8 +1139,11 @@ type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(Su
 /** A row of the summaries JSON statements: the ledger columns, the newest version, a summary's version and JSON (both null for none). */
 type SummariesJsonTuple = [...LedgerTuple<string>, newest: string | null, first: string | null, json: string | null];
 
+/** A module of the module page statement: state key, name, code hash, then its code (`modulesPage`). */
+type ModuleColumns = [Buffer, string, string, record: string | null, bytecode: Buffer | null, abi: string | null] | [null, null, null, null, null, null];
+
 /** A row of the module page statement: the ledger columns, the changed version, a module (all null for none). */
-type ModulesPageTuple = [...LedgerTuple<string>, changed: string | null, ...([Buffer, string, string] | [null, null, null])];
+type ModulesPageTuple = [...LedgerTuple<string>, changed: string | null, ...ModuleColumns];
 
 /** A snapshot read whose value is a version (null: none at or below the bound). */
 function versionSnapshot(row: SnapshotTuple<string, string>): Snapshot<bigint | null> {
