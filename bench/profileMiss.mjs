@@ -1,7 +1,7 @@
 /**
  * A CPU profile of the server under one request mix of bench/scale.bench.ts (the cache-miss rows),
  * and where its time goes: `node bench/profileMiss.mjs --db bench/out/scale-10000000.db --row modules
- * [--duration 10] [--dist DIR] [--top 40] [--server-args "--page-cache-mb 0"]`.
+ * [--duration 10] [--dist DIR] [--top 40] [--server-args "--page-cache-mb 0"] [--targets FILE]`.
  *
  * The server is started as bench/scale.bench.ts starts it (`serve --port 0 --quiet --no-prune`, on
  * core 0 with two cores), under `node --cpu-prof`; the load generator (bench/loadgen.mjs) runs the
@@ -29,7 +29,9 @@ const TOP = Number(opt("top", "40"));
 const EXTRA = opt("server-args", "").split(" ").filter(Boolean);
 const PINNED = availableParallelism() >= 2;
 
-const { targets } = JSON.parse(readFileSync(`${DB}.targets.json`, "utf8"));
+// A postgres:// --db has none beside it: `--targets` names the SQLite ledger's of the same size
+// (bench/scaleLedger.ts writes the same ledger into both).
+const { targets } = JSON.parse(readFileSync(opt("targets", `${DB}.targets.json`), "utf8"));
 const range = [targets.oldest, targets.latest];
 const accounts = targets.senders.map((account) => ({ account }));
 const raw = (choices, versioned) => ({
