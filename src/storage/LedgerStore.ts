@@ -178,6 +178,22 @@ export interface ModulesPage {
   rows: ModuleEntry[];
 }
 
+/**
+ * The module page a caller reads next unless a cache answers it (`readModulesVersion`'s `page`):
+ * `readModules` at the same account and version, `limit` rows from `start`, every row's code in `form`.
+ */
+export interface ModulesPageAsk {
+  start: Uint8Array | null;
+  limit: number;
+  form: ModuleCodeForm;
+}
+
+/** `readModulesVersion`'s answer: with `rows` when the store read the page asked for in the same snapshot. */
+export type ModulesVersionSnapshot = Snapshot<bigint | null> & {
+  /** The page `ModulesPageAsk` names, as `readModules` gives it with `code` saying yes to every row. */
+  rows?: ModuleEntry[];
+};
+
 export interface PruneTarget {
   /** First version kept: the first version of block `oldestBlockHeight`. */
   oldestVersion: bigint;
@@ -197,7 +213,7 @@ export interface PruneResult {
 export interface ImmediateReads {
   getLedgerInfo(fresh?: boolean): LedgerInfo | null;
   readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Snapshot<Uint8Array | null> | null;
-  readModulesVersion(address: Uint8Array, version: bigint | undefined): Snapshot<bigint | null> | null;
+  readModulesVersion(address: Uint8Array, version: bigint | undefined, page?: ModulesPageAsk): ModulesVersionSnapshot | null;
   readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Snapshot<bigint | null> | null;
 }
 
@@ -239,8 +255,13 @@ export interface LedgerStore {
    * snapshot's ledger version when undefined), with the ledger position of the same snapshot.
    * Every module page of the account at `version` is the page at that version: the API keys its
    * page cache by it. Null when no block was committed yet.
+   *
+   * `page`, optional: the page the caller reads next unless its cache answers it. A store whose
+   * reads are round trips (PostgreSQL) reads it in the same statement when it would ask the
+   * database anyway (the version is not memoized), and returns it as `rows`: one round trip for a
+   * page no cache holds, where the position and then the page took two. A store may ignore it.
    */
-  readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
+  readModulesVersion(address: Uint8Array, version: bigint | undefined, page?: ModulesPageAsk): Promise<ModulesVersionSnapshot | null>;
   /**
    * `getModules` at `version` (the snapshot's ledger version when undefined) with the ledger
    * position and the account's `changed` version (as `readModulesVersion`), all from one snapshot
@@ -249,7 +270,7 @@ export interface LedgerStore {
    *
    * `code`, optional: asked once per listed row; a store may then read the `bytecode` of the rows
    * it says yes to with the list (SQLite: in the same read transaction, no read lock per module;
-   * PostgreSQL: all of them in one more statement, not one round trip per module), and with it the
+   * PostgreSQL: in the page's own statement, not one round trip per module), and with it the
    * `abi` text stored when the code was written. Rows without it are read with `getModuleCode`.
    * With `form` "record" a store may give the module's JSON `record` instead (SQLite does, where
    * the ABI text is stored); the caller takes whichever it gets.

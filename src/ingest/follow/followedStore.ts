@@ -25,6 +25,8 @@ import {
   type LedgerStore,
   type ModuleCodeForm,
   type ModulesPage,
+  type ModulesPageAsk,
+  type ModulesVersionSnapshot,
   type ModuleWrite,
   type Snapshot,
   StatePrunedError,
@@ -113,13 +115,13 @@ export class FollowedStore implements LedgerStore {
     return this.inner.readTableItem(handle, key, version);
   }
 
-  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    const snap = await this.inner.readModulesVersion(address, version);
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined, page?: ModulesPageAsk): Promise<ModulesVersionSnapshot | null> {
+    const snap = await this.inner.readModulesVersion(address, version, page);
     const origin = await this.baseVersion();
     const v = version ?? snap?.info.ledgerVersion;
     if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
     if ((await this.ensureModules(address, origin)) === "pruned") throw statePruned(v);
-    return this.inner.readModulesVersion(address, version);
+    return this.inner.readModulesVersion(address, version, page);
   }
 
   async readModules(

@@ -37,6 +37,8 @@ import type {
   Snapshot,
   ModuleCodeForm,
   ModulesPage,
+  ModulesPageAsk,
+  ModulesVersionSnapshot,
   StoredTxnFingerprint,
   SummariesJsonPage,
   SummariesPage,
@@ -576,13 +578,6 @@ export class PostgresStore implements LedgerStore {
     return rows.map(moduleEntryOf);
   }
 
-  /**
-   * The page in one statement, with the code of every listed module when `code` is given (in
-   * `form`), kept for the rows `code` says yes to. The code comes from the module rows the page
-   * reads anyway, where a second statement for it cost a round trip: 0.70 of the 2.63 a request of
-   * bench:scale's random modules row at 1M made before (bench/RESULTS.md). Rows whose record the
-   * caller holds still carry theirs over the wire: about 1.3 KB a module, for one round trip less.
-   */
   async readModules(
     address: Uint8Array,
     version: bigint | undefined,
@@ -591,26 +586,42 @@ export class PostgresStore implements LedgerStore {
     code?: (codeHash: string) => boolean,
     form: ModuleCodeForm = "bytecode",
   ): Promise<Snapshot<ModulesPage> | null> {
-    return this.memoized(null, async () => {
-      const values = [address, start ?? Buffer.alloc(0), optionalVersion(version), limit, code ? form : null];
-      const rows = await this.queryTuples<ModulesPageTuple>("modulesPage", values);
-      const first = rows[0];
-      if (!first) return null;
-      const modules: ModuleEntry[] = [];
-      for (const r of rows) {
-        const [stateKey, name, codeHash, record, bytecode, abi] = r.slice(LEDGER_COLUMNS.length + 1) as ModuleColumns;
-        if (stateKey === null) continue;
-        const m = moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash });
-        if (code?.(m.codeHash)) {
-          if (record !== null) m.record = record;
-          if (bytecode !== null) m.bytecode = bytecode;
-          if (abi !== null) m.abi = abi;
-        }
-        modules.push(m);
+    return this.memoized(null, () => this.modulesPage(address, version, start, limit, code, form));
+  }
+
+  /**
+   * The page in one statement, with the code of every listed module when `code` is given (in
+   * `form`), kept for the rows `code` says yes to. The code comes from the module rows the page
+   * reads anyway, where a second statement for it cost a round trip: 0.70 of the 2.63 a request of
+   * bench:scale's random modules row at 1M made before (bench/RESULTS.md). Rows whose record the
+   * caller holds still carry theirs over the wire: about 1.3 KB a module, for one round trip less.
+   */
+  private async modulesPage(
+    address: Uint8Array,
+    version: bigint | undefined,
+    start: Uint8Array | null,
+    limit: number,
+    code: ((codeHash: string) => boolean) | undefined,
+    form: ModuleCodeForm,
+  ): Promise<Snapshot<ModulesPage> | null> {
+    const values = [address, start ?? Buffer.alloc(0), optionalVersion(version), limit, code ? form : null];
+    const rows = await this.queryTuples<ModulesPageTuple>("modulesPage", values);
+    const first = rows[0];
+    if (!first) return null;
+    const modules: ModuleEntry[] = [];
+    for (const r of rows) {
+      const [stateKey, name, codeHash, record, bytecode, abi] = r.slice(LEDGER_COLUMNS.length + 1) as ModuleColumns;
+      if (stateKey === null) continue;
+      const m = moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash });
+      if (code?.(m.codeHash)) {
+        if (record !== null) m.record = record;
+        if (bytecode !== null) m.bytecode = bytecode;
+        if (abi !== null) m.abi = abi;
       }
-      const changed = first[LEDGER_COLUMNS.length];
-      return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
-    });
+      modules.push(m);
+    }
+    const changed = first[LEDGER_COLUMNS.length];
+    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
   }
 
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
@@ -618,11 +629,23 @@ export class PostgresStore implements LedgerStore {
     return rows[0]?.bytecode ?? null;
   }
 
-  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.memoized(memoKeys.modulesVersion(address, version), async () => {
+  /**
+   * With `page`, when the database is asked (the version is not memoized), the page statement
+   * answers it: the same position and changed version, and the page with every row's code.
+   * Only the position is memoized, never a page.
+   */
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined, page?: ModulesPageAsk): Promise<ModulesVersionSnapshot | null> {
+    let rows: ModuleEntry[] | undefined;
+    const position = await this.memoized(memoKeys.modulesVersion(address, version), async () => {
+      if (page) {
+        const read = await this.modulesPage(address, version, page.start, page.limit, ALL_CODE, page.form);
+        rows = read?.value.rows;
+        return read && { info: read.info, value: read.value.changed };
+      }
       const row = (await this.queryTuples<SnapshotTuple<string, string>>("modulesVersionAt", [address, optionalVersion(version)]))[0];
       return row ? versionSnapshot(row) : null;
     });
+    return position && rows ? { ...position, rows } : position;
   }
 
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
@@ -1138,6 +1161,9 @@ type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(Su
 
 /** A row of the summaries JSON statements: the ledger columns, the newest version, a summary's version and JSON (both null for none). */
 type SummariesJsonTuple = [...LedgerTuple<string>, newest: string | null, first: string | null, json: string | null];
+
+/** `readModules`' `code` for a page read with the position: every row's code. */
+const ALL_CODE = (): boolean => true;
 
 /** A module of the module page statement: state key, name, code hash, then its code (`modulesPage`). */
 type ModuleColumns = [Buffer, string, string, record: string | null, bytecode: Buffer | null, abi: string | null] | [null, null, null, null, null, null];
