@@ -1,8 +1,9 @@
 /**
  * GET /v1/accounts/{address}/modules over real HTTP and a real database: the real genesis, paging,
  * BCS, time travel across a module upgrade, and undecodable bytecode; the bytes sent from the ABI
- * stored at write, and from code stored without it, are the bytes of decoding it on the read. SQLite only: the store's
- * module reads are pinned on every backend by the store suite and the PostgreSQL parity test.
+ * stored at write, and from code stored without it, are the bytes of decoding it on the read. On SQLite: the store's
+ * module reads are pinned on every backend by the store suite and the PostgreSQL parity test; the
+ * last suite pins PostgreSQL's pages (its position read brings the page) against SQLite's over HTTP.
  */
 import { bcs } from "@mysten/bcs";
 import Database from "better-sqlite3";
@@ -18,6 +19,7 @@ import { Importer } from "../src/ingest/importer.js";
 import { readTransactions } from "../src/ingest/readInput.js";
 import { openStore } from "../src/storage/open.js";
 import { sqliteBackend } from "./helpers/backends.js";
+import { postgresBackend } from "./helpers/postgres.js";
 import { ChainBuilder, addr, deleteModule, writeModule } from "./helpers/chain.js";
 import { FIXTURES, startTestNode, type TestNode } from "./helpers/node.js";
 
@@ -260,5 +262,79 @@ describe(`modules across versions (${backend.name})`, () => {
     const afterDelete = await at(deletedAt);
     expect(afterDelete).toHaveLength(1);
     expect(afterDelete[0]!.abi.name).toBe("shop");
+  });
+});
+
+/**
+ * On PostgreSQL the position read of a page may bring the page itself (`readModulesVersion`'s
+ * `page`), and the handler then sends that: every page, cursor and error must be SQLite's.
+ */
+describe("modules on PostgreSQL, page by page as on SQLite", () => {
+  const pg = postgresBackend();
+  const lite = sqliteBackend();
+  let nodes: TestNode[] = [];
+  const app = addr("beef");
+  const mod = (name: string, n: number) =>
+    buildModule({ address: app, name, functions: Array.from({ length: n }, (_, i) => ({ name: `f${i}`, entry: true, params: ["&signer", "u64"] })) });
+  const chain = new ChainBuilder().genesis();
+  const versions: bigint[] = [];
+  beforeAll(async () => {
+    versions.push(chain.nextUserVersion);
+    chain.block([{ sender: app, changes: ["a", "bb", "c", "dd", "e"].map((n) => writeModule(app, mod(n, 1))) }]);
+    versions.push(chain.nextUserVersion);
+    chain.block([{ sender: app, seq: 1, changes: [writeModule(app, mod("bb", 2)), deleteModule(app, "c")] }]);
+    versions.push(chain.nextUserVersion);
+    chain.block([{ sender: app, seq: 2, changes: [writeModule(app, mod("c", 3)), writeModule(app, "0xa11ceb0b030000", "zz")] }]);
+    nodes = await Promise.all(
+      [lite, pg].map(async (backend) => {
+        const db = await backend.newDb();
+        await chain.importInto(db);
+        return startTestNode(db);
+      }),
+    );
+  });
+  afterAll(async () => {
+    for (const n of nodes) await n.close();
+    await lite.cleanup();
+    await pg.cleanup();
+  });
+
+  const answer = async (node: TestNode, query: string, accept: string) => {
+    const res = await fetch(`${node.base}/accounts/${app}/modules${query}`, { headers: { accept } });
+    return {
+      status: res.status,
+      cursor: res.headers.get("x-node-cursor"),
+      ledger: res.headers.get("x-node-ledger-version"),
+      body: Buffer.from(await res.arrayBuffer()).toString("hex"),
+    };
+  };
+
+  it("walks every page at every version in both formats, each asked twice (a miss, then a page the cache may keep)", async () => {
+    const [sqlite, postgres] = nodes as [TestNode, TestNode];
+    let pages = 0;
+    for (const accept of ["application/json", "application/x-bcs"])
+      for (const version of [...versions.map((v) => `&ledger_version=${v}`), ""])
+        for (const limit of [1, 2, 4, 100]) {
+          let cursor: string | null = null;
+          do {
+            const query: string = `?limit=${limit}${version}${cursor ? `&start=${cursor}` : ""}`;
+            const expected = await answer(sqlite, query, accept);
+            expect(expected.status, query).toBe(200);
+            for (let i = 0; i < 2; i++) expect(await answer(postgres, query, accept), `${query} ${accept} (${i})`).toEqual(expected);
+            cursor = expected.cursor;
+            pages++;
+          } while (cursor);
+        }
+    expect(pages).toBeGreaterThan(50);
+  });
+
+  it("refuses what SQLite refuses, with the same error", async () => {
+    const [sqlite, postgres] = nodes as [TestNode, TestNode];
+    const foreign = Buffer.from(moduleStateKey(Buffer.from(addr("1").slice(2), "hex"), "coin")).toString("hex");
+    for (const query of ["?limit=0", "?start=zz", `?start=${foreign}`, "?ledger_version=99999999", "?limit=0&ledger_version=99999999", "?start=zz&ledger_version=99999999"]) {
+      const expected = await answer(sqlite, query, "application/json");
+      expect(expected.status, query).toBeGreaterThanOrEqual(400);
+      expect(await answer(postgres, query, "application/json"), query).toEqual(expected);
+    }
   });
 });

@@ -15,9 +15,12 @@ import { bcs } from "@mysten/bcs";
 import { formatAddress, toHex } from "../../ledger/address.js";
 import { parseModuleStateKey } from "../../ledger/stateKey.js";
 import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
+import type { ModulesPageAsk } from "../../storage/LedgerStore.js";
 import { EncodedBody } from "../compression.js";
+import type { ApiConfig } from "../config.js";
 import type { NodeContext } from "../context.js";
 import { ApiError, quote } from "../errors.js";
+import { after } from "../later.js";
 import type { WireFormat } from "../negotiate.js";
 import { addressParam, cursorParam, defineOperation, limitParam, ref, u64Param } from "../operation.js";
 import { ModuleRecords } from "../moduleRecords.js";
@@ -62,25 +65,44 @@ export const getAccountModules = defineOperation({
   paged: true,
   failure: "Failed to get modules from storage",
   // The position with the version of the account's newest module change at the requested version:
-  // every page of the account is the same at every version with the same newest change.
-  position: (reads, { params }, version) => reads.readModulesVersion(params.address, version),
+  // every page of the account is the same at every version with the same newest change. It names
+  // the page the handler reads on a cache miss: a store whose reads are round trips may read that
+  // page with the position (`readModulesVersion`'s `page`), and the handler then takes it.
+  position: (reads, { params, query }, version, format, config) =>
+    after(reads.readModulesVersion(params.address, version, pageAsk(params.address, query, format, config)), (snap) =>
+      snap && { info: snap.info, value: { changed: snap.value, rows: snap.rows } },
+    ),
   handler: (ctx) => {
     /** Module records printed once per bytecode hash (from the ABI text stored with the code). */
     const records = new ModuleRecords(20_000);
-    return async function getAccountModules({ params, query }, { info, version, found: changed }, format) {
+    return async function getAccountModules({ params, query }, { info, version, found }, format) {
       const address = params.address;
-      const start = query.start === undefined ? null : parseCursor(query.start, address);
+      const start = query.start === undefined ? null : throwing(readCursor(query.start, address));
       if (query.limit === 0) throw ApiError.invalidInput("Given limit value (0) must not be zero", info);
-      const limit = Math.min(query.limit ?? ctx.config.modulesPageSize, ctx.config.modulesMaxPageSize);
-      const key = `modules|${format}|${toHex(address)}|${changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
+      const limit = pageLimit(query, ctx.config);
+      const key = `modules|${format}|${toHex(address)}|${found.changed ?? "-"}|${start ? toHex(start) : "-"}|${limit}`;
       const cached = ctx.pages.get<ModulesMeta>(key);
       if (cached) return { body: cached.body, cursor: cached.meta.cursor };
-      const read = await readPage(ctx, records, address, version, start, limit, format);
-      ctx.pages.offer(key, read.page);
-      return { body: read.page.body, cursor: read.page.meta.cursor, exactAt: read.info };
+      // the page the store read with the position, in its snapshot; else read now
+      const read = found.rows ? { info, rows: found.rows } : await readModules(ctx, records, address, version, start, limit, format);
+      const page = await encodePage(ctx, records, address, read.rows, limit, format);
+      ctx.pages.offer(key, page);
+      return { body: page.body, cursor: page.meta.cursor, exactAt: read.info };
     };
   },
 });
+
+/** Modules asked for in a page: the limit given, else the default, at most the largest. */
+function pageLimit(query: { limit?: number }, config: ApiConfig): number {
+  return Math.min(query.limit ?? config.modulesPageSize, config.modulesMaxPageSize);
+}
+
+/** The page the handler reads on a cache miss (`ModulesPageAsk`): none for input it refuses. */
+function pageAsk(address: Uint8Array, query: { start?: string; limit?: number }, format: WireFormat, config: ApiConfig): ModulesPageAsk | undefined {
+  const start = query.start === undefined ? null : readCursor(query.start, address);
+  if (start instanceof ApiError || query.limit === 0) return undefined;
+  return { start, limit: pageLimit(query, config) + 1, form: format === "json" ? "record" : "bytecode" };
+}
 
 interface ModulesMeta {
   /** The X-NODE-CURSOR value: the state key of the next page's first module, hex. */
@@ -88,10 +110,10 @@ interface ModulesMeta {
 }
 
 /**
- * Reads and encodes one page, cut at the page limit or the byte budget, with the ledger position
- * the store read it in (one snapshot: the wrapper judges the version against it).
+ * Reads one page and one more module (to know whether a next page exists), with the ledger
+ * position the store read it in (one snapshot: the wrapper judges the version against it).
  */
-async function readPage(
+async function readModules(
   ctx: NodeContext,
   records: ModuleRecords,
   address: Uint8Array,
@@ -99,14 +121,24 @@ async function readPage(
   start: Uint8Array | null,
   limit: number,
   format: WireFormat,
-): Promise<{ page: Page<ModulesMeta>; info: LedgerInfo }> {
-  // One more than the page, to know whether a next page exists. Code comes with the list, in the
-  // same snapshot, for what the record cache has not printed yet (every module's, for BCS): for
-  // JSON as the record itself where the store writes it.
+): Promise<{ info: LedgerInfo; rows: ModuleEntry[] }> {
+  // Code comes with the list, in the same snapshot, for what the record cache has not printed yet
+  // (every module's, for BCS): for JSON as the record itself where the store writes it.
   const wanted = format === "json" ? (hash: string) => !records.has(hash) : ALL;
   const snapshot = await ctx.store.readModules(address, version, start, limit + 1, wanted, format === "json" ? "record" : "bytecode");
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
-  const rows = snapshot.value.rows;
+  return { info: snapshot.info, rows: snapshot.value.rows };
+}
+
+/** Encodes the page of `rows` (a page and one more), cut at the page limit or the byte budget. */
+async function encodePage(
+  ctx: NodeContext,
+  records: ModuleRecords,
+  address: Uint8Array,
+  rows: ModuleEntry[],
+  limit: number,
+  format: WireFormat,
+): Promise<Page<ModulesMeta>> {
   // what the store did not read with the list (a store may read none of it), or a record evicted since
   const readCode = async (m: ModuleEntry): Promise<Uint8Array> => {
     const bytes = await ctx.store.getModuleCode(m.codeHash);
@@ -144,7 +176,7 @@ async function readPage(
     });
     entries.sort((a, b) => Buffer.compare(a.key, b.key));
     const body = new EncodedBody(Buffer.from(moduleMapBcs.serialize(entries.map((e) => [e.id, e.bytes] as [string, Uint8Array])).toBytes()));
-    return { page: { body, meta }, info: snapshot.info };
+    return { body, meta };
   }
   const parts: Buffer[] = [OPEN];
   for (const [i, entry] of page.entries()) {
@@ -152,22 +184,27 @@ async function readPage(
     parts.push(entry.json!);
   }
   parts.push(CLOSE);
-  return { page: { body: new EncodedBody(Buffer.concat(parts)), meta }, info: snapshot.info };
+  return { body: new EncodedBody(Buffer.concat(parts)), meta };
 }
 
-/** The `start` cursor: hex (optionally 0x) of one module state key of this account. */
-function parseCursor(raw: string, address: Uint8Array): Uint8Array {
+/** The `start` cursor: hex (optionally 0x) of one module state key of this account; else the 400 to send. */
+function readCursor(raw: string, address: Uint8Array): Uint8Array | ApiError {
   const hex = raw.startsWith("0x") ? raw.slice(2) : raw;
   const key = /^([0-9a-fA-F]{2})+$/.test(hex) ? parseModuleStateKey(Buffer.from(hex, "hex")) : null;
   if (!key) {
-    throw ApiError.badParam(
+    return ApiError.badParam(
       `failed to parse parameter \`start\`: ${quote(raw)} is not a module state key cursor (pass the X-NODE-CURSOR value of the previous page)`,
     );
   }
   if (!Buffer.from(key.address).equals(Buffer.from(address))) {
-    throw ApiError.badParam(
+    return ApiError.badParam(
       `failed to parse parameter \`start\`: cursor ${quote(raw)} belongs to account ${formatAddress(key.address)}, not ${formatAddress(address)}`,
     );
   }
   return Buffer.from(hex, "hex");
+}
+
+function throwing<T>(value: T | ApiError): T {
+  if (value instanceof ApiError) throw value;
+  return value;
 }
