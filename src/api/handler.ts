@@ -189,7 +189,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     // 2. resolve
     const requested = versions ? requestedVersions(versions, input.query as Record<string, bigint | undefined>) : NO_VERSIONS;
     if (op.ledger === "none") return after(read(input, null, format), (answer) => send(req, reply, format, requested, null, answer));
-    const snapshot = ctx.readPosition(position ? () => position(ctx.reads, input, requested.at, format, ctx.config) : null, () => failureText(input));
+    const snapshot = ctx.readPosition(position ? () => position(ctx.reads, input, requested.at, format, ctx) : null, () => failureText(input));
     return after(snapshot, ({ info, value }): Later<undefined> => {
       const refused = refusedVersions(info, requested);
       if (refused) return ctx.sendError(req, reply, refused);

@@ -9,7 +9,6 @@
 import type { LedgerInfo } from "../ledger/types.js";
 import type { Snapshot } from "../storage/LedgerStore.js";
 import type { EncodedBody } from "./compression.js";
-import type { ApiConfig } from "./config.js";
 import type { NodeContext } from "./context.js";
 import type { ApiError } from "./errors.js";
 import { ledgerHeaderSchemas } from "./headers.js";
@@ -159,9 +158,9 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, T = undefined>
   /**
    * The read that fixes the ledger position, in one snapshot with what it reads (`Position.found`);
    * the newest ledger info when absent. `version` is the requested `at` version, if any; `format`
-   * and `config` say what the handler will read, for a read that may bring it along.
+   * and `ctx` say what the handler will read, for a read that may bring it along.
    */
-  position?: (reads: PositionReads, input: Input<P, Q, B>, version: bigint | undefined, format: WireFormat, config: ApiConfig) => Later<Snapshot<T> | null>;
+  position?: (reads: PositionReads, input: Input<P, Q, B>, version: bigint | undefined, format: WireFormat, ctx: NodeContext) => Later<Snapshot<T> | null>;
   /**
    * Makes the handler for one app (per-app state such as memos lives in this closure). It gets the
    * parsed input, the resolved position (not given to `ledger: "none"` operations, which read on

@@ -118,6 +118,17 @@ describe("PageCache", () => {
     admit(cache, "a", page(Buffer.from("x")));
     expect(cache.get("a")).toBeUndefined();
   });
+
+  it("tells a request asked for the first time from one asked before, apart from the pages' keys; with the cache off every request is new", () => {
+    const cache = new PageCache(1 << 20);
+    expect(cache.firstAsk("r")).toBe(true);
+    expect(cache.firstAsk("r")).toBe(false);
+    expect(cache.firstAsk("s")).toBe(true);
+    admit(cache, "t", page(Buffer.from("x")));
+    expect(cache.firstAsk("t")).toBe(true); // a page's key is not a request
+    const off = new PageCache(0);
+    expect([off.firstAsk("r"), off.firstAsk("r")]).toEqual([true, true]);
+  });
 });
 
 describe("SeenOnce", () => {

@@ -62,6 +62,7 @@ const seenPerGeneration = (maxBytes: number) => Math.min(65_536, Math.max(1_024,
 export class PageCache {
   private readonly lru: LRUCache<string, Page<unknown>> | null;
   private readonly seen: SeenOnce | null;
+  private readonly requests: SeenOnce | null;
   /** Lookups that found a page and that did not, for the metrics (plain numbers: free per request). */
   hits = 0;
   misses = 0;
@@ -73,6 +74,17 @@ export class PageCache {
         ? new LRUCache<string, Page<unknown>>({ maxSize: maxBytes, sizeCalculation: (p, key) => Math.max(1, p.body.size + key.length) })
         : null;
     this.seen = maxBytes > 0 ? new SeenOnce(seenPerGeneration(maxBytes)) : null;
+    this.requests = maxBytes > 0 ? new SeenOnce(seenPerGeneration(maxBytes)) : null;
+  }
+
+  /**
+   * Whether a request for a page (`request`: everything its key names but the store's version) is
+   * asked for the first time, as far as the cache remembers; remembers it. A request asked before
+   * may find its page here; one never asked cannot, but by a page of the same key another request
+   * left (another version with the same newest change). With the cache off, every request is new.
+   */
+  firstAsk(request: string): boolean {
+    return this.requests === null || !this.requests.seenBefore(request);
   }
 
   get<M>(key: string): Page<M> | undefined {
