@@ -179,6 +179,21 @@ export interface ModulesPage {
 }
 
 /**
+ * The summaries page a caller reads next unless a cache answers it (`readSummariesVersion`'s
+ * `page`): `readSummariesJson` of `query` when `json` (a store that offers it), else `readSummaries`.
+ */
+export interface SummariesPageAsk {
+  query: Omit<SummaryQuery, "ledgerVersion">;
+  json: boolean;
+}
+
+/** `readSummariesVersion`'s answer: with `page` when the store read the page asked for in the same snapshot. */
+export type SummariesVersionSnapshot = Snapshot<bigint | null> & {
+  /** The page `SummariesPageAsk` names: JSON when it asked for JSON. */
+  page?: SummariesPage | SummariesJsonPage;
+};
+
+/**
  * The module page a caller reads next unless a cache answers it (`readModulesVersion`'s `page`):
  * `readModules` at the same account and version, `limit` rows from `start`, every row's code in `form`.
  */
@@ -214,7 +229,7 @@ export interface ImmediateReads {
   getLedgerInfo(fresh?: boolean): LedgerInfo | null;
   readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Snapshot<Uint8Array | null> | null;
   readModulesVersion(address: Uint8Array, version: bigint | undefined, page?: ModulesPageAsk): ModulesVersionSnapshot | null;
-  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Snapshot<bigint | null> | null;
+  readSummariesVersion(sender: Uint8Array, end: bigint | undefined, page?: SummariesPageAsk): SummariesVersionSnapshot | null;
 }
 
 export interface LedgerStore {
@@ -291,8 +306,11 @@ export interface LedgerStore {
    * The version of the newest transaction sent by `sender` at or below `end` and the snapshot's
    * ledger version, with the ledger position of the same snapshot. Summary pages of the account
    * change only when it does: the API keys its page cache by it. Null when no block was committed yet.
+   *
+   * `page`, optional: the page the caller reads next unless its cache answers it; read with the
+   * position by a store whose reads are round trips, as `readModulesVersion`'s `page`.
    */
-  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
+  readSummariesVersion(sender: Uint8Array, end: bigint | undefined, page?: SummariesPageAsk): Promise<SummariesVersionSnapshot | null>;
 
   /**
    * A summaries page (`start`, `end`, `limit` as in `getTransactionSummaries`, up to the snapshot's

@@ -261,7 +261,7 @@ export class FollowedStore implements LedgerStore {
   getModuleCode = (codeHash: string) => this.inner.getModuleCode(codeHash);
   getTransactionSummaries: LedgerStore["getTransactionSummaries"] = (q) => this.inner.getTransactionSummaries(q);
   readSummaries: LedgerStore["readSummaries"] = (q) => this.inner.readSummaries(q);
-  readSummariesVersion: LedgerStore["readSummariesVersion"] = (s, e) => this.inner.readSummariesVersion(s, e);
+  readSummariesVersion: LedgerStore["readSummariesVersion"] = (s, e, p) => this.inner.readSummariesVersion(s, e, p);
   getBlockByVersion: LedgerStore["getBlockByVersion"] = (v) => this.inner.getBlockByVersion(v);
   getBlockByHeight: LedgerStore["getBlockByHeight"] = (h) => this.inner.getBlockByHeight(h);
   getFirstBlockAtOrAfter: LedgerStore["getFirstBlockAtOrAfter"] = (t) => this.inner.getFirstBlockAtOrAfter(t);

@@ -39,6 +39,8 @@ import type {
   ModulesPage,
   ModulesPageAsk,
   ModulesVersionSnapshot,
+  SummariesPageAsk,
+  SummariesVersionSnapshot,
   StoredTxnFingerprint,
   SummariesJsonPage,
   SummariesPage,
@@ -648,11 +650,22 @@ export class PostgresStore implements LedgerStore {
     return position && rows ? { ...position, rows } : position;
   }
 
-  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.memoized(memoKeys.summariesVersion(sender, end), async () => {
+  /**
+   * With `page`, when the database is asked (the position is not memoized), the page's statement
+   * answers it: its newest version is this read's answer. Only the position is memoized.
+   */
+  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined, page?: SummariesPageAsk): Promise<SummariesVersionSnapshot | null> {
+    let read: SummariesPage | SummariesJsonPage | undefined;
+    const position = await this.memoized(memoKeys.summariesVersion(sender, end), async () => {
+      if (page) {
+        const snap = page.json ? await this.summariesJsonPage(page.query) : await this.summariesPage(page.query);
+        read = snap?.value;
+        return snap && { info: snap.info, value: snap.value.newest };
+      }
       const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [sender, optionalVersion(end)]))[0];
       return row ? versionSnapshot(row) : null;
     });
+    return position && read ? { ...position, page: read } : position;
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
@@ -672,49 +685,53 @@ export class PostgresStore implements LedgerStore {
   }
 
   async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
-    return this.memoized(null, async () => {
-      // The window rules run on the snapshot's own ledger version, which the statement reads itself:
-      // `summaryRange` with an unbounded ledger version gives the same direction and bounds.
-      if (q.limit <= 0) {
-        const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [q.sender, optionalVersion(q.start === undefined ? q.end : undefined)]))[0];
-        return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: { newest: snapshotValue(row, u64FromColumn), rows: [] } } : null;
-      }
-      const rows =
-        q.start !== undefined
-          ? await this.queryTuples<SummariesPageTuple>("summariesPageForward", [q.sender, u64Param(q.start), q.limit])
-          : await this.queryTuples<SummariesPageTuple>("summariesPageBackward", [q.sender, optionalVersion(q.end), q.limit]);
-      const first = rows[0];
-      if (!first) return null;
-      const sender = Buffer.from(q.sender);
-      const summaries: TransactionSummary[] = [];
-      for (const r of rows) {
-        const summary = r.slice(LEDGER_COLUMNS.length + 1) as SummaryTuple<string> | [null, null, null, null];
-        if (summary[0] !== null) summaries.push(summaryOf(sender, summary, PG_COLUMNS));
-      }
-      const newest = first[LEDGER_COLUMNS.length];
-      return { info: ledgerInfoOf(first, PG_COLUMNS), value: { newest: newest === null ? null : u64FromColumn(newest), rows: summaries } };
-    });
+    return this.memoized(null, () => this.summariesPage(q));
   }
 
   async readSummariesJson(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null> {
-    return this.memoized(null, async () => {
-      if (q.limit <= 0) {
-        const empty = await this.readSummaries(q);
-        return empty && { info: empty.info, value: { newest: empty.value.newest, first: null, json: "[]" } };
-      }
-      const sender = formatAddress(q.sender);
-      const rows =
-        q.start !== undefined
-          ? await this.queryTuples<SummariesJsonTuple>("summariesJsonForward", [q.sender, u64Param(q.start), q.limit, sender])
-          : await this.queryTuples<SummariesJsonTuple>("summariesJsonBackward", [q.sender, optionalVersion(q.end), q.limit, sender]);
-      const row = rows[0];
-      if (!row) return null;
-      const [newest, first, json] = row.slice(LEDGER_COLUMNS.length) as [string | null, string | null, string | null];
-      return {
-        info: ledgerInfoOf(row, PG_COLUMNS),
-        value: { newest: newest === null ? null : u64FromColumn(newest), first: first === null ? null : u64FromColumn(first), json: `[${json ?? ""}]` },
-      };
-    });
+    return this.memoized(null, () => this.summariesJsonPage(q));
+  }
+
+  private async summariesPage(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
+    // The window rules run on the snapshot's own ledger version, which the statement reads itself:
+    // `summaryRange` with an unbounded ledger version gives the same direction and bounds.
+    if (q.limit <= 0) {
+      const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [q.sender, optionalVersion(q.start === undefined ? q.end : undefined)]))[0];
+      return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: { newest: snapshotValue(row, u64FromColumn), rows: [] } } : null;
+    }
+    const rows =
+      q.start !== undefined
+        ? await this.queryTuples<SummariesPageTuple>("summariesPageForward", [q.sender, u64Param(q.start), q.limit])
+        : await this.queryTuples<SummariesPageTuple>("summariesPageBackward", [q.sender, optionalVersion(q.end), q.limit]);
+    const first = rows[0];
+    if (!first) return null;
+    const sender = Buffer.from(q.sender);
+    const summaries: TransactionSummary[] = [];
+    for (const r of rows) {
+      const summary = r.slice(LEDGER_COLUMNS.length + 1) as SummaryTuple<string> | [null, null, null, null];
+      if (summary[0] !== null) summaries.push(summaryOf(sender, summary, PG_COLUMNS));
+    }
+    const newest = first[LEDGER_COLUMNS.length];
+    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { newest: newest === null ? null : u64FromColumn(newest), rows: summaries } };
+  }
+
+  private async summariesJsonPage(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null> {
+    if (q.limit <= 0) {
+      const empty = await this.summariesPage(q);
+      return empty && { info: empty.info, value: { newest: empty.value.newest, first: null, json: "[]" } };
+    }
+    const sender = formatAddress(q.sender);
+    const rows =
+      q.start !== undefined
+        ? await this.queryTuples<SummariesJsonTuple>("summariesJsonForward", [q.sender, u64Param(q.start), q.limit, sender])
+        : await this.queryTuples<SummariesJsonTuple>("summariesJsonBackward", [q.sender, optionalVersion(q.end), q.limit, sender]);
+    const row = rows[0];
+    if (!row) return null;
+    const [newest, first, json] = row.slice(LEDGER_COLUMNS.length) as [string | null, string | null, string | null];
+    return {
+      info: ledgerInfoOf(row, PG_COLUMNS),
+      value: { newest: newest === null ? null : u64FromColumn(newest), first: first === null ? null : u64FromColumn(first), json: `[${json ?? ""}]` },
+    };
   }
 
   async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
