@@ -1,13 +1,15 @@
 /**
  * GET /v1/accounts/{address}/transaction_summaries: the window rules of DECISIONS §9, both replay
- * kinds, BCS. SQLite only: the store's summary reads are pinned on every backend by the store
- * suite, the parity test and the prune races.
+ * kinds, BCS. On SQLite: the store's summary reads are pinned on every backend by the store
+ * suite, the parity test and the prune races; the last suite pins PostgreSQL's pages (its
+ * position read brings the page) against SQLite's over HTTP.
  */
 import { bcs } from "@mysten/bcs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqliteBackend } from "./helpers/backends.js";
+import { postgresBackend } from "./helpers/postgres.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
-import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
+import { serveChain, startTestNode, stopNode, type TestNode } from "./helpers/node.js";
 
 const ALICE = addr("a11ce");
 const BOB = addr("b0b");
@@ -108,5 +110,61 @@ describe(`transaction_summaries (${backend.name})`, () => {
     }
     const empty = await fetch(`${node.base}/accounts/${addr("dead")}/transaction_summaries`, { headers: { accept: "application/x-bcs" } });
     expect(Buffer.from(await empty.arrayBuffer())).toEqual(Buffer.from([0]));
+  });
+});
+
+/**
+ * On PostgreSQL the position read of a page may bring the page itself (`readSummariesVersion`'s
+ * `page`), and the handler then sends that: every page and error must be SQLite's.
+ */
+describe("transaction_summaries on PostgreSQL, page by page as on SQLite", () => {
+  const pg = postgresBackend();
+  const lite = sqliteBackend();
+  let nodes: TestNode[] = [];
+  const chain = new ChainBuilder().genesis();
+  beforeAll(async () => {
+    for (let b = 0; b < 8; b++) chain.block([{ sender: ALICE, seq: b }, { sender: BOB, nonce: 500 + b }, { sender: ALICE, nonce: 900 + b }]);
+    nodes = await Promise.all(
+      [lite, pg].map(async (backend) => {
+        const db = await backend.newDb();
+        await chain.importInto(db);
+        return startTestNode(db);
+      }),
+    );
+  });
+  afterAll(async () => {
+    for (const n of nodes) await n.close();
+    await lite.cleanup();
+    await pg.cleanup();
+  });
+
+  const answer = async (node: TestNode, who: string, query: string, accept: string) => {
+    const res = await fetch(`${node.base}/accounts/${who}/transaction_summaries${query}`, { headers: { accept } });
+    return { status: res.status, ledger: res.headers.get("x-node-ledger-version"), body: Buffer.from(await res.arrayBuffer()).toString("hex") };
+  };
+
+  it("answers every window in both formats as SQLite, each asked twice (a miss, then a page the cache may keep)", async () => {
+    const [sqlite, postgres] = nodes as [TestNode, TestNode];
+    const latest = BigInt((await (await fetch(`${sqlite.base}/`)).json()).ledger_version);
+    const queries = ["", "?limit=1", "?limit=0", "?limit=3", "?start_version=0&limit=4", "?start_version=9", `?end_version=${latest - 4n}&limit=2`, `?end_version=${latest + 100n}&limit=2`];
+    let compared = 0;
+    for (const accept of ["application/json", "application/x-bcs"])
+      for (const who of [ALICE, BOB, addr("dead")])
+        for (const query of queries) {
+          const expected = await answer(sqlite, who, query, accept);
+          expect(expected.status, query).toBe(200);
+          for (let i = 0; i < 2; i++) expect(await answer(postgres, who, query, accept), `${who} ${query} ${accept} (${i})`).toEqual(expected);
+          compared++;
+        }
+    expect(compared).toBe(48);
+  });
+
+  it("refuses what SQLite refuses, with the same error", async () => {
+    const [sqlite, postgres] = nodes as [TestNode, TestNode];
+    for (const query of ["?limit=x", "?start_version=-1", "?end_version=99999999999999999999999"]) {
+      const expected = await answer(sqlite, ALICE, query, "application/json");
+      expect(expected.status, query).toBeGreaterThanOrEqual(400);
+      expect(await answer(postgres, ALICE, query, "application/json"), query).toEqual(expected);
+    }
   });
 });

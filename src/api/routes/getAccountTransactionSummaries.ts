@@ -10,7 +10,15 @@
  */
 import { formatAddress, toHex } from "../../ledger/address.js";
 import type { LedgerInfo, TransactionSummary } from "../../ledger/types.js";
-import type { Snapshot, SummaryQuery } from "../../storage/LedgerStore.js";
+import type {
+  Snapshot,
+  SummariesJsonPage,
+  SummariesPage,
+  SummariesPageAsk,
+  SummariesVersionSnapshot,
+  SummaryQuery,
+} from "../../storage/LedgerStore.js";
+import type { ApiConfig } from "../config.js";
 import { EncodedBody } from "../compression.js";
 import type { NodeContext } from "../context.js";
 import { ApiError } from "../errors.js";
@@ -24,6 +32,11 @@ import { transactionSummary } from "../schemas.js";
 const SETTLED = "settled";
 /** What a page's cache key names it by: `SETTLED`, or the version of the sender's newest transaction in it (null: none). */
 type PageName = typeof SETTLED | bigint | null;
+/** What the position read found: the page's name, and the page when the store read it with the position. */
+interface Found {
+  name: PageName;
+  page?: SummariesPage | SummariesJsonPage | undefined;
+}
 
 export const getAccountTransactionSummaries = defineOperation({
   operationId: "get_account_transaction_summaries",
@@ -57,24 +70,27 @@ export const getAccountTransactionSummaries = defineOperation({
   // sends again. Random-version traffic rarely asks for one page twice, and the seek for the
   // newest transaction was a second index read on every miss (and a second round trip on
   // PostgreSQL).
-  position: (reads, { params, query }) => {
+  // A request the page cache has not seen names the page the handler will read, as the modules
+  // operation's does: a store whose reads are round trips may read it with the position.
+  position: (reads, { params, query }, _version, format, ctx) => {
     const end = query.start_version === undefined ? query.end_version : undefined;
-    if (end === undefined) return reads.readSummariesVersion(params.address, undefined);
-    return after(reads.getLedgerInfo(), (info): Later<Snapshot<PageName> | null> =>
-      info && end <= info.ledgerVersion ? { info, value: SETTLED } : reads.readSummariesVersion(params.address, end),
-    );
+    const named = (snap: SummariesVersionSnapshot | null): Snapshot<Found> | null => snap && { info: snap.info, value: { name: snap.value, page: snap.page } };
+    const read = () => after(reads.readSummariesVersion(params.address, end, pageAsk(ctx, params.address, query, format)), named);
+    if (end === undefined) return read();
+    return after(reads.getLedgerInfo(), (info): Later<Snapshot<Found> | null> => (info && end <= info.ledgerVersion ? { info, value: { name: SETTLED } } : read()));
   },
   handler: (ctx) =>
-    async function getAccountTransactionSummaries({ params, query }, { info, found: name }, format) {
+    async function getAccountTransactionSummaries({ params, query }, { info, found }, format) {
       const sender = params.address;
       const { start_version: start, end_version: end } = query;
-      const limit = Math.min(query.limit ?? ctx.config.summariesPageSize, ctx.config.summariesMaxPageSize);
+      const limit = pageLimit(query, ctx.config);
       const window = start === undefined ? `-|${end ?? "-"}` : `${start}|-`;
-      const key = `summaries|${format}|${toHex(sender)}|${window}|${limit}|${name ?? "-"}`;
+      const key = `summaries|${format}|${toHex(sender)}|${window}|${limit}|${found.name ?? "-"}`;
       const cached = ctx.pages.get<SummariesMeta>(key);
       // A cached page serves until pruning cuts into it.
       if (cached && (cached.meta.first === null || cached.meta.first >= info.oldestVersion)) return { body: cached.body };
-      const read = await readPage(ctx, { sender, start, end, limit }, format);
+      // the page the store read with the position, in its snapshot; else read now
+      const read = found.page ? { page: encodePage(found.page, format), info } : await readPage(ctx, { sender, start, end, limit }, format);
       // A page read at a later position than the key's (a block or a prune came in between) is
       // not the page of this key: sent, not cached.
       if (read.info.ledgerVersion === info.ledgerVersion && read.info.oldestVersion === info.oldestVersion) ctx.pages.offer(key, read.page);
@@ -89,16 +105,38 @@ export const getAccountTransactionSummaries = defineOperation({
  * comes as the store writes it where it can (`readSummariesJson`).
  */
 async function readPage(ctx: NodeContext, q: Omit<SummaryQuery, "ledgerVersion">, format: WireFormat): Promise<{ page: Page<SummariesMeta>; info: LedgerInfo }> {
-  if (format === "json" && ctx.store.readSummariesJson) {
-    const page = await ctx.store.readSummariesJson(q);
-    if (!page) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
-    return { page: { body: new EncodedBody(Buffer.from(page.value.json, "latin1")), meta: { first: page.value.first } }, info: page.info };
-  }
-  const snapshot = await ctx.store.readSummaries(q);
+  const snapshot = format === "json" && ctx.store.readSummariesJson ? await ctx.store.readSummariesJson(q) : await ctx.store.readSummaries(q);
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
-  const rows = snapshot.value.rows;
+  return { page: encodePage(snapshot.value, format), info: snapshot.info };
+}
+
+/** A page as the store read it (its JSON, or its rows), encoded. */
+function encodePage(page: SummariesPage | SummariesJsonPage, format: WireFormat): Page<SummariesMeta> {
+  if ("json" in page) return { body: new EncodedBody(Buffer.from(page.json, "latin1")), meta: { first: page.first } };
+  const rows = page.rows;
   const body = new EncodedBody(format === "bcs" ? summariesBcs(rows) : Buffer.from(summariesJson(rows), "latin1"));
-  return { page: { body, meta: { first: rows[0]?.version ?? null } }, info: snapshot.info };
+  return { body, meta: { first: rows[0]?.version ?? null } };
+}
+
+/** Summaries asked for in a page: the limit given, else the default, at most the largest. */
+function pageLimit(query: { limit?: number }, config: ApiConfig): number {
+  return Math.min(query.limit ?? config.summariesPageSize, config.summariesMaxPageSize);
+}
+
+/**
+ * The page the handler reads on a cache miss (`SummariesPageAsk`), for a request the page cache
+ * has not seen (`PageCache.firstAsk`).
+ */
+function pageAsk(
+  ctx: NodeContext,
+  sender: Uint8Array,
+  query: { start_version?: bigint; end_version?: bigint; limit?: number },
+  format: WireFormat,
+): SummariesPageAsk | undefined {
+  const { start_version: start, end_version: end } = query;
+  const limit = pageLimit(query, ctx.config);
+  if (!ctx.pages.firstAsk(`summaries|${format}|${toHex(sender)}|${start ?? "-"}|${end ?? "-"}|${limit}`)) return undefined;
+  return { query: { sender, start, end, limit }, json: format === "json" && ctx.store.readSummariesJson !== undefined };
 }
 
 interface SummariesMeta {
