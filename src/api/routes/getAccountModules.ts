@@ -219,6 +219,7 @@ function readCursor(raw: string, address: Uint8Array): Uint8Array | ApiError {
   return Buffer.from(hex, "hex");
 }
 
+/** `value`, or the error a parse gave it thrown: the handler refuses what `pageAsk` only skips. */
 function throwing<T>(value: T | ApiError): T {
   if (value instanceof ApiError) throw value;
   return value;
