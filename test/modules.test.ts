@@ -19,9 +19,8 @@ import { Importer } from "../src/ingest/importer.js";
 import { readTransactions } from "../src/ingest/readInput.js";
 import { openStore } from "../src/storage/open.js";
 import { sqliteBackend } from "./helpers/backends.js";
-import { postgresBackend } from "./helpers/postgres.js";
 import { ChainBuilder, addr, deleteModule, writeModule } from "./helpers/chain.js";
-import { FIXTURES, startTestNode, type TestNode } from "./helpers/node.js";
+import { FIXTURES, serveOnEveryBackend, startTestNode, type TestNode } from "./helpers/node.js";
 
 const GENESIS = `${FIXTURES}genesis_transaction.json`;
 type Json = Record<string, any>;
@@ -270,9 +269,7 @@ describe(`modules across versions (${backend.name})`, () => {
  * `page`), and the handler then sends that: every page, cursor and error must be SQLite's.
  */
 describe("modules on PostgreSQL, page by page as on SQLite", () => {
-  const pg = postgresBackend();
-  const lite = sqliteBackend();
-  let nodes: TestNode[] = [];
+  let served: Awaited<ReturnType<typeof serveOnEveryBackend>> | undefined;
   const app = addr("beef");
   const mod = (name: string, n: number) =>
     buildModule({ address: app, name, functions: Array.from({ length: n }, (_, i) => ({ name: `f${i}`, entry: true, params: ["&signer", "u64"] })) });
@@ -285,19 +282,9 @@ describe("modules on PostgreSQL, page by page as on SQLite", () => {
     chain.block([{ sender: app, seq: 1, changes: [writeModule(app, mod("bb", 2)), deleteModule(app, "c")] }]);
     versions.push(chain.nextUserVersion);
     chain.block([{ sender: app, seq: 2, changes: [writeModule(app, mod("c", 3)), writeModule(app, "0xa11ceb0b030000", "zz")] }]);
-    nodes = await Promise.all(
-      [lite, pg].map(async (backend) => {
-        const db = await backend.newDb();
-        await chain.importInto(db);
-        return startTestNode(db);
-      }),
-    );
+    served = await serveOnEveryBackend(chain);
   });
-  afterAll(async () => {
-    for (const n of nodes) await n.close();
-    await lite.cleanup();
-    await pg.cleanup();
-  });
+  afterAll(() => served?.stop());
 
   const answer = async (node: TestNode, query: string, accept: string) => {
     const res = await fetch(`${node.base}/accounts/${app}/modules${query}`, { headers: { accept } });
@@ -310,7 +297,7 @@ describe("modules on PostgreSQL, page by page as on SQLite", () => {
   };
 
   it("walks every page at every version in both formats, each asked twice (a miss, then a page the cache may keep)", async () => {
-    const [sqlite, postgres] = nodes as [TestNode, TestNode];
+    const [sqlite, postgres] = served!.nodes as [TestNode, TestNode];
     let pages = 0;
     for (const accept of ["application/json", "application/x-bcs"])
       for (const version of [...versions.map((v) => `&ledger_version=${v}`), ""])
@@ -329,7 +316,7 @@ describe("modules on PostgreSQL, page by page as on SQLite", () => {
   });
 
   it("refuses what SQLite refuses, with the same error", async () => {
-    const [sqlite, postgres] = nodes as [TestNode, TestNode];
+    const [sqlite, postgres] = served!.nodes as [TestNode, TestNode];
     const foreign = Buffer.from(moduleStateKey(Buffer.from(addr("1").slice(2), "hex"), "coin")).toString("hex");
     for (const query of ["?limit=0", "?start=zz", `?start=${foreign}`, "?ledger_version=99999999", "?limit=0&ledger_version=99999999", "?start=zz&ledger_version=99999999"]) {
       const expected = await answer(sqlite, query, "application/json");

@@ -7,9 +7,8 @@
 import { bcs } from "@mysten/bcs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqliteBackend } from "./helpers/backends.js";
-import { postgresBackend } from "./helpers/postgres.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
-import { serveChain, startTestNode, stopNode, type TestNode } from "./helpers/node.js";
+import { serveChain, serveOnEveryBackend, stopNode, type TestNode } from "./helpers/node.js";
 
 const ALICE = addr("a11ce");
 const BOB = addr("b0b");
@@ -118,25 +117,13 @@ describe(`transaction_summaries (${backend.name})`, () => {
  * `page`), and the handler then sends that: every page and error must be SQLite's.
  */
 describe("transaction_summaries on PostgreSQL, page by page as on SQLite", () => {
-  const pg = postgresBackend();
-  const lite = sqliteBackend();
-  let nodes: TestNode[] = [];
+  let served: Awaited<ReturnType<typeof serveOnEveryBackend>> | undefined;
   const chain = new ChainBuilder().genesis();
   beforeAll(async () => {
     for (let b = 0; b < 8; b++) chain.block([{ sender: ALICE, seq: b }, { sender: BOB, nonce: 500 + b }, { sender: ALICE, nonce: 900 + b }]);
-    nodes = await Promise.all(
-      [lite, pg].map(async (backend) => {
-        const db = await backend.newDb();
-        await chain.importInto(db);
-        return startTestNode(db);
-      }),
-    );
+    served = await serveOnEveryBackend(chain);
   });
-  afterAll(async () => {
-    for (const n of nodes) await n.close();
-    await lite.cleanup();
-    await pg.cleanup();
-  });
+  afterAll(() => served?.stop());
 
   const answer = async (node: TestNode, who: string, query: string, accept: string) => {
     const res = await fetch(`${node.base}/accounts/${who}/transaction_summaries${query}`, { headers: { accept } });
@@ -144,7 +131,7 @@ describe("transaction_summaries on PostgreSQL, page by page as on SQLite", () =>
   };
 
   it("answers every window in both formats as SQLite, each asked twice (a miss, then a page the cache may keep)", async () => {
-    const [sqlite, postgres] = nodes as [TestNode, TestNode];
+    const [sqlite, postgres] = served!.nodes as [TestNode, TestNode];
     const latest = BigInt((await (await fetch(`${sqlite.base}/`)).json()).ledger_version);
     const queries = ["", "?limit=1", "?limit=0", "?limit=3", "?start_version=0&limit=4", "?start_version=9", `?end_version=${latest - 4n}&limit=2`, `?end_version=${latest + 100n}&limit=2`];
     let compared = 0;
@@ -160,7 +147,7 @@ describe("transaction_summaries on PostgreSQL, page by page as on SQLite", () =>
   });
 
   it("refuses what SQLite refuses, with the same error", async () => {
-    const [sqlite, postgres] = nodes as [TestNode, TestNode];
+    const [sqlite, postgres] = served!.nodes as [TestNode, TestNode];
     for (const query of ["?limit=x", "?start_version=-1", "?end_version=99999999999999999999999"]) {
       const expected = await answer(sqlite, ALICE, query, "application/json");
       expect(expected.status, query).toBeGreaterThanOrEqual(400);

@@ -2,7 +2,7 @@
 import { parsePruneWindow, pruneNow } from "../../src/ledger/pruning.js";
 import { startNode, type RunningNode, type ServeOptions } from "../../src/server.js";
 import { openStore } from "../../src/storage/open.js";
-import type { Backend } from "./backends.js";
+import { type Backend, backendFactories } from "./backends.js";
 import type { ChainBuilder } from "./chain.js";
 
 export interface TestNode extends RunningNode {
@@ -24,6 +24,25 @@ export async function serveChain(backend: Backend, chain: ChainBuilder, o: Parti
   const db = await backend.newDb();
   await chain.importInto(db);
   return startTestNode(db, o);
+}
+
+/**
+ * `chain` served once on every backend of `backendFactories` (SQLite, the reference, first), for
+ * tests that compare their answers; `stop` is their afterAll.
+ */
+export async function serveOnEveryBackend(chain: ChainBuilder): Promise<{ nodes: TestNode[]; stop: () => Promise<void> }> {
+  const backends = backendFactories.map((f) => f());
+  const nodes: TestNode[] = [];
+  const stop = async () => {
+    for (const [i, b] of backends.entries()) await stopNode(nodes[i], b);
+  };
+  try {
+    for (const b of backends) nodes.push(await serveChain(b, chain));
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { nodes, stop };
 }
 
 /** afterAll of a suite: stops its node (if it started) and removes the backend's databases. */
