@@ -17,7 +17,7 @@ import { spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnetChain.js";
 import { FIXTURES } from "../test/helpers/fixtures.js";
-import { rawRequest, untilBrotliShrinks, type RawResponse } from "../test/helpers/rawHttp.js";
+import { rawRequest, untilEncodingShrinks, type RawResponse } from "../test/helpers/rawHttp.js";
 import { OUT, ROOT, load, median, startServer, writeSection, type Load } from "./common.js";
 
 const arg = (name: string, def: number) => {
@@ -92,7 +92,7 @@ function saveResponse(dir: string, name: string, r: RawResponse): void {
  */
 async function savePage(dir: string, name: string, url: string): Promise<void> {
   saveResponse(dir, `${name}.json`, await rawResponse(url));
-  const { last: br } = await untilBrotliShrinks(url, 5_000);
+  const { last: br } = await untilEncodingShrinks(url, "br", 5_000);
   saveResponse(dir, `${name}.br`, br);
 }
 

@@ -11,7 +11,17 @@
  */
 import { negotiate } from "@fastify/accept-negotiator";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { brotliCompress, brotliCompressSync, constants, deflateSync, gzipSync } from "node:zlib";
+import {
+  brotliCompress,
+  brotliCompressSync,
+  constants,
+  deflate,
+  deflateSync,
+  gzip,
+  gzipSync,
+  type BrotliOptions,
+  type ZlibOptions,
+} from "node:zlib";
 import { LRUCache } from "lru-cache";
 import type { ApiConfig } from "./config.js";
 
@@ -19,19 +29,27 @@ export type Encoding = "br" | "gzip" | "deflate";
 /** In order of preference when the client weighs several alike. */
 const SUPPORTED = ["br", "gzip", "deflate", "identity"];
 /**
- * Brotli per request at quality 3: its default, 11, costs about 100 times the CPU for about a sixth
- * fewer bytes, and quality 4 (the common choice for dynamic content, and tower-http's, which the
- * reference node compresses with) costs 1.6 to 1.8 times the CPU of 3 for the same bytes on our
- * pages: 201 against 113 µs for a summaries page of 100 (25,655 bytes to 4,641 and 4,633), 50
- * against 32 µs for a modules page of 25 (6,331 bytes to 625 and 622), on the 10M bench ledger. A
- * body sent again and again is worth the best quality once: see `EncodedBody`.
+ * Every encoding is made at its fastest useful level first: most bodies are sent once (a page of a
+ * random account or version, a body made per request), so a miss pays the least CPU for its bytes.
+ * CPU µs an encoding (3 rounds) of the pages bench/api.bench.ts saves:
+ * - a summaries page of 100, 26,001 bytes: brotli quality 1 with a size hint 47-50 µs for 4,755
+ *   bytes, against 91-98 µs for 4,204 at quality 3 (the level this node used before; 4, tower-http's,
+ *   which the reference node compresses with, costs more still); gzip level 1 60-71 µs for 4,630
+ *   bytes against 104-126 for 4,543 at zlib's default, 6;
+ * - the modules page of 0x1, 155,299 bytes: brotli 1 368-399 µs for 35,418 bytes against
+ *   1,008-1,018 for 32,361 at 3; gzip 1 883-926 µs for 38,758 against 2,455-2,462 for 32,052 at 6.
+ * Brotli quality 0 is not used: about the CPU of 1 on the summaries page for 12% more bytes. A body
+ * sent again and again is worth the best level once, made off the event loop: see `EncodedBody`.
  */
-const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 3 } };
-const BROTLI_BEST = (bytes: number) => ({
-  params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: bytes },
+const BROTLI_FAST = 1;
+const ZLIB_FAST: ZlibOptions = { level: 1 };
+const ZLIB_BEST: ZlibOptions = { level: constants.Z_BEST_COMPRESSION };
+/** Brotli at `quality`, told the body's size (it then sizes its window and buffers to it). */
+const brotliAt = (quality: number, bytes: number): BrotliOptions => ({
+  params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_SIZE_HINT]: bytes },
 });
-/** Sends of one body's brotli encoding after which it is re-encoded at the best quality. */
-export const BROTLI_BEST_AFTER = 16;
+/** Sends of one body in one encoding after which that encoding is made again at its best level. */
+export const BEST_AFTER = 16;
 
 /** The encoding to send for this Accept-Encoding, or null for identity. */
 export function pickEncoding(acceptEncoding: string): Encoding | null {
@@ -40,16 +58,25 @@ export function pickEncoding(acceptEncoding: string): Encoding | null {
   return n === "br" || n === "gzip" || n === "deflate" ? n : null;
 }
 
+/** `bytes` in encoding `e` at its fast level. */
 function encode(e: Encoding, bytes: Buffer): Buffer {
-  return e === "br" ? brotliCompressSync(bytes, BROTLI) : e === "gzip" ? gzipSync(bytes) : deflateSync(bytes);
+  if (e === "br") return brotliCompressSync(bytes, brotliAt(BROTLI_FAST, bytes.length));
+  return e === "gzip" ? gzipSync(bytes, ZLIB_FAST) : deflateSync(bytes, ZLIB_FAST);
+}
+
+/** `bytes` in encoding `e` at its best level, on the thread pool. */
+function encodeBest(e: Encoding, bytes: Buffer, done: (err: Error | null, out: Buffer) => void): void {
+  if (e === "br") brotliCompress(bytes, brotliAt(constants.BROTLI_MAX_QUALITY, bytes.length), done);
+  else if (e === "gzip") gzip(bytes, ZLIB_BEST, done);
+  else deflate(bytes, ZLIB_BEST, done);
 }
 
 /**
- * Schedules the best-quality brotli encodings of an app: one at a time, and after one that took
+ * Schedules the best-level encodings of an app: one at a time, and after one that took
  * t ms the next starts no sooner than 4t ms after it ended, so at most a fifth of one core goes to
  * them even when many pages turn hot at once.
  */
-export class BrotliRefiner {
+export class Refiner {
   private busy = false;
   private nextAt = 0;
 
@@ -69,15 +96,15 @@ export class BrotliRefiner {
 
 /**
  * A body sent many times, and the encodings of it made so far (each made once, when first asked
- * for). Brotli is made at quality 3 first; once it has been sent `BROTLI_BEST_AFTER` times it is
- * made again at the best quality on the thread pool, off the event loop, and sent that way from
- * then on: fewer bytes for every later client (the decoded body is the same).
+ * for, at its fast level). Once one encoding has been sent `BEST_AFTER` times it is made again at
+ * its best level on the thread pool, off the event loop, and sent that way from then on: fewer
+ * bytes for every later client (the decoded body is the same).
  */
 export class EncodedBody {
   private readonly encoded: Partial<Record<Encoding, Buffer>> = {};
   private extra = 0;
-  /** br sends so far; -1 once the best-quality encoding has been asked for. */
-  private brSends = 0;
+  /** Sends of each encoding so far; -1 once its best level has been asked for. */
+  private readonly sends: Partial<Record<Encoding, number>> = {};
   /** Called after the bytes held changed: a new encoding, or a smaller one (the page cache counts them again). */
   onResize: (() => void) | null = null;
 
@@ -88,37 +115,38 @@ export class EncodedBody {
     return this.identity.length + this.extra;
   }
 
-  encode(e: Encoding, refiner: BrotliRefiner): Buffer {
+  encode(e: Encoding, refiner: Refiner): Buffer {
     let b = this.encoded[e];
     if (!b) {
       b = encode(e, this.identity);
       this.encoded[e] = b;
+      this.sends[e] = 0;
       this.extra += b.length;
       this.onResize?.();
-    } else if (e === "br" && this.brSends >= 0 && ++this.brSends >= BROTLI_BEST_AFTER) {
+    } else if (this.sends[e]! >= 0 && ++this.sends[e]! >= BEST_AFTER) {
       const current = b;
-      if (refiner.tryStart((done) => this.refineBrotli(current, done))) this.brSends = -1;
+      if (refiner.tryStart((done) => this.refine(e, current, done))) this.sends[e] = -1;
     }
     return b;
   }
 
-  /** Re-encodes brotli at the best quality in the background; keeps the smaller of the two. */
-  private refineBrotli(current: Buffer, done: () => void): void {
-    brotliCompress(this.identity, BROTLI_BEST(this.identity.length), (err, best) => {
+  /** Makes encoding `e` again at its best level in the background; keeps the smaller of the two. */
+  private refine(e: Encoding, current: Buffer, done: () => void): void {
+    encodeBest(e, this.identity, (err, best) => {
       done();
-      if (err || best.length >= current.length || this.encoded.br !== current) return;
-      this.encoded.br = best;
+      if (err || best.length >= current.length || this.encoded[e] !== current) return;
+      this.encoded[e] = best;
       this.extra += best.length - current.length;
       this.onResize?.();
     });
   }
 }
 
-/** The response compression of one app: its settings, its Accept-Encoding memo and its brotli refiner. */
+/** The response compression of one app: its settings, its Accept-Encoding memo and its refiner. */
 export class Compression {
   /** Answers by Accept-Encoding text: clients send a handful of distinct ones, again and again. */
   private readonly picked = new LRUCache<string, Encoding | "identity">({ max: 256 });
-  private readonly refiner = new BrotliRefiner();
+  private readonly refiner = new Refiner();
 
   constructor(private readonly config: Pick<ApiConfig, "compression" | "compressionThreshold">) {}
 

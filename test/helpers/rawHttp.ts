@@ -23,13 +23,13 @@ export function rawRequest(url: string, headers: Record<string, string> = {}, bo
 }
 
 /**
- * Asks for `url` with `Accept-Encoding: br` until the body comes smaller than the first answer (a
- * body the node sends often is re-encoded at brotli's best quality in the background), or until
- * `withinMs` has passed. Anything but 200 is an error.
+ * Asks for `url` with `Accept-Encoding: <encoding>` until the body comes smaller than the first
+ * answer (a body the node sends often is made again at the encoding's best level in the
+ * background), or until `withinMs` has passed. Anything but 200 is an error.
  */
-export async function untilBrotliShrinks(url: string, withinMs: number): Promise<{ first: RawResponse; last: RawResponse }> {
+export async function untilEncodingShrinks(url: string, encoding: string, withinMs: number): Promise<{ first: RawResponse; last: RawResponse }> {
   const ask = async () => {
-    const r = await rawRequest(url, { "accept-encoding": "br" });
+    const r = await rawRequest(url, { "accept-encoding": encoding });
     if (r.status !== 200) throw new Error(`${url}: ${r.status}`);
     return r;
   };
