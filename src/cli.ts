@@ -55,6 +55,7 @@ const serve = program
   .option("--no-compression", "never compress responses (default: br/gzip/deflate when the client accepts it)")
   .option("--compression-threshold <bytes>", "smallest body that is compressed", intOption("--compression-threshold", 0, 1 << 30), 1024)
   .option("--page-cache-mb <mb>", "memory for encoded module and summary pages served again (0: off)", intOption("--page-cache-mb", 0, 1 << 20), 64)
+  .option("--module-cache-mb <mb>", "memory for module records (bytecode and ABI JSON) that module pages list again (0: off)", intOption("--module-cache-mb", 0, 1 << 20), 32)
   .option("--sqlite-cache-mb <mb>", `SQLite: each connection's page cache (default ${SQLITE_CACHE_SIZE_MIB})`, intOption("--sqlite-cache-mb", 0, 1 << 20))
   .option("--sqlite-mmap-mb <mb>", `SQLite: how much of the file each connection reads through a memory map; counts in RSS as it is touched (0: none; default ${SQLITE_MMAP_SIZE_MIB})`, intOption("--sqlite-mmap-mb", 0, 1 << 22))
   .option("--request-timeout <ms>", "a request's headers and body must arrive within this, else 408 and close (0: none)", intOption("--request-timeout", 0, 3_600_000), 30_000)
@@ -96,6 +97,7 @@ addFollowOptions(serve, "with --follow: ")
         compression: o.compression,
         compressionThreshold: o.compressionThreshold,
         pageCacheBytes: o.pageCacheMb * 1024 * 1024,
+        moduleCacheBytes: o.moduleCacheMb * 1024 * 1024,
         requestTimeoutMs: o.requestTimeout,
         headersTimeoutMs: o.headersTimeout,
         ...(o.maxConnections !== undefined ? { maxConnections: o.maxConnections } : {}),

@@ -62,7 +62,8 @@ for (const factory of backendFactories) {
       db = await backend.newDb();
       await chain.importInto(db);
       cached = await startTestNode(db);
-      uncached = await startTestNode(db, { api: { pageCacheBytes: 0 } });
+      // without the page cache, and without module records kept: every module page reads and builds its records
+      uncached = await startTestNode(db, { api: { pageCacheBytes: 0, moduleCacheBytes: 0 } });
     });
     afterAll(async () => {
       await cached?.close();

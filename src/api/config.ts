@@ -22,6 +22,11 @@ export interface ApiConfig {
   compressionThreshold: number;
   /** Bytes of encoded module and summary pages kept for repeated requests (0: none). */
   pageCacheBytes: number;
+  /**
+   * Bytes of module records (bytecode hex and ABI JSON, one per code hash) kept for the module
+   * pages that list them (0: none; `ModuleRecords`).
+   */
+  moduleCacheBytes: number;
   /** Largest accepted request body. */
   bodyLimit: number;
   /**
@@ -72,6 +77,7 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     // hundred bytes at most and cost more CPU than the point read itself.
     compressionThreshold: 1024,
     pageCacheBytes: 64 * 1024 * 1024,
+    moduleCacheBytes: 32 * 1024 * 1024,
     bodyLimit: 8 * 1024 * 1024,
     connectionTimeoutMs: 120_000,
     requestTimeoutMs: 30_000,

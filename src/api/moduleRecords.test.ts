@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { codeHash } from "../ledger/codeHash.js";
 import { appModuleBytecode, frameworkModules } from "../ingest/devnetModules.js";
 import { moduleAbi, moduleAbiJson, type MoveModuleAbi } from "../move/abi.js";
-import { ModuleRecords } from "./moduleRecords.js";
+import { ModuleRecords, RECORD_OVERHEAD } from "./moduleRecords.js";
 import { genesisModules, goldenNullAbiBytecodes, guidV9 } from "../../test/helpers/moveFixtures.js";
 import { jsonSerializer } from "./handler.js";
 import { ref } from "./operation.js";
@@ -12,7 +12,7 @@ describe("ModuleRecords", () => {
   const guid = guidV9();
 
   it("serializes the module record once per hash, by its response schema", () => {
-    const cache = new ModuleRecords(4);
+    const cache = new ModuleRecords();
     const h = codeHash(guid.bytecode);
     expect(cache.cached(h)).toBeUndefined();
     const text = cache.record(h, guid.bytecode);
@@ -73,18 +73,44 @@ describe("ModuleRecords", () => {
     expect(moduleAbi(junk)).toBeNull();
   });
 
-  it("stays bounded, evicting the least recently used entry", () => {
-    const cache = new ModuleRecords(2);
-    cache.record("a", new Uint8Array());
-    cache.record("b", new Uint8Array());
+  it("stays within its bound in bytes, each record counted with its overhead, least recently used out first", () => {
+    const bytecode = (fill: number) => new Uint8Array(1_000).fill(fill); // a record of 2,000 hex digits and its frame
+    const length = new ModuleRecords().record("x", bytecode(0)).length;
+    const cache = new ModuleRecords(2 * (length + RECORD_OVERHEAD) + RECORD_OVERHEAD);
+    cache.record("a", bytecode(1));
+    cache.record("b", bytecode(2));
+    expect(cache.bytes).toBe(2 * (length + RECORD_OVERHEAD));
     cache.cached("a");
-    cache.record("c", new Uint8Array());
+    cache.record("c", bytecode(3));
     expect(cache.size).toBe(2);
+    expect(cache.bytes).toBe(2 * (length + RECORD_OVERHEAD));
     expect(cache.cached("a")).toBeDefined();
     expect(cache.cached("b")).toBeUndefined();
+    expect(cache.cached("c")!.toString()).toBe(`{"bytecode":"0x${"03".repeat(1_000)}","abi":null}`);
+    // one record larger than the whole bound is sent, not kept
+    const big = cache.record("big", new Uint8Array(4_000));
+    expect(big.length).toBeGreaterThan(cache.maxBytes);
+    expect(cache.cached("big")).toBeUndefined();
+    expect(cache.cached("a")).toBeDefined();
   });
 
-  it("rejects a non-positive bound", () => {
-    expect(() => new ModuleRecords(0)).toThrow(RangeError);
+  it("keeps a record in a buffer of its own, not a slice of Node's shared pool", () => {
+    const kept = new ModuleRecords().written("h", '{"bytecode":"0x00","abi":null}');
+    expect(kept.byteOffset).toBe(0);
+    expect(kept.buffer.byteLength).toBe(kept.length);
+  });
+
+  it("keeps nothing with a bound of 0, and still builds every record", () => {
+    const cache = new ModuleRecords(0);
+    const h = codeHash(guid.bytecode);
+    const text = cache.record(h, guid.bytecode);
+    expect(JSON.parse(text.toString("utf8")).abi).toEqual(guid.abi);
+    expect(cache.cached(h)).toBeUndefined();
+    expect(cache.has(h)).toBe(false);
+    expect(cache.size).toBe(0);
+  });
+
+  it("rejects a negative bound", () => {
+    expect(() => new ModuleRecords(-1)).toThrow(RangeError);
   });
 });

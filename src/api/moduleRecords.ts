@@ -22,14 +22,21 @@ import { jsonSerializer } from "./handler.js";
 import { ref } from "./operation.js";
 import { moveModule } from "./schemas.js";
 
+/** Bytes a record counts besides its own: its key (64 hex digits), its Buffer and the cache's slot. */
+export const RECORD_OVERHEAD = 256;
+
 export class ModuleRecords {
-  private readonly records: LRUCache<string, Buffer>;
+  /** null: a bound of 0, nothing kept. */
+  private readonly records: LRUCache<string, Buffer> | null;
   private readonly serializeAbi = jsonSerializer<MoveModuleAbi>(ref(moveModule));
 
-  /** @param maxEntries - records kept before the least recently used is evicted (at least 1). */
-  constructor(readonly maxEntries = 10_000) {
-    if (!(maxEntries >= 1)) throw new RangeError(`maxEntries ${maxEntries} must be >= 1`);
-    this.records = new LRUCache({ max: maxEntries });
+  /**
+   * @param maxBytes - bytes of records kept (each counted with `RECORD_OVERHEAD`) before the least
+   *   recently used is evicted; 0 keeps none.
+   */
+  constructor(readonly maxBytes = 32 * 1024 * 1024) {
+    if (!(maxBytes >= 0)) throw new RangeError(`maxBytes ${maxBytes} must be >= 0`);
+    this.records = maxBytes === 0 ? null : new LRUCache({ maxSize: maxBytes, sizeCalculation: (record) => record.length + RECORD_OVERHEAD });
   }
 
   /**
@@ -41,7 +48,7 @@ export class ModuleRecords {
    *   it is; when absent (a row stored before it was kept) the ABI is decoded from the bytecode.
    */
   record(hash: string, bytecode: Uint8Array, storedAbi?: string): Buffer {
-    const hit = this.records.get(hash);
+    const hit = this.records?.get(hash);
     if (hit !== undefined) return hit;
     const hex = Buffer.from(bytecode.buffer, bytecode.byteOffset, bytecode.byteLength).toString("hex");
     return this.written(hash, `{"bytecode":"0x${hex}","abi":${storedAbi ?? this.decodedAbi(bytecode)}}`);
@@ -52,7 +59,11 @@ export class ModuleRecords {
    * `record` builds from the bytecode and its stored ABI text).
    */
   written(hash: string, record: string): Buffer {
-    const bytes = Buffer.from(record, "utf8");
+    if (!this.records) return Buffer.from(record, "utf8");
+    // A Buffer of its own, not a slice of Node's shared 8 KiB pool: a kept record must not hold
+    // on to the pool's other bytes, or the cache would hold more than it counts.
+    const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(record, "utf8"));
+    bytes.write(record, "utf8");
     this.records.set(hash, bytes);
     return bytes;
   }
@@ -65,16 +76,21 @@ export class ModuleRecords {
 
   /** The cached record of `hash`, without decoding anything on a miss. */
   cached(hash: string): Buffer | undefined {
-    return this.records.get(hash);
+    return this.records?.get(hash);
   }
 
   /** Whether the record of `hash` is cached (its recency unchanged). */
   has(hash: string): boolean {
-    return this.records.has(hash);
+    return this.records?.has(hash) ?? false;
   }
 
   /** Number of cached records. */
   get size(): number {
-    return this.records.size;
+    return this.records?.size ?? 0;
+  }
+
+  /** Bytes the cached records count (`RECORD_OVERHEAD` each included). */
+  get bytes(): number {
+    return this.records?.calculatedSize ?? 0;
   }
 }

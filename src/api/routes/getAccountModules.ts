@@ -78,7 +78,7 @@ export const getAccountModules = defineOperation({
     ),
   handler: (ctx) => {
     /** Module records printed once per bytecode hash (from the ABI text stored with the code). */
-    const records = new ModuleRecords(20_000);
+    const records = new ModuleRecords(ctx.config.moduleCacheBytes);
     return async function getAccountModules({ params, query }, { info, version, found }, format) {
       const address = params.address;
       const start = query.start === undefined ? null : throwing(readCursor(query.start, address));
