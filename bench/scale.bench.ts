@@ -5,7 +5,7 @@
  * server (the floor). Server CPU per request from /proc, req/s, p50/p99, medians of alternated rounds.
  *
  *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR [--compare-out DIR2]]
- *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite]]
+ *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite]] [--floor]
  *
  * - `--pg`: the same ledgers in PostgreSQL instead of SQLite (bench/scalePg.ts): a cluster of the
  *   bench's own per size under bench/out/scale-pg-<versions>/ (kept, with the ledger built into it,
@@ -17,6 +17,10 @@
  *   one, so that the cluster's counters can be read around the measured run alone.
  *   `--with-sqlite`: also serve the SQLite ledger of the same size (bench/out/scale-N.db, the
  *   same ledger: it is deterministic) in the same rounds, as a column of its own.
+ * - `--floor` (SQLite): also serve the cache-missing rows from bench/floorServer.ts, a bare
+ *   `node:http` server running the store's own statements and nothing else, in the same rounds:
+ *   what the reads and a send cost, apart from the API around them. Rows it does not serve (the
+ *   newest version, hot pages) show "–".
  * - `--compare DIR`: also serve each ledger from another checkout's build (`DIR/dist/cli.js`, e.g. a
  *   worktree of main), in the same rounds: a change measured side by side. `--compare-out DIR2`:
  *   the compared build serves DIR2/scale-N.db instead (a copy of the ledger in the schema it reads,
@@ -64,6 +68,7 @@ const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
 const PINNED = availableParallelism() >= 2;
 const PG = argv.includes("--pg");
 const WITH_SQLITE = argv.includes("--with-sqlite");
+const FLOOR_ON = argv.includes("--floor");
 
 /** Headers Node or Fastify write on every response by themselves: the replaying server writes its own. */
 const OWN_HEADERS = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
@@ -376,6 +381,12 @@ const REPLAY = "same response replayed";
 /** `--pg --with-sqlite`: the SQLite ledger of the same size (the same ledger: it is deterministic) served in the same rounds. */
 const SQLITE = "this build, SQLite";
 if (PG && WITH_SQLITE) variants.push({ label: SQLITE, args: () => serveArgs(ROOT, `${OUT}scale-${currentSize}.db`, CACHE_MB) });
+/** `--floor`: bench/floorServer.ts over the same file. */
+const FLOOR = "floor: node:http + the store's statements";
+if (FLOOR_ON && !PG) variants.push({ label: FLOOR, args: (db) => ["--import", "tsx", "bench/floorServer.ts", db, "0"] });
+/** Whether the floor server answers a row's requests: pages at a given version, and raw_item. */
+const floorServes = (mix: Mix) => /end_version=|ledger_version=|raw_item/u.test(mix.path);
+const NOT_SERVED: Load = { rps: NaN, p50: NaN, p99: NaN, non2xx: 0, cpuUsPerReq: NaN, total: 0 };
 let currentSize = 0;
 
 async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
@@ -420,6 +431,10 @@ async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
         const j = (k + round + i) % servers.length;
         const s = servers[j]!;
         const { base, mix } = target(s);
+        if (s.label === FLOOR && !floorServes(mix)) {
+          results[i]![j]!.push(NOT_SERVED);
+          continue;
+        }
         results[i]![j]!.push(
           pg ? await loadPg(pg, pgDb, base, mix, s.child.pid!, s.label !== REPLAY && s.label !== SQLITE) : await load(base, mix, s.child.pid!, DURATION, WARMUP),
         );
@@ -441,10 +456,13 @@ async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
     // what the page cache costs or saves, build by build
     if (CACHE_OFF) ratios.push(`${(cpu[0]! / cpu[at("this build, cache off")]!).toFixed(2)}`);
     if (CACHE_OFF && compared !== -1) ratios.push(`${(cpu[compared]! / cpu[at("compared build, cache off")]!).toFixed(2)}`);
-    return `| ${row.name} | ${cpu.map((c) => c.toFixed(0)).join(" | ")} | ${replayBytes[i]!.toLocaleString("en")} | ${ratios.join(" | ")} |`;
+    const floor = cpu[at(FLOOR)]!;
+    if (at(FLOOR) !== -1) ratios.push(Number.isNaN(floor) ? "–" : `${(floor / cpu[replayAt]!).toFixed(1)}×`, Number.isNaN(floor) ? "–" : `${(cpu[0]! - floor).toFixed(0)}`);
+    return `| ${row.name} | ${cpu.map((c) => (Number.isNaN(c) ? "–" : c.toFixed(0))).join(" | ")} | ${replayBytes[i]!.toLocaleString("en")} | ${ratios.join(" | ")} |`;
   });
   const loadRows = rows.map((row, i) => {
     const cells = results[i]!.map((xs) => {
+      if (xs.every((l) => l.total === 0 && Number.isNaN(l.rps))) return "–";
       const bad = xs.reduce((s, l) => s + l.non2xx, 0);
       return `${Math.round(med(xs, (l) => l.rps))} / ${med(xs, (l) => l.p50)} / ${med(xs, (l) => l.p99)}${bad > 0 ? ` (${bad} non-2xx)` : ""}`;
     });
@@ -454,6 +472,7 @@ async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
     ...(COMPARE ? ["this ÷ compared (cache on)"] : []),
     ...(CACHE_OFF ? ["this: on ÷ off"] : []),
     ...(CACHE_OFF && COMPARE ? ["compared: on ÷ off"] : []),
+    ...(FLOOR_ON && !pg ? ["floor ÷ replay", "this − floor, µs"] : []),
   ];
   const compareHead = extra.map((h) => ` | ${h}`).join("");
   return `
