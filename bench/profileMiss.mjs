@@ -58,6 +58,7 @@ const MIXES = {
     versions: range,
   },
   raw: raw(targets.items.map((i) => ({ handle: i.handle, key: i.key })), true),
+  "raw-hot": raw(targets.items.slice(0, 1).map((i) => ({ handle: i.handle, key: i.key })), false),
   missing: raw(targets.missing, false),
 };
 const mix = MIXES[ROW];
