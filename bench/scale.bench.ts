@@ -456,13 +456,16 @@ async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
     // what the page cache costs or saves, build by build
     if (CACHE_OFF) ratios.push(`${(cpu[0]! / cpu[at("this build, cache off")]!).toFixed(2)}`);
     if (CACHE_OFF && compared !== -1) ratios.push(`${(cpu[compared]! / cpu[at("compared build, cache off")]!).toFixed(2)}`);
-    const floor = cpu[at(FLOOR)]!;
-    if (at(FLOOR) !== -1) ratios.push(Number.isNaN(floor) ? "–" : `${(floor / cpu[replayAt]!).toFixed(1)}×`, Number.isNaN(floor) ? "–" : `${(cpu[0]! - floor).toFixed(0)}`);
+    const floorAt = at(FLOOR);
+    if (floorAt !== -1) {
+      const floor = cpu[floorAt]!;
+      ratios.push(...(Number.isNaN(floor) ? ["–", "–"] : [`${(floor / cpu[replayAt]!).toFixed(1)}×`, `${(cpu[0]! - floor).toFixed(0)}`]));
+    }
     return `| ${row.name} | ${cpu.map((c) => (Number.isNaN(c) ? "–" : c.toFixed(0))).join(" | ")} | ${replayBytes[i]!.toLocaleString("en")} | ${ratios.join(" | ")} |`;
   });
   const loadRows = rows.map((row, i) => {
     const cells = results[i]!.map((xs) => {
-      if (xs.every((l) => l.total === 0 && Number.isNaN(l.rps))) return "–";
+      if (xs.every((l) => l === NOT_SERVED)) return "–";
       const bad = xs.reduce((s, l) => s + l.non2xx, 0);
       return `${Math.round(med(xs, (l) => l.rps))} / ${med(xs, (l) => l.p50)} / ${med(xs, (l) => l.p99)}${bad > 0 ? ` (${bad} non-2xx)` : ""}`;
     });

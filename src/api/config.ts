@@ -4,6 +4,9 @@ import type { GasEstimationConfig } from "../ledger/gas.js";
 import { defaultGasConfig } from "../ledger/gas.js";
 import { DEFAULT_PRUNE_WINDOW } from "../ledger/pruning.js";
 
+/** Default of `ApiConfig.moduleCacheBytes` (`ModuleRecords`' own default too). */
+export const DEFAULT_MODULE_CACHE_BYTES = 32 * 1024 * 1024;
+
 export interface ApiConfig {
   /** Also send the ledger headers as `X-Aptos-*` (for the official SDKs). */
   aptosHeaders: boolean;
@@ -77,7 +80,7 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     // hundred bytes at most and cost more CPU than the point read itself.
     compressionThreshold: 1024,
     pageCacheBytes: 64 * 1024 * 1024,
-    moduleCacheBytes: 32 * 1024 * 1024,
+    moduleCacheBytes: DEFAULT_MODULE_CACHE_BYTES,
     bodyLimit: 8 * 1024 * 1024,
     connectionTimeoutMs: 120_000,
     requestTimeoutMs: 30_000,

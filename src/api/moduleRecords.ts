@@ -18,6 +18,7 @@
  */
 import { LRUCache } from "lru-cache";
 import { moduleAbi, type MoveModuleAbi } from "../move/abi.js";
+import { DEFAULT_MODULE_CACHE_BYTES } from "./config.js";
 import { jsonSerializer } from "./handler.js";
 import { ref } from "./operation.js";
 import { moveModule } from "./schemas.js";
@@ -34,7 +35,7 @@ export class ModuleRecords {
    * @param maxBytes - bytes of records kept (each counted with `RECORD_OVERHEAD`) before the least
    *   recently used is evicted; 0 keeps none.
    */
-  constructor(readonly maxBytes = 32 * 1024 * 1024) {
+  constructor(readonly maxBytes = DEFAULT_MODULE_CACHE_BYTES) {
     if (!(maxBytes >= 0)) throw new RangeError(`maxBytes ${maxBytes} must be >= 0`);
     this.records = maxBytes === 0 ? null : new LRUCache({ maxSize: maxBytes, sizeCalculation: (record) => record.length + RECORD_OVERHEAD });
   }
