@@ -14,6 +14,7 @@
  * what the API around the reads costs.
  */
 import { createServer } from "node:http";
+import { CODE_HASH_DIGITS } from "../src/ledger/codeHash.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 
 type Rows<P extends unknown[], R> = { all(...p: P): R[]; get(...p: P): R | undefined };
@@ -64,7 +65,7 @@ const server = createServer((req, res) => {
     const parts: string[] = [];
     for (const [, , codeOf] of st.moduleKeys.all(BigInt(version), Buffer.from(address, "hex"), NO_KEY, Number(limit))) {
       if (codeOf === null) continue;
-      const record = st.codeRecord.get(Number(codeOf.slice(64)))?.[0];
+      const record = st.codeRecord.get(Number(codeOf.slice(CODE_HASH_DIGITS)))?.[0];
       if (record) parts.push(record);
     }
     res.writeHead(200, JSON_HEADERS).end(`[${parts.join(",")}]`);
