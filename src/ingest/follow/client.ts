@@ -1,9 +1,16 @@
 /**
- * A polite client of an Aptos node's REST API v1 (issue 16): Node's own fetch (undici, keep-alive
- * connections), a bounded request rate, and retries with exponential backoff and full jitter on
- * network errors, 5xx and 429, honouring `Retry-After`. Every answer that is not retried comes back
- * as it is: the caller decides what a 404 or 410 means.
+ * A polite client of an Aptos node's REST API v1 (issue 16): keep-alive connections (Node's http
+ * and https agents), a bounded request rate, and retries with exponential backoff and full jitter
+ * on network errors, 5xx and 429, honouring `Retry-After`. Every answer that is not retried comes
+ * back as it is: the caller decides what a 404 or 410 means.
+ *
+ * Every answer is bounded: its body is read as a stream, counted on the wire (compressed) and
+ * decoded, and the connection is cut as soon as either passes its bound (`maxWireBytes`,
+ * `maxAnswerBytes`): a failed attempt, retried like a 5xx. Nothing larger is ever buffered.
  */
+import http from "node:http";
+import https from "node:https";
+import zlib from "node:zlib";
 
 export interface UpstreamClientOptions {
   /** Sent as `Authorization: Bearer <key>`. */
@@ -17,6 +24,10 @@ export interface UpstreamClientOptions {
   /** First backoff; doubled per attempt, up to `maxBackoffMs`. */
   baseBackoffMs?: number;
   maxBackoffMs?: number;
+  /** An answer's body, decoded, may be at most this many bytes (default `DEFAULT_MAX_ANSWER_BYTES`). */
+  maxAnswerBytes?: number;
+  /** An answer's body on the wire (compressed) may be at most this many bytes (default `DEFAULT_MAX_WIRE_BYTES`). */
+  maxWireBytes?: number;
   /** Told of every retry, for the log. */
   onRetry?: (what: string, attempt: number, delayMs: number) => void;
 }
@@ -25,6 +36,21 @@ export interface UpstreamResponse {
   status: number;
   headers: Headers;
   body: Buffer;
+}
+
+/**
+ * Bounds with headroom over real answers: a page of 100 mainnet transactions is a few MB, the
+ * modules page of 0x1 about 1-2 MB; a 50 MB page or a gzip bomb is refused.
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_MAX_WIRE_BYTES = 32 * 1024 * 1024;
+
+/** An answer past a size bound: the attempt is cut there and counts as failed (retried). */
+export class AnswerTooLargeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AnswerTooLargeError";
+  }
 }
 
 /** The upstream could not be reached or kept failing (network, 5xx, 429) past the attempts or deadline. */
@@ -65,8 +91,90 @@ export class UpstreamClient {
       maxAttempts: o.maxAttempts ?? 8,
       baseBackoffMs: o.baseBackoffMs ?? 200,
       maxBackoffMs: o.maxBackoffMs ?? 10_000,
+      maxAnswerBytes: o.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+      maxWireBytes: o.maxWireBytes ?? DEFAULT_MAX_WIRE_BYTES,
       onRetry: o.onRetry,
     };
+  }
+
+  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  /** Bytes of answer bodies read on the wire, and decoded, over every attempt (the tests' check of the bounds). */
+  readonly bytesRead = { wire: 0, decoded: 0 };
+
+  /**
+   * One attempt: the status, headers and body, the body read as a stream within the size bounds
+   * (decoded from gzip, deflate or br here) and the whole attempt within `signal`.
+   */
+  private attempt(url: URL, method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal): Promise<UpstreamResponse> {
+    const { maxAnswerBytes, maxWireBytes } = this.o;
+    const counted = this.bytesRead;
+    return new Promise<UpstreamResponse>((resolve, reject) => {
+      let settled = false;
+      let req: http.ClientRequest | null = null;
+      let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | null = null;
+      const fail = (e: Error) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener("abort", onAbort);
+        decoder?.destroy();
+        req?.destroy();
+        reject(e);
+      };
+      const onAbort = () => fail(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      const mod = url.protocol === "https:" ? https : http;
+      req = mod.request(url, { method, headers, agent: url.protocol === "https:" ? this.agents.https : this.agents.http }, (res) => {
+        const status = res.statusCode ?? 0;
+        const declared = Number(res.headers["content-length"]);
+        if (declared > maxWireBytes) return fail(new AnswerTooLargeError(`answer larger than ${maxWireBytes} bytes (Content-Length ${declared})`));
+        const encoding = String(res.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const take = (c: Buffer) => {
+          size += c.length;
+          counted.decoded += c.length;
+          if (size > maxAnswerBytes) return fail(new AnswerTooLargeError(`answer larger than ${maxAnswerBytes} bytes (decoded)`));
+          chunks.push(c);
+        };
+        const done = () => {
+          if (settled) return;
+          settled = true;
+          signal.removeEventListener("abort", onAbort);
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) {
+            if (v === undefined) continue;
+            for (const one of Array.isArray(v) ? v : [v]) h.append(k, one);
+          }
+          resolve({ status, headers: h, body: Buffer.concat(chunks) });
+        };
+        if (encoding === "gzip" || encoding === "x-gzip") decoder = zlib.createGunzip();
+        else if (encoding === "deflate") decoder = zlib.createInflate();
+        else if (encoding === "br") decoder = zlib.createBrotliDecompress();
+        else if (encoding !== "identity") return fail(new Error(`answer in an unknown content-encoding ${JSON.stringify(encoding).slice(0, 40)}`));
+        if (decoder) {
+          decoder.on("data", take);
+          decoder.on("end", done);
+          decoder.on("error", (e) => fail(new Error(`answer does not decode as ${encoding}: ${e.message}`)));
+        }
+        let wire = 0;
+        res.on("data", (c: Buffer) => {
+          if (settled) return;
+          wire += c.length;
+          counted.wire += c.length;
+          if (wire > maxWireBytes) return fail(new AnswerTooLargeError(`answer larger than ${maxWireBytes} bytes (on the wire)`));
+          if (decoder) decoder.write(c);
+          else take(c);
+        });
+        res.on("end", () => (decoder ? decoder.end() : done()));
+        res.on("error", (e) => fail(e));
+        res.on("close", () => {
+          if (!res.complete) fail(new Error("connection closed before the answer ended"));
+        });
+      });
+      req.on("error", (e) => fail(e));
+      req.end(body);
+    });
   }
 
   /** Waits for this request's slot under the rate bound. */
@@ -82,7 +190,7 @@ export class UpstreamClient {
   async request(path: string, r: RequestOptions = {}): Promise<UpstreamResponse> {
     const url = this.base + path;
     const what = `${r.method ?? "GET"} ${url}`;
-    const headers: Record<string, string> = { accept: r.accept ?? "application/json" };
+    const headers: Record<string, string> = { accept: r.accept ?? "application/json", "accept-encoding": "gzip, deflate, br" };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     if (r.json !== undefined) headers["content-type"] = "application/json";
     let last = "";
@@ -93,14 +201,9 @@ export class UpstreamClient {
       if (remaining <= 0) break;
       try {
         this.requests++;
-        const res = await fetch(url, {
-          method: r.method ?? "GET",
-          headers,
-          ...(r.json !== undefined ? { body: JSON.stringify(r.json) } : {}),
-          signal: AbortSignal.timeout(Math.min(this.o.attemptTimeoutMs, remaining)),
-        });
-        const body = Buffer.from(await res.arrayBuffer());
-        if (res.status !== 429 && res.status < 500) return { status: res.status, headers: res.headers, body };
+        const res = await this.attempt(new URL(url), r.method ?? "GET", headers, r.json !== undefined ? JSON.stringify(r.json) : undefined, AbortSignal.timeout(Math.min(this.o.attemptTimeoutMs, remaining)));
+        const body = res.body;
+        if (res.status !== 429 && res.status < 500) return res;
         last = `${res.status} ${body.toString("utf8", 0, Math.min(body.length, 200))}`;
         retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
       } catch (e) {
@@ -149,7 +252,8 @@ export function parseRetryAfter(v: string | null): number | null {
 }
 
 function describeFetchError(e: unknown): string {
-  const err = e as Error & { cause?: { code?: string; message?: string } };
+  const err = e as Error & { code?: string; cause?: { code?: string; message?: string } };
   if (err?.name === "TimeoutError") return "timed out";
-  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
+  if (e instanceof AnswerTooLargeError) return err.message;
+  return err?.code ?? err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
 }
