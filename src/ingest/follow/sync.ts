@@ -109,6 +109,8 @@ export class Follower {
   private stopping = false;
   private wake: (() => void) | null = null;
   private lastHead: bigint | null = null;
+  /** Versions asked for a page: `PAGE_SIZE`, or the upstream's smaller cap once a page showed it. */
+  private pageSize = PAGE_SIZE;
   lag: FollowLag | null = null;
   /** Told after every commit and poll (set after construction by `serve --follow`). */
   onLag: ((lag: FollowLag) => void) | null;
@@ -223,17 +225,38 @@ export class Follower {
   /**
    * Fetches pages from `from` up to `to`, `concurrency` in flight, and pushes them in order,
    * committing whole blocks as they complete. Returns the next version to fetch.
+   *
+   * A page shorter than asked, below `to`, is the upstream's own cap on a page: the rest of its
+   * range is asked for next (before the pages already in flight after it), and the following
+   * pages are asked at that size (doubled again after a full page, up to `PAGE_SIZE`). No version
+   * is asked twice, so the requests are about the versions over the upstream's cap, whatever the
+   * concurrency.
    */
   private async syncRange(importer: Importer, from: bigint, to: bigint): Promise<bigint> {
-    const inflight: Array<{ start: bigint; page: Promise<unknown[]> }> = [];
+    // In version order, contiguous from `next`; a slot's page starts when it gets a place in flight.
+    const queue: Array<{ start: bigint; limit: number; page: Promise<unknown[]> | null }> = [];
     let cursor = from;
+    const begin = (slot: (typeof queue)[number]) => {
+      const page = this.fetchPage(slot.start, slot.limit);
+      page.catch(() => undefined); // awaited in order below; a later page's failure waits its turn
+      slot.page = page;
+    };
     const fill = () => {
-      while (inflight.length < this.o.concurrency && cursor <= to) {
+      let inFlight = queue.filter((q) => q.page !== null).length;
+      for (const slot of queue) {
+        if (inFlight >= this.o.concurrency) break;
+        if (slot.page === null) {
+          begin(slot);
+          inFlight++;
+        }
+      }
+      while (inFlight < this.o.concurrency && cursor <= to) {
         const start = cursor;
-        const limit = BigInt(PAGE_SIZE) < to - start + 1n ? BigInt(PAGE_SIZE) : to - start + 1n;
-        const page = this.fetchPage(start, Number(limit));
-        page.catch(() => undefined); // awaited in order below; a later page's failure waits its turn
-        inflight.push({ start, page });
+        const limit = BigInt(this.pageSize) < to - start + 1n ? BigInt(this.pageSize) : to - start + 1n;
+        const slot = { start, limit: Number(limit), page: null };
+        begin(slot);
+        queue.push(slot);
+        inFlight++;
         cursor = start + limit;
       }
     };
@@ -241,16 +264,29 @@ export class Follower {
     let next = from;
     let uncommittedPages = 0;
     let lastCommit = performance.now();
-    while (inflight.length > 0 && !this.stopping) {
-      const { start, page } = inflight.shift()!;
-      const txns = await page;
+    while (queue.length > 0 && !this.stopping) {
+      const slot = queue.shift()!;
+      if (slot.page === null) begin(slot);
+      const { start, limit } = slot;
+      // An upstream that sends more than asked: what follows is asked for already.
+      const txns = (await slot.page!).slice(0, limit);
       if (start !== next) throw new FollowError(`internal: page ${start} pushed after ${next}`);
       for (const t of txns) await importer.push(t);
       next = start + BigInt(txns.length);
-      if (txns.length < PAGE_SIZE && next <= to && inflight.length > 0) {
-        // A short page: the pages in flight after it start too late; drop them and refill from here.
-        inflight.length = 0;
-        cursor = next;
+      if (txns.length < limit) {
+        // The upstream caps its pages at this: the rest of this page's range comes next, at that size.
+        this.pageSize = txns.length;
+        const gaps: typeof queue = [];
+        for (let at = next, end = start + BigInt(limit); at < end; ) {
+          const n = BigInt(this.pageSize) < end - at ? BigInt(this.pageSize) : end - at;
+          gaps.push({ start: at, limit: Number(n), page: null });
+          at += n;
+        }
+        queue.unshift(...gaps);
+      } else if (limit === this.pageSize && this.pageSize < PAGE_SIZE) {
+        // A full page under a cap seen before: ask more again (a short page may have been a
+        // lagging backend's); a real cap only cuts the next page, and nothing is asked twice.
+        this.pageSize = Math.min(PAGE_SIZE, this.pageSize * 2);
       }
       fill();
       // Commits the blocks pushed so far every 250 ms or 50 pages (the Importer also commits on
