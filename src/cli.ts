@@ -5,7 +5,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import cluster from "node:cluster";
 import { createWriteStream } from "node:fs";
-import { IngestError } from "./ingest/aptosJson.js";
+import { describeUnknown, IngestError } from "./ingest/aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
 import { Importer } from "./ingest/importer.js";
 import { checkReadable, readTransactions } from "./ingest/readInput.js";
@@ -119,6 +119,7 @@ addFollowOptions(serve, "with --follow: ")
           () => undefined, // a failing store is the commit's to report
         );
       };
+      following.follower.onUnknown = (u) => node.metrics.unknownKinds.inc({ what: u.what, type: u.type });
       following.follower.run().then(
         () => undefined,
         (e: unknown) => {
@@ -164,7 +165,16 @@ program
         for (const f of files) {
           for await (const t of readTransactions(f)) {
             store ??= await openStore(o.db, { create: true });
-            importer ??= await Importer.open(store, o.chainId);
+            if (!importer) {
+              importer = await Importer.open(store, o.chainId);
+              const logged = new Set<string>();
+              importer.onUnknown = (u, version) => {
+                const key = `${u.what}:${u.type}`;
+                if (logged.has(key)) return;
+                logged.add(key);
+                process.stderr.write(`${tty ? "\n" : ""}version ${version}: ${describeUnknown(u)}; going on (counted as ${key}, logged once)\n`);
+              };
+            }
             await importer.push(t);
             n++;
             if (tty && (n & 1023) === 0 && performance.now() - lastDraw > 200) {
@@ -199,6 +209,8 @@ program
         `imported ${s.committedTxns} transactions in ${s.committedBlocks} blocks, skipped ${s.skippedTxns} already committed` +
         `, ledger version ${importer.ledgerVersion ?? "none"}, ${Math.round((s.committedTxns + s.skippedTxns) / Math.max(secs, 1e-9))} versions/s`;
       if (s.pendingTxns > 0) line += `; ${s.pendingTxns} transactions of an unfinished last block were held back`;
+      const unknown = Object.entries(s.unknownKinds);
+      if (unknown.length > 0) line += `; of kinds unknown here (stored generically or skipped): ${unknown.map(([k, n]) => `${n} ${k}`).join(", ")}`;
       if (o.pruneWindow) {
         const r = await pruneNow(store!, parsePruneWindow(o.pruneWindow));
         if (r) line += `; pruned to version ${r.oldestVersion}`;

@@ -106,6 +106,7 @@ export class NodeMetrics {
   readonly writerFailures: Gauge;
   /** Hook for an import: versions committed so far. */
   readonly importVersions: Counter;
+  readonly unknownKinds: Counter<"what" | "type">;
   readonly pruneRuns: Counter<"result">;
   readonly pruneLastSeconds: Gauge;
   readonly pruneLastOldestVersion: Gauge;
@@ -123,6 +124,12 @@ export class NodeMetrics {
     this.writerLagSeconds = new Gauge({ name: "ledger_node_writer_lag_seconds", help: "Seconds the writer or follower is behind its source", registers });
     this.writerFailures = new Gauge({ name: "ledger_node_writer_consecutive_failures", help: "Failed writes since the writer's last commit", registers });
     this.importVersions = new Counter({ name: "ledger_node_import_versions_total", help: "Versions committed by imports in this process", registers });
+    this.unknownKinds = new Counter({
+      name: "ledger_node_ingest_unknown_kinds_total",
+      help: "Transactions, changes and modules of a kind this node does not know, taken by a follower: stored generically or skipped, by what and type",
+      labelNames: ["what", "type"],
+      registers,
+    });
     this.pruneRuns = new Counter({ name: "ledger_node_prune_runs_total", help: "Prune runs, by result (pruned, nothing, failed)", labelNames: ["result"], registers });
     this.pruneLastSeconds = new Gauge({ name: "ledger_node_prune_last_duration_seconds", help: "Duration of the last prune run", registers });
     this.pruneLastOldestVersion = new Gauge({ name: "ledger_node_prune_last_oldest_version", help: "Oldest version kept after the last prune that pruned", registers });

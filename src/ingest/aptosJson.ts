@@ -12,6 +12,7 @@ import type {
   TableItemWrite,
   TxnKind,
   TxnWrite,
+  UserTxnWrite,
 } from "../storage/LedgerStore.js";
 import { moduleAbi } from "../move/abi.js";
 import { TXN_KINDS } from "../storage/rules.js";
@@ -28,6 +29,24 @@ const KINDS = new Set<TxnKind>(TXN_KINDS);
 const U64_MAX = (1n << 64n) - 1n;
 const ZERO_HASH = new Uint8Array(32);
 
+/**
+ * Something of a kind this reader does not know (a new transaction or change type, a module
+ * whose bytecode does not decode), stored generically or skipped rather than stopping the ingest.
+ */
+export interface UnknownKind {
+  /** `transaction`, `change` or `module`. */
+  what: "transaction" | "change" | "module";
+  /** The source's `type` (for a module: `undecodable_bytecode`), cut to a label-safe form. */
+  type: string;
+}
+
+/** One line for the log: what was met and what was done with it. */
+export function describeUnknown(u: UnknownKind): string {
+  if (u.what === "transaction") return `a transaction of type ${u.type}, unknown here: stored its version, hash, block and known changes (and a sender's summary)`;
+  if (u.what === "change") return `a change of type ${u.type}, unknown here: skipped`;
+  return "a module whose bytecode does not decode here (a newer bytecode version): stored with the upstream's ABI";
+}
+
 /** A transaction read for ingest. */
 export interface ParsedTxn {
   txn: TxnWrite;
@@ -37,6 +56,8 @@ export interface ParsedTxn {
   modules: ModuleWrite[];
   tableItems: TableItemWrite[];
   resources: ResourceWrite[];
+  /** What of a new kind this transaction held: stored generically or skipped, one entry each. */
+  unknown: UnknownKind[];
 }
 
 type Json = Record<string, unknown>;
@@ -49,10 +70,16 @@ export function parseAptosTransaction(value: unknown, index: number): ParsedTxn 
   const t = value as Json;
   const version = u64Field(t, "version", `transaction #${index}`);
   const where = `version ${version}`;
-  const kind = t.type;
-  if (typeof kind !== "string" || !KINDS.has(kind as TxnKind)) {
-    throw new IngestError(`${where}: unknown transaction type ${JSON.stringify(kind)}`);
+  const type = t.type;
+  if (typeof type !== "string" || type.length === 0) {
+    throw new IngestError(`${where}: transaction type is not a string: ${JSON.stringify(type)}`);
   }
+  const unknown: UnknownKind[] = [];
+  // A type added to the chain after this reader: stored by its generic parts (version, hash, its
+  // place in a block, its changes of known kinds), never a block's start or end.
+  const known = type !== UNKNOWN_TXN_KIND && KINDS.has(type as TxnKind);
+  const kind: TxnKind = known ? (type as TxnKind) : UNKNOWN_TXN_KIND;
+  if (!known) unknown.push({ what: "transaction", type: labelOf(type) });
   const hash = hashField(t.hash, where);
 
   let user: TxnWrite["user"] = null;
@@ -92,6 +119,8 @@ export function parseAptosTransaction(value: unknown, index: number): ParsedTxn 
     };
   } else if (kind === "genesis_transaction") {
     blockStart = { epoch: 0n, timestampUsec: 0n, height: 0n };
+  } else if (!known) {
+    user = userLike(t, where);
   } else if (kind === "block_epilogue_transaction") {
     const info = t.block_end_info as Json | null | undefined;
     if (info) {
@@ -116,9 +145,18 @@ export function parseAptosTransaction(value: unknown, index: number): ParsedTxn 
         const address = addressField(ch, "address", at);
         const data = ch.data as Json | undefined;
         const bytecode = hexField(data ?? {}, "bytecode", at);
-        const name = moduleAbi(bytecode)?.name ?? nameFromAbi(data?.abi);
+        const decoded = moduleAbi(bytecode)?.name;
+        const name = decoded ?? nameFromAbi(data?.abi);
         if (!name) throw new IngestError(`${at}: module bytecode does not decode and carries no name`);
-        modules.push({ version, address, name, stateKey: moduleStateKey(address, name), bytecode });
+        const write: ModuleWrite = { version, address, name, stateKey: moduleStateKey(address, name), bytecode };
+        if (decoded === undefined) {
+          // Bytecode newer than the decoder (or not a module it accepts): the source's ABI is kept
+          // and served as the source printed it.
+          const abi = upstreamAbiText(data?.abi);
+          if (abi !== null) write.upstreamAbi = abi;
+          unknown.push({ what: "module", type: "undecodable_bytecode" });
+        }
+        modules.push(write);
         break;
       }
       case "delete_module": {
@@ -151,18 +189,68 @@ export function parseAptosTransaction(value: unknown, index: number): ParsedTxn 
         break;
       }
       default:
-        throw new IngestError(`${at}: unknown change type ${JSON.stringify(ch.type)}`);
+        // A change type added after this reader: skipped (and counted); the known ones are stored.
+        if (typeof ch.type !== "string" || ch.type.length === 0) throw new IngestError(`${at}: change type is not a string: ${JSON.stringify(ch.type)}`);
+        unknown.push({ what: "change", type: labelOf(ch.type) });
     }
   });
 
   return {
-    txn: { version, kind: kind as TxnKind, hash, user },
+    txn: { version, kind, hash, user },
     blockStart,
     endInfo,
     modules,
     tableItems,
     resources,
+    unknown,
   };
+}
+
+/** The stored kind of a transaction whose type this reader does not know. */
+export const UNKNOWN_TXN_KIND = "unknown_transaction" satisfies TxnKind;
+
+/**
+ * A transaction of a new type that carries a sender and a replay protector (a sequence number or
+ * a nonce), as user transactions do: its sender and replay protector are stored so that the
+ * sender's transaction summaries list it. Its gas is stored when it carries it; the gas estimate
+ * reads user transactions only. Null when it carries no sender; a malformed one is an error.
+ */
+function userLike(t: Json, where: string): TxnWrite["user"] {
+  if (t.sender === undefined || t.sender === null) return null;
+  const sender = addressField(t, "sender", where);
+  let replayProtector: UserTxnWrite["replayProtector"];
+  if (t.replay_protection_nonce !== undefined && t.replay_protection_nonce !== null) {
+    replayProtector = { type: "nonce", value: u64Field(t, "replay_protection_nonce", where) };
+  } else if (t.sequence_number !== undefined && t.sequence_number !== null) {
+    replayProtector = { type: "sequence_number", value: u64Field(t, "sequence_number", where) };
+  } else {
+    return null;
+  }
+  const optionalU64 = (field: string) => (t[field] === undefined || t[field] === null ? 0n : u64Field(t, field, where));
+  return {
+    sender,
+    replayProtector,
+    gasUnitPrice: optionalU64("gas_unit_price"),
+    gasUsed: optionalU64("gas_used"),
+    success: t.success !== false,
+    contractAddress: null,
+  };
+}
+
+/** A type name as a metric label and log word: at most 64 of `[A-Za-z0-9_:<>]`, else `other`. */
+function labelOf(type: string): string {
+  return /^[A-Za-z0-9_:<>]{1,64}$/.test(type) ? type : "other";
+}
+
+/**
+ * The source's ABI of a module, as JSON text, when it is an object naming the module (the node's
+ * `MoveModule`); null otherwise. Property order is kept as the source sent it.
+ */
+function upstreamAbiText(abi: unknown): string | null {
+  if (typeof abi !== "object" || abi === null || Array.isArray(abi)) return null;
+  const a = abi as Json;
+  if (typeof a.name !== "string" || typeof a.address !== "string") return null;
+  return JSON.stringify(abi);
 }
 
 /**

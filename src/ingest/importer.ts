@@ -8,6 +8,8 @@
  *   so the same file can be imported again after a crash.
  * - A gap, a repeat or a mismatch stops the import with an error naming the version; the block that
  *   held it is not written.
+ * - A transaction, change or module of a kind the reader does not know does not stop it: what is
+ *   generic is stored (`parseAptosTransaction`), and each is counted in `stats.unknownKinds`.
  * - At the end of input the last block is committed only when it is visibly complete (it ends with a
  *   `state_checkpoint_transaction` or `block_epilogue_transaction`, or it is the genesis block);
  *   otherwise it is reported as pending and the next import picks it up.
@@ -23,7 +25,7 @@
  */
 import type { BlockWrite, LedgerStore, StoredTxnFingerprint } from "../storage/LedgerStore.js";
 import type { BlockEndInfo } from "../ledger/types.js";
-import { IngestError, parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
+import { IngestError, parseAptosTransaction, type ParsedTxn, type UnknownKind } from "./aptosJson.js";
 
 export interface ImportStats {
   committedBlocks: number;
@@ -33,6 +35,11 @@ export interface ImportStats {
   pendingTxns: number;
   firstVersion: bigint | null;
   lastVersion: bigint | null;
+  /**
+   * What of a kind the reader does not know was taken, by `what:type` (a transaction stored
+   * generically, a change skipped, a module whose ABI is the source's): counted once per version.
+   */
+  unknownKinds: Record<string, number>;
 }
 
 /** Whole blocks are grouped into one commit until they hold this many transactions. */
@@ -58,7 +65,10 @@ export class Importer {
     pendingTxns: 0,
     firstVersion: null,
     lastVersion: null,
+    unknownKinds: {},
   };
+  /** Told of each thing of an unknown kind in a transaction taken (a metric, a log line). */
+  onUnknown: ((u: UnknownKind, version: bigint) => void) | null = null;
 
   private constructor(private readonly store: LedgerStore) {}
 
@@ -128,6 +138,11 @@ export class Importer {
         throw new IngestError(`gap before version ${v}: the ledger holds versions up to ${this.tip}`);
       }
       this.block.push(p);
+      for (const u of p.unknown) {
+        const key = `${u.what}:${u.type}`;
+        this.stats.unknownKinds[key] = (this.stats.unknownKinds[key] ?? 0) + 1;
+        this.onUnknown?.(u, v);
+      }
     }
     this.count++;
     this.expected = v + 1n;

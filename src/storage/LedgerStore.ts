@@ -54,7 +54,9 @@ export type TxnKind =
   | "user_transaction"
   | "state_checkpoint_transaction"
   | "block_epilogue_transaction"
-  | "validator_transaction";
+  | "validator_transaction"
+  /** A type added to the chain after this version of the reader (`UNKNOWN_TXN_KIND`). */
+  | "unknown_transaction";
 
 export interface UserTxnWrite {
   sender: Uint8Array; // 32 bytes
@@ -79,6 +81,11 @@ export interface ModuleWrite {
   name: string;
   stateKey: Uint8Array;
   bytecode: Uint8Array | null; // null: deleted
+  /**
+   * The source's ABI as JSON text, stored (and served) in place of the decoded one when the
+   * bytecode does not decode here (a bytecode version newer than the decoder).
+   */
+  upstreamAbi?: string;
 }
 
 export interface TableItemWrite {

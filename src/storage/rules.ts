@@ -11,7 +11,8 @@ import type {
   TransactionSummary,
   UserTxnGas,
 } from "../ledger/types.js";
-import type { PruneResult, PruneTarget, StoredTxnFingerprint, SummaryQuery, TxnKind } from "./LedgerStore.js";
+import { moduleAbiJson } from "../move/abi.js";
+import type { ModuleWrite, PruneResult, PruneTarget, StoredTxnFingerprint, SummaryQuery, TxnKind } from "./LedgerStore.js";
 
 // ---------------------------------------------------------------------------------------------
 // Stored codes
@@ -25,10 +26,21 @@ export const TXN_KINDS: readonly TxnKind[] = [
   "state_checkpoint_transaction",
   "block_epilogue_transaction",
   "validator_transaction",
+  "unknown_transaction",
 ];
 
 export function txnKindCode(kind: TxnKind): number {
   return TXN_KINDS.indexOf(kind);
+}
+
+/**
+ * The ABI text stored with a module's bytecode: decoded here (`moduleAbiJson`), or the source's
+ * own when the bytecode does not decode and the source sent one. Null for a deletion.
+ */
+export function storedAbiText(m: ModuleWrite): string | null {
+  if (!m.bytecode) return null;
+  const decoded = moduleAbiJson(m.bytecode);
+  return decoded === "null" && m.upstreamAbi !== undefined ? m.upstreamAbi : decoded;
 }
 
 /** Stored `replay_kind`: 0 for a nonce, 1 for a sequence number. */

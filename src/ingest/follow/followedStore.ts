@@ -183,11 +183,15 @@ export class FollowedStore implements LedgerStore {
         expectStatus(res.status, 200, `modules of ${formatAddress(address)} at version ${at}`);
         const page = parseJson(res.body, `modules of ${formatAddress(address)}`);
         if (!Array.isArray(page)) throw new StorageUnavailableError(`the upstream's modules of ${formatAddress(address)} are not a JSON array`);
-        for (const m of page as Array<{ bytecode?: unknown; abi?: { name?: unknown } | null }>) {
+        for (const m of page as Array<{ bytecode?: unknown; abi?: { name?: unknown; address?: unknown } | null }>) {
           const bytecode = typeof m.bytecode === "string" ? Buffer.from(m.bytecode.replace(/^0x/, ""), "hex") : null;
-          const name = (bytecode && moduleAbi(bytecode)?.name) ?? (typeof m.abi?.name === "string" ? m.abi.name : null);
+          const decoded = bytecode ? moduleAbi(bytecode)?.name : undefined;
+          const name = decoded ?? (typeof m.abi?.name === "string" ? m.abi.name : null);
           if (!bytecode || !name) throw new StorageUnavailableError(`the upstream sent a module of ${formatAddress(address)} without bytecode or name`);
-          modules.push({ version: origin, address, name, stateKey: moduleStateKey(address, name), bytecode: new Uint8Array(bytecode) });
+          const write: ModuleWrite = { version: origin, address, name, stateKey: moduleStateKey(address, name), bytecode: new Uint8Array(bytecode) };
+          // Bytecode the decoder does not know (a newer version): the upstream's ABI is served.
+          if (decoded === undefined && typeof m.abi?.address === "string") write.upstreamAbi = JSON.stringify(m.abi);
+          modules.push(write);
         }
         cursor = res.headers.get("x-aptos-cursor");
       } while (cursor);

@@ -11,7 +11,7 @@
  *   committed only the whole blocks before it.
  */
 import type { LedgerStore } from "../../storage/LedgerStore.js";
-import { IngestError } from "../aptosJson.js";
+import { describeUnknown, IngestError, type UnknownKind } from "../aptosJson.js";
 import { Importer } from "../importer.js";
 import { type UpstreamClient, UpstreamGarbageError, UpstreamUnavailableError } from "./client.js";
 
@@ -114,6 +114,10 @@ export class Follower {
   lag: FollowLag | null = null;
   /** Told after every commit and poll (set after construction by `serve --follow`). */
   onLag: ((lag: FollowLag) => void) | null;
+  /** Told of each thing of a kind the reader does not know that was taken (a metric). */
+  onUnknown: ((u: UnknownKind, version: bigint) => void) | null = null;
+  /** The unknown kinds already logged: one line each, the first time. */
+  private readonly unknownLogged = new Set<string>();
 
   constructor(
     private readonly store: LedgerStore,
@@ -137,6 +141,14 @@ export class Follower {
       throw new FollowError(`the upstream serves chain ${head.chainId}, but this ledger holds chain ${stored}: nothing written`);
     }
     const importer = await Importer.open(this.store, head.chainId);
+    importer.onUnknown = (u, version) => {
+      const key = `${u.what}:${u.type}`;
+      if (!this.unknownLogged.has(key)) {
+        this.unknownLogged.add(key);
+        this.o.log.warn(`version ${version}: ${describeUnknown(u)}; going on (counted as ${key}, logged once)`);
+      }
+      this.onUnknown?.(u, version);
+    };
     let next: bigint;
     if (importer.ledgerVersion !== null) {
       next = importer.ledgerVersion + 1n;

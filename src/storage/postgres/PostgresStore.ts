@@ -64,6 +64,7 @@ import {
   snapshotValue,
   summaryOf,
   summaryRange,
+  storedAbiText,
   txnKindCode,
   userTxnGasOf,
   type BlockRow,
@@ -314,7 +315,7 @@ export const SQL = {
   // The contract as the importer gives it: 64 lowercase hex digits (gas.ts parses it as an address).
   userGas: `SELECT t.version, t.gas_unit_price, t.gas_used, encode(c.address, 'hex') AS contract FROM transactions t
             LEFT JOIN addresses c ON c.id = t.contract_id
-            WHERE t.version >= $1::numeric AND t.version <= $2::numeric AND t.sender_id IS NOT NULL ORDER BY t.version`,
+            WHERE t.version >= $1::numeric AND t.version <= $2::numeric AND t.sender_id IS NOT NULL AND t.kind = ${txnKindCode("user_transaction")} ORDER BY t.version`,
   fingerprints: `SELECT version, kind, hash FROM transactions
                  WHERE version >= $1::numeric AND version <= $2::numeric ORDER BY version`,
   // The whole block in one statement: data-modifying CTEs run atomically, with one snapshot.
@@ -817,7 +818,7 @@ export class PostgresStore implements LedgerStore {
         await c.query(
           `INSERT INTO modules (address, state_key, version, name, bytecode, code_hash, abi) VALUES ($1, $2, $3::numeric, $4, $5, $6, $7)
            ON CONFLICT (address, state_key, version) DO NOTHING`,
-          [m.address, m.stateKey, u64Param(m.version), m.name, m.bytecode, m.bytecode ? codeHash(m.bytecode) : null, m.bytecode ? moduleAbiJson(m.bytecode) : null],
+          [m.address, m.stateKey, u64Param(m.version), m.name, m.bytecode, m.bytecode ? codeHash(m.bytecode) : null, storedAbiText(m)],
         );
       }
       for (const t of w.tableItems) {
@@ -1142,7 +1143,7 @@ function commitValues(w: BlockWrite): unknown[] {
     typeOrds,
     resources.map((r) => u64Param(r.version)),
     resources.map((r) => (r.json === null ? null : packResourceValue(r.address, r.json))),
-    modules.map((m) => (m.bytecode ? moduleAbiJson(m.bytecode) : null)),
+    modules.map((m) => storedAbiText(m)),
   ];
 }
 

@@ -47,6 +47,7 @@ import {
   summaryColumns,
   summaryOf,
   summaryRange,
+  storedAbiText,
   txnKindCode,
   userTxnGasOf,
   type BlockRow,
@@ -236,7 +237,7 @@ function prepareStatements(db: Db) {
     userGas: rows<[bigint, bigint], UserTxnGasRow<bigint>>(
       `SELECT t.version, t.gas_unit_price, t.gas_used, CASE WHEN t.contract_id IS NULL THEN t.contract ELSE lower(hex(c.address)) END AS contract
        FROM transactions t LEFT JOIN addresses c ON c.id = t.contract_id
-       WHERE t.version >= ? AND t.version <= ? AND t.sender_id IS NOT NULL ORDER BY t.version`,
+       WHERE t.version >= ? AND t.version <= ? AND t.sender_id IS NOT NULL AND t.kind = ${txnKindCode("user_transaction")} ORDER BY t.version`,
     ),
     fingerprints: rows<[bigint, bigint], FingerprintRow<bigint>>(
       "SELECT version, kind, hash FROM transactions WHERE version >= ? AND version <= ? ORDER BY version",
@@ -983,7 +984,7 @@ export class SqliteStore implements LedgerStore {
       let id: number | null = null;
       if (m.bytecode) {
         // The ABI is computed once per new hash, here and not on reads.
-        id = st.codeId.get(hash!) ?? Number(st.insertCode.run(hash!, m.bytecode, moduleAbiJson(m.bytecode)).lastInsertRowid);
+        id = st.codeId.get(hash!) ?? Number(st.insertCode.run(hash!, m.bytecode, storedAbiText(m)!).lastInsertRowid);
       }
       st.insertModuleKey.run(m.address, m.stateKey, m.name);
       st.insertModule.run(m.address, m.stateKey, m.version, m.name, hash, id);
