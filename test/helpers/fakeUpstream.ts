@@ -12,10 +12,13 @@
  *
  * Faults, switchable at any time: a pruning window of its own (`pruneTo`), a rate limit answering
  * 429 with `Retry-After`, injected 5xx, slow answers, dropped connections, "down" (every
- * connection dropped), a head that goes back, and garbage pages.
+ * connection dropped), a head that goes back, garbage pages, pages capped below 100, and
+ * oversized answers (a gzip bomb, a huge plain body).
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { Readable } from "node:stream";
+import { createGzip } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DevnetChain, defaultDevnetChainOptions, type DevnetChainOptions } from "../../src/ingest/devnetChain.js";
@@ -61,7 +64,14 @@ export interface Faults {
   /** Drops, 5xx and slowness hit only routes starting with this (null: every route). */
   only: string | null;
   /** The page of transactions holding this version is answered wrongly. */
-  garbage: { version: bigint; kind: "not_json" | "unknown_type" | "gap" } | null;
+  garbage: { version: bigint; kind: "not_json" | "bad_hash" | "gap" } | null;
+  /** Pages of transactions hold at most this many (an upstream capping its pages below 100). */
+  pageCap: number | null;
+  /**
+   * The next `times` pages of transactions answer an oversized body instead: `gzip`, a gzip body
+   * that inflates to `bytes` zeros; `plain`, `bytes` of JSON whitespace then `[]`.
+   */
+  oversized: { kind: "gzip" | "plain"; bytes: number; times: number } | null;
 }
 
 export const FAKE_CHAIN_OPTIONS: DevnetChainOptions = { ...defaultDevnetChainOptions, maxTxnsPerBlock: 4, burstEvery: 100, burstLength: 3 };
@@ -72,7 +82,9 @@ export class FakeUpstream {
   /** Every transaction's JSON text, by version. */
   readonly txns: string[] = [];
   readonly blocks: FakeBlock[] = [];
-  readonly faults: Faults = { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null };
+  readonly faults: Faults = { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null, pageCap: null, oversized: null };
+  /** Bytes of oversized bodies sent (written to sockets before the client cut them). */
+  oversizedBytesSent = 0;
   /** Requests answered (faults included), by route. */
   readonly requests = new Map<string, number>();
   oldestVersion = 0n;
@@ -120,12 +132,17 @@ export class FakeUpstream {
     return this.head.last;
   }
 
-  /** Adds `n` devnet blocks (committed to the ledger underneath before they are visible). */
-  async extend(n: number): Promise<void> {
+  /**
+   * Adds `n` devnet blocks (committed to the ledger underneath before they are visible); `edit`
+   * may change each block's transactions first (kinds of data the devnet does not make).
+   */
+  async extend(n: number, edit?: (block: Json[], i: number) => void): Promise<void> {
     const all: Json[] = [];
     for (let i = 0; i < n; i++) {
       const t = GENESIS_TIME_USEC + this.chain.pos.height * 1_000_000n;
-      all.push(...this.chain.nextBlock(t));
+      const block = this.chain.nextBlock(t);
+      edit?.(block, i);
+      all.push(...block);
       if (all.length >= 5000) await this.append(all.splice(0));
     }
     if (all.length > 0) await this.append(all);
@@ -177,7 +194,7 @@ export class FakeUpstream {
 
   /** All faults off. */
   heal(): void {
-    Object.assign(this.faults, { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null });
+    Object.assign(this.faults, { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null, pageCap: null, oversized: null });
   }
 
   count(route: string): number {
@@ -196,6 +213,29 @@ export class FakeUpstream {
     await this.node.close();
     await this.store.close();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** An oversized body, streamed in 64 KiB chunks (never whole in memory); counts what was written. */
+  private sendOversized(reply: FastifyReply, kind: "gzip" | "plain", bytes: number): FastifyReply {
+    const chunk = Buffer.alloc(64 * 1024, kind === "gzip" ? 0 : 0x20);
+    let left = bytes;
+    const source = new Readable({
+      read() {
+        if (left <= 0) {
+          this.push(Buffer.from("[]"));
+          this.push(null);
+          return;
+        }
+        const n = Math.min(left, chunk.length);
+        left -= n;
+        this.push(chunk.subarray(0, n));
+      },
+    });
+    const body = kind === "gzip" ? source.pipe(createGzip({ level: 9 })) : source;
+    body.on("data", (c: Buffer) => (this.oversizedBytesSent += c.length));
+    reply.raw.on("close", () => source.destroy());
+    if (kind === "gzip") reply.header("content-encoding", "gzip");
+    return reply.send(body);
   }
 
   private ledgerHeaders(reply: FastifyReply): void {
@@ -282,7 +322,7 @@ export class FakeUpstream {
 
     app.get("/v1/transactions", async (req: FastifyRequest<{ Querystring: { start?: string; limit?: string } }>, reply) => {
       const q = req.query;
-      const limit = Math.min(q.limit === undefined ? 25 : Number(q.limit), 100);
+      const limit = Math.min(q.limit === undefined ? 25 : Number(q.limit), this.faults.pageCap ?? 100);
       if (q.limit !== undefined && !/^[0-9]{1,5}$/.test(q.limit)) return this.error(reply, 400, "web_framework_error", `failed to parse query param limit: ${q.limit}`);
       if (limit === 0) return this.error(reply, 400, "invalid_input", "Given limit value (0) is too small");
       const head = this.ledgerVersion;
@@ -295,10 +335,15 @@ export class FakeUpstream {
       const g = this.faults.garbage;
       this.ledgerHeaders(reply);
       reply.type("application/json; charset=utf-8");
+      const big = this.faults.oversized;
+      if (big && big.times > 0) {
+        big.times--;
+        return this.sendOversized(reply, big.kind, big.bytes);
+      }
       if (g && g.version >= start && g.version <= end) {
         const i = Number(g.version - start);
         if (g.kind === "not_json") return `[${parts.slice(0, i).join(",")}${i > 0 ? "," : ""}{"version": "${g.version}", trunc`;
-        if (g.kind === "unknown_type") parts[i] = JSON.stringify({ ...JSON.parse(parts[i]!), type: "quantum_transaction" });
+        if (g.kind === "bad_hash") parts[i] = JSON.stringify({ ...JSON.parse(parts[i]!), hash: "0x1234" });
         else parts.splice(i, 1);
       }
       return `[${parts.join(",")}]`;
