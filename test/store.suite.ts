@@ -187,6 +187,38 @@ export function storeSuite(factory: () => Backend): void {
       expect(await s.getFingerprints(0n, 100n)).toEqual([]);
     });
 
+    it("stores a transaction of a kind the reader does not know, and a module with its source's ABI, and serves them", async () => {
+      const undecodable = bytes(0xa1, 0x1c, 0xeb, 0x0b, 0x7f, 0, 0, 0);
+      const upstreamAbi = '{"address":"0xa","name":"later","friends":[],"exposed_functions":[],"structs":[]}';
+      const s = await fresh(4, HISTORY.slice(0, 1));
+      await s.commitBlock({
+        block: block(1n, 1n, 1_000_000n, 1n, 4n),
+        transactions: [
+          txn(1n, "block_metadata_transaction"),
+          // A user-like transaction of a new type between two known ones, and one without a sender.
+          txn(2n, "unknown_transaction", user(B, seq(5n), 100n, 10n)),
+          txn(3n, "unknown_transaction"),
+          txn(4n, "state_checkpoint_transaction"),
+        ],
+        modules: [{ ...mod(2n, A, "later", undecodable), upstreamAbi }],
+        tableItems: [],
+        resources: [],
+      });
+      expect((await s.getFingerprints(1n, 4n)).map((f) => f.kind)).toEqual([
+        "block_metadata_transaction",
+        "unknown_transaction",
+        "unknown_transaction",
+        "state_checkpoint_transaction",
+      ]);
+      expect((await s.getBlockByVersion(3n))?.firstVersion).toBe(1n);
+      expect((await s.getTransactionSummaries({ sender: B, ledgerVersion: 4n, limit: 10 })).map((r) => r.version)).toEqual([2n]);
+      // Only user transactions count for the gas estimate, as on the reference node.
+      expect(await s.getUserTxnGas(1n, 4n)).toEqual([]);
+      const page = await s.readModules(A, 4n, null, 100, () => true, "bytecode");
+      const later = page?.value.rows.find((m) => m.name === "later");
+      expect(later?.abi).toBe(upstreamAbi);
+    });
+
     it("commits a block atomically: a failing block leaves nothing visible", async () => {
       const s = await fresh(4, HISTORY.slice(0, 1));
       const before = await s.getLedgerInfo();

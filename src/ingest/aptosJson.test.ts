@@ -49,3 +49,30 @@ describe("a user transaction's use-case address (aptos-core parse_use_case)", ()
     }
   });
 });
+
+describe("kinds of data this reader does not know", () => {
+  it("a transaction of a new type is stored generically: a user-like one with its sender and replay protector", () => {
+    const p = parseAptosTransaction({ ...userTxn(entry(`0x${ABC}::m::f`)), type: "quantum_transaction" }, 0);
+    expect(p.txn.kind).toBe("unknown_transaction");
+    expect(p.blockStart).toBeNull();
+    expect(p.txn.user).toMatchObject({ replayProtector: { type: "sequence_number", value: 3n }, contractAddress: null });
+    expect(p.unknown).toEqual([{ what: "transaction", type: "quantum_transaction" }]);
+    const bare = parseAptosTransaction({ version: "6", type: "quantum_system_transaction", hash: `0x${"11".repeat(32)}` }, 0);
+    expect(bare.txn.user).toBeNull();
+  });
+
+  it("a change of a new type is skipped and counted; the known changes beside it are kept", () => {
+    const t = { ...userTxn(null), changes: [{ type: "write_quantum" }, { type: "write_table_item", handle: "0x1", key: "0x01", value: "0x02" }] };
+    const p = parseAptosTransaction(t, 0);
+    expect(p.tableItems).toHaveLength(1);
+    expect(p.unknown).toEqual([{ what: "change", type: "write_quantum" }]);
+  });
+
+  it("malformed data of a known kind, or a type that is not a string, is still an error naming the version", () => {
+    expect(() => parseAptosTransaction({ ...userTxn(null), hash: "0x12" }, 0)).toThrow(/version 5: hash is not 32 hex bytes/);
+    expect(() => parseAptosTransaction({ ...userTxn(null), type: "quantum_transaction", sequence_number: "x" }, 0)).toThrow(/version 5: sequence_number must be a u64/);
+    expect(() => parseAptosTransaction({ ...userTxn(null), type: 7 }, 0)).toThrow(IngestError);
+    expect(() => parseAptosTransaction({ ...userTxn(null), changes: [{ type: "write_table_item", handle: "0x1", key: "zz" }] }, 0)).toThrow(/version 5 change #0: key is not hex bytes/);
+    expect(() => parseAptosTransaction({ ...userTxn(null), changes: [7] }, 0)).toThrow(/version 5 change #0 is not an object/);
+  });
+});
