@@ -213,6 +213,21 @@ describe("a follower whose upstream changes chain", () => {
     }
   }, 60_000);
 
+  it("a page of transactions of another chain id: stops before taking any of it", async () => {
+    const up = await FakeUpstream.start({ blocks: 30 });
+    const store = await openStore(join(dir, `p${n++}.db`));
+    up.faults.pageChainId = 9;
+    try {
+      const e = await settled(follower(store, up, true).run(), 10_000);
+      expect(String((e as Error).message ?? e)).toContain("the upstream's page of transactions from version 0 is of chain 9, but this ledger holds chain 4");
+      expect(e).toBeInstanceOf(ChainIdChangedError);
+      expect(await store.getLedgerInfo(true)).toBeNull();
+    } finally {
+      await store.close();
+      await up.close();
+    }
+  }, 60_000);
+
   for (const when of ["on resume", "while it polls"] as const) {
     it(`another history under the same chain id (${when}): stops, naming the version and both hashes; nothing of it written`, async () => {
       const up = await FakeUpstream.start({ blocks: 30 });

@@ -78,6 +78,8 @@ export interface Faults {
   stateNotFound: StateNotFoundFault | null;
   /** `GET /v1` and every answer's `X-Aptos-Chain-Id` say this chain id instead. */
   chainIdOverride: number | null;
+  /** Only the pages of transactions say this chain id in `X-Aptos-Chain-Id`. */
+  pageChainId: number | null;
 }
 
 export const FAKE_CHAIN_OPTIONS: DevnetChainOptions = { ...defaultDevnetChainOptions, maxTxnsPerBlock: 4, burstEvery: 100, burstLength: 3 };
@@ -99,6 +101,7 @@ export class FakeUpstream {
     garbage: null,
     stateNotFound: null,
     chainIdOverride: null,
+    pageChainId: null,
   };
   /** Requests answered (faults included), by route. */
   readonly requests = new Map<string, number>();
@@ -248,6 +251,7 @@ export class FakeUpstream {
       garbage: null,
       stateNotFound: null,
       chainIdOverride: null,
+      pageChainId: null,
     });
   }
 
@@ -376,6 +380,7 @@ export class FakeUpstream {
       for (let v = start; v <= end; v++) parts.push(this.txns[Number(v)]!);
       const g = this.faults.garbage;
       this.ledgerHeaders(reply);
+      if (this.faults.pageChainId !== null) reply.header("x-aptos-chain-id", String(this.faults.pageChainId));
       reply.type("application/json; charset=utf-8");
       if (g && g.version >= start && g.version <= end) {
         const i = Number(g.version - start);
