@@ -159,7 +159,8 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
         readsPerTurn: true,
         ...sqliteOptions,
       }));
-    if (!o.store) store = await guardHeadStartedLedger(store);
+    // A devnet's ledger is its own chain from genesis: never a follower's.
+    if (!o.store && !o.devnet) store = await guardHeadStartedLedger(store);
     if (writes && !threaded) writers = await LocalWriters.open(store, writersOptions, status, writerEvents);
   } catch (e) {
     await writers?.stop();
@@ -222,12 +223,21 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
 
 /**
  * A ledger that `follow` started at a chain's head lacks the state before its first block; without
- * an upstream to fetch it from, reads that need it answer 503 instead of an empty answer.
+ * an upstream to fetch it from, reads that need it answer 503 instead of an empty answer. A
+ * follower records its first version before its first block, so a ledger that holds a block
+ * (read first) and no record never gets one; an empty ledger may, so its reads decide.
  */
 async function guardHeadStartedLedger(store: LedgerStore): Promise<LedgerStore> {
-  // A database whose schema predates the follower (opened read-only, unmigrated) has no record.
-  const first = await store.getBaseRecord(FIRST_SYNCED_RECORD).catch(() => null);
-  return first !== null && first > 0n ? new FollowedStore(store, null, { timeoutMs: 0 }) : store;
+  const hasBlock = (await store.getLedgerInfo(true).catch(() => null)) !== null;
+  let first: bigint | null;
+  try {
+    first = await store.getBaseRecord(FIRST_SYNCED_RECORD);
+  } catch {
+    // A database whose schema predates the follower (opened read-only, unmigrated) has no record.
+    return store;
+  }
+  const mayHaveBase = first !== null ? first > 0n : !hasBlock;
+  return mayHaveBase ? new FollowedStore(store, null, { timeoutMs: 0 }) : store;
 }
 
 /** Environment variable telling a `serve --workers` process its role. */

@@ -12,10 +12,13 @@
  *
  * Faults, switchable at any time: a pruning window of its own (`pruneTo`), a rate limit answering
  * 429 with `Retry-After`, injected 5xx, slow answers, dropped connections, "down" (every
- * connection dropped), a head that goes back, garbage pages, pages capped below 100, and
- * oversized answers (a gzip bomb, a huge plain body).
+ * connection dropped), a head that goes back, garbage pages, pages capped below 100, oversized
+ * answers (a gzip bomb, a huge plain body), state reads answered by a 404 that is not the node's
+ * own "not found", another chain id, and a swap to another history under the same chain id
+ * (`swapChain`).
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Readable } from "node:stream";
 import { createGzip } from "node:zlib";
@@ -45,7 +48,16 @@ export interface FakeUpstreamOptions {
   chainId?: number;
   /** The devnet's shape; by default smaller bursts than the live devnet, so long chains stay quick. */
   chain?: Partial<DevnetChainOptions>;
+  /** Every transaction hash is mixed with this: another history under the same chain id. */
+  hashSalt?: string;
 }
+
+/**
+ * A 404 for state that is not the node's own "not found" of the thing asked: a gateway's HTML
+ * page, `version_not_found` (a backend behind the version asked), or the right error code from a
+ * backend whose ledger version is below the one asked.
+ */
+export type StateNotFoundFault = "html" | "version_not_found" | "lagging";
 
 /** What a test switches on; every field is read per request. */
 export interface Faults {
@@ -72,6 +84,12 @@ export interface Faults {
    * that inflates to `bytes` zeros; `plain`, `bytes` of JSON whitespace then `[]`.
    */
   oversized: { kind: "gzip" | "plain"; bytes: number; times: number } | null;
+  /** Modules, raw_item and resource reads answer this 404 instead. */
+  stateNotFound: StateNotFoundFault | null;
+  /** `GET /v1` and every answer's `X-Aptos-Chain-Id` say this chain id instead. */
+  chainIdOverride: number | null;
+  /** Only the pages of transactions say this chain id in `X-Aptos-Chain-Id`. */
+  pageChainId: number | null;
 }
 
 export const FAKE_CHAIN_OPTIONS: DevnetChainOptions = { ...defaultDevnetChainOptions, maxTxnsPerBlock: 4, burstEvery: 100, burstLength: 3 };
@@ -82,7 +100,21 @@ export class FakeUpstream {
   /** Every transaction's JSON text, by version. */
   readonly txns: string[] = [];
   readonly blocks: FakeBlock[] = [];
-  readonly faults: Faults = { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null, pageCap: null, oversized: null };
+  readonly faults: Faults = {
+    rateLimit: null,
+    fail5xx: 0,
+    slowMs: 0,
+    drop: 0,
+    down: false,
+    only: null,
+    headOverride: null,
+    garbage: null,
+    pageCap: null,
+    oversized: null,
+    stateNotFound: null,
+    chainIdOverride: null,
+    pageChainId: null,
+  };
   /** Bytes of oversized bodies sent (written to sockets before the client cut them). */
   oversizedBytesSent = 0;
   /** Requests answered (faults included), by route. */
@@ -91,15 +123,17 @@ export class FakeUpstream {
   oldestHeight = 0n;
   private readonly recent: number[] = [];
 
+  private hashSalt: string | null = null;
+
   private constructor(
     readonly chainId: number,
-    private readonly chain: DevnetChain,
-    readonly store: LedgerStore,
-    private readonly importer: Importer,
-    readonly node: TestNode,
+    private chain: DevnetChain,
+    public store: LedgerStore,
+    private importer: Importer,
+    public node: TestNode,
     private readonly app: FastifyInstance,
     readonly base: string,
-    private readonly dir: string,
+    private dir: string,
   ) {}
 
   static async start(o: FakeUpstreamOptions): Promise<FakeUpstream> {
@@ -112,16 +146,44 @@ export class FakeUpstream {
     const node = await startTestNode(db, { aptosHeaders: true, prune: false });
     const app = Fastify({ logger: false, bodyLimit: 8 << 20 });
     const fake = new FakeUpstream(chainId, chain, store, importer, node, app, "", dir);
+    fake.hashSalt = o.hashSalt ?? null;
     fake.routes();
     const url = await app.listen({ host: "127.0.0.1", port: 0 });
     (fake as { base: string }).base = `${url}/v1`;
-    // The real genesis transaction (63 modules, the 2022 gas schedule), then devnet blocks on it.
-    const [genesis] = JSON.parse(readFileSync(`${FIXTURES}genesis_transaction.json`, "utf8")) as Json[];
-    chain.pos.version = 1n;
-    chain.pos.height = 1n;
-    await fake.append([genesis!]);
-    await fake.extend(o.blocks);
+    await fake.fill(o.blocks);
     return fake;
+  }
+
+  /** The real genesis transaction (63 modules, the 2022 gas schedule), then devnet blocks on it. */
+  private async fill(blocks: number): Promise<void> {
+    const [genesis] = JSON.parse(readFileSync(`${FIXTURES}genesis_transaction.json`, "utf8")) as Json[];
+    this.chain.pos.version = 1n;
+    this.chain.pos.height = 1n;
+    await this.append([genesis!]);
+    await this.extend(blocks);
+  }
+
+  /**
+   * Replaces the whole history, under the same chain id and URL, with another one of `blocks`
+   * blocks whose transaction hashes are mixed with `hashSalt` (a testnet reset).
+   */
+  async swapChain(blocks: number, hashSalt: string, chain: Partial<DevnetChainOptions> = {}): Promise<void> {
+    const [oldNode, oldStore, oldDir] = [this.node, this.store, this.dir];
+    this.dir = mkdtempSync(join(tmpdir(), "ledger-node-upstream-"));
+    const db = join(this.dir, "upstream.db");
+    this.store = await openStore(db);
+    this.importer = await Importer.open(this.store, this.chainId);
+    this.chain = DevnetChain.fresh({ ...FAKE_CHAIN_OPTIONS, ...chain, chainId: this.chainId });
+    this.node = await startTestNode(db, { aptosHeaders: true, prune: false });
+    this.hashSalt = hashSalt;
+    this.txns.length = 0;
+    this.blocks.length = 0;
+    this.oldestVersion = 0n;
+    this.oldestHeight = 0n;
+    await this.fill(blocks);
+    await oldNode.close();
+    await oldStore.close();
+    rmSync(oldDir, { recursive: true, force: true });
   }
 
   get head(): FakeBlock {
@@ -149,6 +211,9 @@ export class FakeUpstream {
   }
 
   private async append(txns: Json[]): Promise<void> {
+    if (this.hashSalt !== null) {
+      for (const t of txns) t.hash = `0x${createHash("sha256").update(`${this.hashSalt}/${String(t.hash)}`).digest("hex")}`;
+    }
     for (const t of txns) await this.importer.push(t);
     await this.importer.finish();
     let block: FakeBlock | null = null;
@@ -194,7 +259,21 @@ export class FakeUpstream {
 
   /** All faults off. */
   heal(): void {
-    Object.assign(this.faults, { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null, pageCap: null, oversized: null });
+    Object.assign(this.faults, {
+      rateLimit: null,
+      fail5xx: 0,
+      slowMs: 0,
+      drop: 0,
+      down: false,
+      only: null,
+      headOverride: null,
+      garbage: null,
+      pageCap: null,
+      oversized: null,
+      stateNotFound: null,
+      chainIdOverride: null,
+      pageChainId: null,
+    });
   }
 
   count(route: string): number {
@@ -241,7 +320,7 @@ export class FakeUpstream {
   private ledgerHeaders(reply: FastifyReply): void {
     const h = this.head;
     reply.headers({
-      "x-aptos-chain-id": String(this.chainId),
+      "x-aptos-chain-id": String(this.faults.chainIdOverride ?? this.chainId),
       "x-aptos-ledger-version": String(h.last),
       "x-aptos-ledger-oldest-version": String(this.oldestVersion),
       "x-aptos-ledger-timestampusec": String(h.timestampUsec),
@@ -254,6 +333,17 @@ export class FakeUpstream {
   private error(reply: FastifyReply, status: number, error_code: string, message: string): FastifyReply {
     this.ledgerHeaders(reply);
     return reply.code(status).send({ message, error_code, vm_error_code: null });
+  }
+
+  /** The 404 of `StateNotFoundFault` `kind`, for a read whose own "not found" code is `code`. */
+  private stateNotFound(reply: FastifyReply, kind: StateNotFoundFault, code: string, asked: string | undefined): FastifyReply {
+    if (kind === "html") return reply.code(404).type("text/html").send("<html><body><h1>404 Not Found</h1>nginx</body></html>");
+    const v = asked ?? String(this.ledgerVersion);
+    if (kind === "version_not_found") return this.error(reply, 404, "version_not_found", `Ledger version not found by Ledger version(${v})`);
+    // A backend far behind: its own ledger version is below the one asked.
+    this.ledgerHeaders(reply);
+    reply.header("x-aptos-ledger-version", "0");
+    return reply.code(404).send({ message: `not found at Ledger version(${v})`, error_code: code, vm_error_code: null });
   }
 
   /** The version a `ledger_version` query asks for, or a reply already sent. */
@@ -308,7 +398,7 @@ export class FakeUpstream {
       const h = this.faults.headOverride !== null ? this.blockByVersion(this.faults.headOverride)! : this.head;
       this.ledgerHeaders(reply);
       return {
-        chain_id: this.chainId,
+        chain_id: this.faults.chainIdOverride ?? this.chainId,
         epoch: "1",
         ledger_version: String(h.last),
         oldest_ledger_version: String(this.oldestVersion),
@@ -334,6 +424,7 @@ export class FakeUpstream {
       for (let v = start; v <= end; v++) parts.push(this.txns[Number(v)]!);
       const g = this.faults.garbage;
       this.ledgerHeaders(reply);
+      if (this.faults.pageChainId !== null) reply.header("x-aptos-chain-id", String(this.faults.pageChainId));
       reply.type("application/json; charset=utf-8");
       const big = this.faults.oversized;
       if (big && big.times > 0) {
@@ -379,6 +470,7 @@ export class FakeUpstream {
       async (req: FastifyRequest<{ Params: { address: string; type: string }; Querystring: { ledger_version?: string } }>, reply) => {
         const address = parseAddress(req.params.address);
         if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
+        if (this.faults.stateNotFound) return this.stateNotFound(reply, this.faults.stateNotFound, "resource_not_found", req.query.ledger_version);
         const v = this.version(req.query, reply);
         if (v === null) return reply;
         const json = await this.store.getResource(address, req.params.type, v);
@@ -393,6 +485,11 @@ export class FakeUpstream {
     // Everything else is our node's answer, with the X-Aptos-* headers the reference sends.
     app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
     app.all("/v1/*", async (req, reply) => {
+      const f = this.faults.stateNotFound;
+      if (f && (req.url.includes("/raw_item") || /\/accounts\/[^/]+\/modules/.test(req.url))) {
+        const asked = new URL(req.url, "http://x").searchParams.get("ledger_version") ?? undefined;
+        return this.stateNotFound(reply, f, req.url.includes("/raw_item") ? "table_item_not_found" : "account_not_found", asked);
+      }
       const res = await fetch(`${this.node.url}${req.url}`, {
         method: req.method,
         headers: { accept: req.headers.accept ?? "*/*", ...(req.headers["content-type"] ? { "content-type": req.headers["content-type"] } : {}) },

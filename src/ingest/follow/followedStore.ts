@@ -15,6 +15,13 @@
  *   asynchronous path, where it can wait for a fetch.
  * - A wait on the upstream is bounded by `timeoutMs` (then 503, via StorageUnavailableError);
  *   concurrent reads of the same missing state share one fetch.
+ * - "Absent" is stored only on the reference node's own "not found" for that exact thing: its
+ *   error code in its JSON, with a ledger version at or above the one asked. Any other 404 (a
+ *   gateway's page, `version_not_found`, a lagging backend) is retried, then answered 503.
+ * - Whether the ledger has a base is decided on the reads, not once: a follower records its first
+ *   version before its first block, so until the ledger holds a block the record is read again.
+ * - The gas estimator's walk below the first synced block answers 503: those blocks are the
+ *   upstream's, and an estimate without them would differ from the upstream's.
  */
 import { formatAddress, toHex } from "../../ledger/address.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
@@ -32,7 +39,7 @@ import {
   StatePrunedError,
   StorageUnavailableError,
 } from "../../storage/LedgerStore.js";
-import { type UpstreamClient, parseJson } from "./client.js";
+import { type UpstreamClient, type UpstreamResponse, parseJson } from "./client.js";
 import { FIRST_SYNCED_RECORD, type FollowLag, readHead, type UpstreamHead } from "./sync.js";
 
 /** The reference node's largest modules page. */
@@ -52,7 +59,8 @@ export class FollowedStore implements LedgerStore {
   readonly kind: LedgerStore["kind"];
   /** Set by the follower running in the same process; shown by /v1/info. */
   lag: FollowLag | null = null;
-  private origin: bigint | null = null;
+  /** The base version; null: no base (synced from genesis); undefined: not decided yet. */
+  private origin: bigint | null | undefined = undefined;
   /** Records known to exist (they are never removed). */
   private readonly known = new Set<string>();
   private readonly fetching = new Map<string, Promise<"ok" | "pruned">>();
@@ -79,13 +87,19 @@ export class FollowedStore implements LedgerStore {
     return this.lag;
   }
 
-  /** The base version, or null for a ledger synced from genesis (or not started): nothing to fetch. */
+  /**
+   * The base version, or null for a ledger without one (synced from genesis, imported): nothing to
+   * fetch. A follower records its first version before its first block commits, so once the
+   * ledger holds a block (read first) the record read after it is final; before that it is read
+   * again on every call.
+   */
   private async baseVersion(): Promise<bigint | null> {
-    if (this.origin === null) {
-      const first = await this.inner.getBaseRecord(FIRST_SYNCED_RECORD);
-      if (first !== null && first > 0n) this.origin = first - 1n;
-    }
-    return this.origin;
+    if (this.origin !== undefined) return this.origin;
+    const hasBlock = (await this.inner.getLedgerInfo(true)) !== null;
+    const first = await this.inner.getBaseRecord(FIRST_SYNCED_RECORD);
+    if (first !== null) this.origin = first > 0n ? first - 1n : null;
+    else if (hasBlock) this.origin = null;
+    return this.origin ?? null;
   }
 
   // --- reads that may need the base -------------------------------------------------------------
@@ -107,7 +121,10 @@ export class FollowedStore implements LedgerStore {
         deadline: this.deadline(),
       });
       if (res.status === 410) return "pruned";
-      if (res.status === 404) return NO_ROWS();
+      if (res.status === 404) {
+        requireNotFound(res, ["table_item_not_found"], at, `raw_item of table ${formatAddress(handle)} at version ${at}`);
+        return NO_ROWS();
+      }
       expectStatus(res.status, 200, `raw_item of table ${formatAddress(handle)} at version ${at}`);
       return { ...NO_ROWS(), tableItems: [{ version: origin, handle, key, value: new Uint8Array(res.body) }] };
     });
@@ -157,7 +174,10 @@ export class FollowedStore implements LedgerStore {
         if (at > origin && (await this.inner.newestStateVersion({ kind: "resource", address, type }, at)) !== null) return "pruned";
         const res = await this.client!.request(`/accounts/${formatAddress(address)}/resource/${type}?ledger_version=${at}`, { deadline: this.deadline() });
         if (res.status === 410) return "pruned";
-        if (res.status === 404) return NO_ROWS();
+        if (res.status === 404) {
+          requireNotFound(res, ["resource_not_found", "account_not_found"], at, `resource ${type} of ${formatAddress(address)} at version ${at}`);
+          return NO_ROWS();
+        }
         expectStatus(res.status, 200, `resource ${type} of ${formatAddress(address)} at version ${at}`);
         const body = parseJson(res.body, `resource ${type}`) as { data?: unknown };
         return { ...NO_ROWS(), resources: [{ version: origin, address, type, json: JSON.stringify(body.data ?? null) }] };
@@ -179,7 +199,11 @@ export class FollowedStore implements LedgerStore {
         const path: string = `/accounts/${formatAddress(address)}/modules?ledger_version=${at}&limit=${MODULES_PAGE}${cursor ? `&start=${cursor}` : ""}`;
         const res = await this.client!.request(path, { deadline: this.deadline() });
         if (res.status === 410) return "pruned";
-        if (res.status === 404) break; // no such account: no modules
+        if (res.status === 404) {
+          // Older reference nodes answer an account that does not exist so: it has no modules.
+          requireNotFound(res, ["account_not_found"], at, `modules of ${formatAddress(address)} at version ${at}`);
+          break;
+        }
         expectStatus(res.status, 200, `modules of ${formatAddress(address)} at version ${at}`);
         const page = parseJson(res.body, `modules of ${formatAddress(address)}`);
         if (!Array.isArray(page)) throw new StorageUnavailableError(`the upstream's modules of ${formatAddress(address)} are not a JSON array`);
@@ -219,7 +243,7 @@ export class FollowedStore implements LedgerStore {
         const info = await this.inner.getLedgerInfo(true);
         // The ledger can vouch for an unchanged value only up to its own newest version.
         if (!info || at > info.ledgerVersion) return "pruned" as const;
-        const rows = await fetch(at);
+        const rows = await this.fetchRetried(() => fetch(at));
         if (rows === "pruned") return "pruned" as const;
         await this.inner.writeBaseState({ what, fetchedAt: at, ...rows });
         return "ok" as const;
@@ -240,6 +264,22 @@ export class FollowedStore implements LedgerStore {
       p = shared;
     }
     return withTimeout(p, this.o.timeoutMs, () => new StorageUnavailableError(`the upstream did not give the ${label} within ${this.o.timeoutMs} ms`));
+  }
+
+  /**
+   * `fetch`, again while the upstream answers something that is neither the value nor its own
+   * "not found" (a gateway's 404, a lagging backend), with backoff until the read's timeout.
+   */
+  private async fetchRetried(fetch: () => Promise<Fetched>): Promise<Fetched> {
+    const until = this.deadline();
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      try {
+        return await fetch();
+      } catch (e) {
+        if (!(e instanceof UpstreamNotFoundUnsureError) || Date.now() + delay >= until) throw e;
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
   }
 
   private deadline(): number {
@@ -266,7 +306,14 @@ export class FollowedStore implements LedgerStore {
   getTransactionSummaries: LedgerStore["getTransactionSummaries"] = (q) => this.inner.getTransactionSummaries(q);
   readSummaries: LedgerStore["readSummaries"] = (q) => this.inner.readSummaries(q);
   readSummariesVersion: LedgerStore["readSummariesVersion"] = (s, e, p) => this.inner.readSummariesVersion(s, e, p);
-  getBlockByVersion: LedgerStore["getBlockByVersion"] = (v) => this.inner.getBlockByVersion(v);
+  /** Below the first synced block the blocks are the upstream's: a gas estimate needing them answers 503. */
+  getBlockByVersion: LedgerStore["getBlockByVersion"] = async (v) => {
+    const origin = await this.baseVersion();
+    if (origin !== null && v <= origin) {
+      throw new StorageUnavailableError(`the block holding version ${v} is before this ledger's first synced block (version ${origin + 1n}): not stored yet`);
+    }
+    return this.inner.getBlockByVersion(v);
+  };
   getBlockByHeight: LedgerStore["getBlockByHeight"] = (h) => this.inner.getBlockByHeight(h);
   getFirstBlockAtOrAfter: LedgerStore["getFirstBlockAtOrAfter"] = (t) => this.inner.getFirstBlockAtOrAfter(t);
   getUserTxnGas: LedgerStore["getUserTxnGas"] = (f, l) => this.inner.getUserTxnGas(f, l);
@@ -286,6 +333,27 @@ function inWindow(info: LedgerInfo, v: bigint): boolean {
 /** A read the upstream can no longer answer exactly: the API answers it 410, as pruned. */
 function statePruned(v: bigint): StatePrunedError {
   return new StatePrunedError(v, `the state at version ${v} is older than the upstream keeps, and the ledger cannot prove it unchanged since`);
+}
+
+/** A 404 of the upstream that is not its own "not found" of the thing asked: retried, never stored. */
+class UpstreamNotFoundUnsureError extends StorageUnavailableError {}
+
+/**
+ * Checks that a 404 is the reference node's "not found" of the thing asked: JSON with one of
+ * `codes` as its `error_code`, at a ledger version (`X-Aptos-Ledger-Version`) at or above `at`.
+ */
+function requireNotFound(res: UpstreamResponse, codes: string[], at: bigint, what: string): void {
+  let code: unknown;
+  try {
+    code = (JSON.parse(res.body.toString("utf8")) as { error_code?: unknown } | null)?.error_code;
+  } catch {
+    code = undefined;
+  }
+  const header = res.headers.get("x-aptos-ledger-version");
+  const ledgerVersion = header !== null && /^[0-9]{1,20}$/.test(header) ? BigInt(header) : null;
+  if (typeof code === "string" && codes.includes(code) && ledgerVersion !== null && ledgerVersion >= at) return;
+  const said = typeof code === "string" ? code : JSON.stringify(res.body.toString("utf8", 0, Math.min(res.body.length, 80)));
+  throw new UpstreamNotFoundUnsureError(`the upstream answered 404 (${said}, ledger version ${header ?? "not given"}) for ${what}: not its own "not found"`);
 }
 
 function expectStatus(status: number, want: number, what: string): void {

@@ -6,10 +6,14 @@
  * - Several pages of `GET /v1/transactions` are in flight at once (`concurrency`); they are pushed
  *   in version order whatever order they arrive in.
  * - Once caught up it polls `GET /v1` for the head, and logs its lag (versions and seconds).
- * - A different chain id, an upstream whose head goes back behind the ledger, or an answer that is
- *   not a page of transactions stops it with an error naming the version; the Importer has then
- *   committed only the whole blocks before it.
+ * - A different chain id (at the start, on every head poll and on every page), an upstream whose
+ *   head goes back behind the ledger, a history that differs from the ledger's at its newest version
+ *   (checked on resume and on every poll), or an answer that is not a page of transactions stops it
+ *   with an error naming the version; the Importer has then committed only the whole blocks before it.
+ * - The first synced version is recorded before the first block commits, so a reader never sees a
+ *   block of a head-started ledger without knowing that the state before it is the upstream's.
  */
+import { defaultGasConfig } from "../../ledger/gasConfig.js";
 import type { LedgerStore } from "../../storage/LedgerStore.js";
 import { describeUnknown, IngestError, type UnknownKind } from "../aptosJson.js";
 import { Importer } from "../importer.js";
@@ -23,6 +27,12 @@ export const FIRST_SYNCED_RECORD = "first_synced_version";
 
 /** The reference node's largest page of `GET /v1/transactions`. */
 export const PAGE_SIZE = 100;
+
+/**
+ * Blocks synced before the head block when following from `latest`: the gas estimator walks this
+ * many blocks below the newest, so the replica's first estimate is the upstream's.
+ */
+export const GAS_HISTORY_BLOCKS = BigInt(defaultGasConfig.aggressiveBlockHistory);
 
 export type FollowFrom = { kind: "genesis" } | { kind: "latest" } | { kind: "version"; version: bigint };
 
@@ -56,6 +66,31 @@ export class FollowError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "FollowError";
+  }
+}
+
+/** The upstream serves another chain id than the ledger holds: nothing of it is written. */
+export class ChainIdChangedError extends FollowError {
+  constructor(
+    readonly ledgerChainId: number,
+    readonly upstreamChainId: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ChainIdChangedError";
+  }
+}
+
+/** The upstream's transaction at a version the ledger holds is another one (a reset chain). */
+export class HistoryDivergedError extends FollowError {
+  constructor(
+    readonly version: bigint,
+    readonly ledgerHash: string,
+    readonly upstreamHash: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "HistoryDivergedError";
   }
 }
 
@@ -105,8 +140,20 @@ export async function blockStartOf(client: UpstreamClient, version: bigint): Pro
   return u64(json as Json, "first_version", `block by version ${version}`);
 }
 
+/** The first version of the block at `height`, from `GET /v1/blocks/by_height/{h}`. */
+async function blockStartAtHeight(client: UpstreamClient, height: bigint): Promise<bigint> {
+  const { status, json } = await client.getJson(`/blocks/by_height/${height}?with_transactions=false`);
+  if (status !== 200 || typeof json !== "object" || json === null) {
+    const msg = (json as Json | null)?.message;
+    throw new FollowError(`the upstream has no block at height ${height} (${status}${typeof msg === "string" ? `: ${msg}` : ""})`);
+  }
+  return u64(json as Json, "first_version", `block at height ${height}`);
+}
+
 export class Follower {
   private stopping = false;
+  /** The ledger's chain id, once known: every head and page must carry it. */
+  private chainId: number | null = null;
   private wake: (() => void) | null = null;
   private lastHead: bigint | null = null;
   /** Versions asked for a page: `PAGE_SIZE`, or the upstream's smaller cap once a page showed it. */
@@ -138,8 +185,9 @@ export class Follower {
     const head = await this.headRetried();
     const stored = await this.store.getChainId();
     if (stored !== null && stored !== head.chainId) {
-      throw new FollowError(`the upstream serves chain ${head.chainId}, but this ledger holds chain ${stored}: nothing written`);
+      throw new ChainIdChangedError(stored, head.chainId, `the upstream serves chain ${head.chainId}, but this ledger holds chain ${stored}: nothing written`);
     }
+    this.chainId = head.chainId;
     const importer = await Importer.open(this.store, head.chainId);
     importer.onUnknown = (u, version) => {
       const key = `${u.what}:${u.type}`;
@@ -155,12 +203,25 @@ export class Follower {
       this.o.log.info(`resuming after version ${importer.ledgerVersion}`);
       await this.recordFirstSynced();
     } else {
-      next = await this.startVersion(head);
-      this.o.log.info(`starting at version ${next} (upstream head ${head.ledgerVersion})`);
+      // Recorded before the first block commits (a reader that sees a block knows where the ledger
+      // starts); a run stopped before that commit starts where the record says.
+      const recorded = await this.store.getBaseRecord(FIRST_SYNCED_RECORD);
+      if (recorded !== null) {
+        next = recorded;
+        this.o.log.info(`starting at version ${next}, recorded by an earlier run (upstream head ${head.ledgerVersion})`);
+      } else {
+        next = await this.startVersion(head);
+        await this.store.writeBaseState({ what: FIRST_SYNCED_RECORD, fetchedAt: next, modules: [], tableItems: [], resources: [] });
+        this.o.log.info(`starting at version ${next} (upstream head ${head.ledgerVersion})`);
+      }
+      this.firstSyncedRecorded = true;
     }
     let current = head;
     while (!this.stopping) {
+      this.checkChainId(current, importer.ledgerVersion);
       this.checkHead(current, importer.ledgerVersion);
+      if (importer.ledgerVersion !== null) await this.checkHistory(importer.ledgerVersion, current);
+      if (this.stopping) break;
       while (next <= current.ledgerVersion && !this.stopping) {
         try {
           next = await this.syncRange(importer, next, current.ledgerVersion);
@@ -170,7 +231,6 @@ export class Follower {
           await importer.finish().catch(() => undefined);
           throw e;
         }
-        await this.recordFirstSynced();
         await this.reportLag(current, importer.ledgerVersion);
       }
       if (this.o.exitAtHead && importer.ledgerVersion !== null && importer.ledgerVersion >= current.ledgerVersion) break;
@@ -184,8 +244,8 @@ export class Follower {
   private firstSyncedRecorded = false;
 
   /**
-   * Records where the ledger starts once its first block is in: its oldest version then. (A stop
-   * between that commit and this record is mended at the next run, before any prune could move it.)
+   * On resume, records where the ledger starts when no run recorded it: its oldest version (a
+   * ledger whose first block an older version of the follower committed before its record).
    */
   private async recordFirstSynced(): Promise<void> {
     if (this.firstSyncedRecorded) return;
@@ -205,7 +265,12 @@ export class Follower {
       }
       return 0n;
     }
-    const v = from.kind === "latest" ? head.ledgerVersion : from.version;
+    if (from.kind === "latest") {
+      // The head block and the estimator's history before it, as far as the upstream keeps blocks.
+      const back = head.blockHeight - GAS_HISTORY_BLOCKS;
+      return blockStartAtHeight(this.client, back > head.oldestBlockHeight ? back : head.oldestBlockHeight);
+    }
+    const v = from.version;
     if (v > head.ledgerVersion) throw new FollowError(`version ${v} is above the upstream's head ${head.ledgerVersion}`);
     if (v < head.oldestVersion) throw new FollowError(`the upstream has pruned version ${v} (its oldest is ${head.oldestVersion})`);
     return blockStartOf(this.client, v);
@@ -221,6 +286,62 @@ export class Follower {
         this.o.log.warn(`${e.message}; asking again in ${this.o.pollMs * 10} ms`);
         await this.pause(this.o.pollMs * 10);
       }
+    }
+  }
+
+  /** Stops before any version of another chain is taken: the upstream's chain id may change under a running follower. */
+  private checkChainId(head: UpstreamHead, ledgerVersion: bigint | null): void {
+    if (this.chainId !== null && head.chainId !== this.chainId) {
+      throw new ChainIdChangedError(
+        this.chainId,
+        head.chainId,
+        `the upstream now serves chain ${head.chainId}, but this ledger holds chain ${this.chainId}: stopped taking versions after version ${ledgerVersion ?? "none"}`,
+      );
+    }
+  }
+
+  /**
+   * Compares the ledger's newest transaction with the upstream's at the same version: a chain
+   * reset under the same chain id that grew past the ledger differs there. Retried through outages
+   * and a lagging backend's 404; a version the upstream pruned cannot be compared and passes.
+   */
+  private async checkHistory(version: bigint, head: UpstreamHead): Promise<void> {
+    const [stored] = await this.store.getFingerprints(version, version);
+    if (!stored) return;
+    const ours = `0x${Buffer.from(stored.hash).toString("hex")}`;
+    for (;;) {
+      let res: Awaited<ReturnType<UpstreamClient["getJson"]>>;
+      try {
+        res = await this.client.getJson(`/transactions?start=${version}&limit=1`);
+      } catch (e) {
+        if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's transaction at version ${version}: ${e.message}`);
+        if (!(e instanceof UpstreamUnavailableError) || this.stopping) throw e;
+        this.o.log.warn(`${e.message}; asking again in ${this.o.pollMs * 10} ms`);
+        await this.pause(this.o.pollMs * 10);
+        if (this.stopping) return;
+        continue;
+      }
+      if (res.status === 410) return;
+      if (res.status === 404) {
+        this.o.log.warn(`the upstream answered 404 for the transaction at version ${version}, below its head ${head.ledgerVersion}; asking again in ${this.o.pollMs * 10} ms`);
+        await this.pause(this.o.pollMs * 10);
+        if (this.stopping) return;
+        continue;
+      }
+      const txn = Array.isArray(res.json) ? (res.json[0] as Json | undefined) : undefined;
+      if (res.status !== 200 || !txn || txn.version !== String(version) || typeof txn.hash !== "string") {
+        throw new FollowError(`the upstream answered ${res.status} without the transaction at version ${version}: ${JSON.stringify(res.json).slice(0, 200)}`);
+      }
+      const theirs = txn.hash.toLowerCase();
+      if (theirs !== ours) {
+        throw new HistoryDivergedError(
+          version,
+          ours,
+          theirs,
+          `the upstream's history differs from this ledger's: at version ${version} the ledger holds transaction ${ours}, the upstream (head version ${head.ledgerVersion}) ${theirs}; stopped taking versions after version ${version}`,
+        );
+      }
+      return;
     }
   }
 
@@ -330,6 +451,14 @@ export class Follower {
       }
     }
     const { status, json } = res;
+    const pageChain = res.headers.get("x-aptos-chain-id");
+    if (this.chainId !== null && pageChain !== null && pageChain !== String(this.chainId)) {
+      throw new ChainIdChangedError(
+        this.chainId,
+        Number(pageChain),
+        `the upstream's page of transactions from version ${start} is of chain ${pageChain}, but this ledger holds chain ${this.chainId}: nothing of it written`,
+      );
+    }
     if (status !== 200) {
       const msg = (json as Json | null)?.message;
       throw new FollowError(`the upstream answered ${status} for transactions from version ${start}${typeof msg === "string" ? `: ${msg}` : ""}`);
