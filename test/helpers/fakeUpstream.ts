@@ -12,7 +12,8 @@
  *
  * Faults, switchable at any time: a pruning window of its own (`pruneTo`), a rate limit answering
  * 429 with `Retry-After`, injected 5xx, slow answers, dropped connections, "down" (every
- * connection dropped), a head that goes back, and garbage pages.
+ * connection dropped), a head that goes back, garbage pages, a gateway's HTML page in place of
+ * `GET /v1`, pages that 404 below the announced head (a lagging backend), and another chain id.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -62,6 +63,12 @@ export interface Faults {
   only: string | null;
   /** The page of transactions holding this version is answered wrongly. */
   garbage: { version: bigint; kind: "not_json" | "unknown_type" | "gap" } | null;
+  /** `GET /v1` answers a gateway's HTML page (200, text/html) instead of the ledger info. */
+  headHtml: boolean;
+  /** Pages of transactions answer 404 `version_not_found` though `GET /v1` announces them (a backend that lags). */
+  pages404: boolean;
+  /** `GET /v1` and the ledger headers report this chain id instead of the real one. */
+  chainIdOverride: number | null;
 }
 
 export const FAKE_CHAIN_OPTIONS: DevnetChainOptions = { ...defaultDevnetChainOptions, maxTxnsPerBlock: 4, burstEvery: 100, burstLength: 3 };
@@ -72,7 +79,19 @@ export class FakeUpstream {
   /** Every transaction's JSON text, by version. */
   readonly txns: string[] = [];
   readonly blocks: FakeBlock[] = [];
-  readonly faults: Faults = { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null };
+  readonly faults: Faults = {
+    rateLimit: null,
+    fail5xx: 0,
+    slowMs: 0,
+    drop: 0,
+    down: false,
+    only: null,
+    headOverride: null,
+    garbage: null,
+    headHtml: false,
+    pages404: false,
+    chainIdOverride: null,
+  };
   /** Requests answered (faults included), by route. */
   readonly requests = new Map<string, number>();
   oldestVersion = 0n;
@@ -177,7 +196,19 @@ export class FakeUpstream {
 
   /** All faults off. */
   heal(): void {
-    Object.assign(this.faults, { rateLimit: null, fail5xx: 0, slowMs: 0, drop: 0, down: false, only: null, headOverride: null, garbage: null });
+    Object.assign(this.faults, {
+      rateLimit: null,
+      fail5xx: 0,
+      slowMs: 0,
+      drop: 0,
+      down: false,
+      only: null,
+      headOverride: null,
+      garbage: null,
+      headHtml: false,
+      pages404: false,
+      chainIdOverride: null,
+    });
   }
 
   count(route: string): number {
@@ -201,7 +232,7 @@ export class FakeUpstream {
   private ledgerHeaders(reply: FastifyReply): void {
     const h = this.head;
     reply.headers({
-      "x-aptos-chain-id": String(this.chainId),
+      "x-aptos-chain-id": String(this.faults.chainIdOverride ?? this.chainId),
       "x-aptos-ledger-version": String(h.last),
       "x-aptos-ledger-oldest-version": String(this.oldestVersion),
       "x-aptos-ledger-timestampusec": String(h.timestampUsec),
@@ -266,9 +297,10 @@ export class FakeUpstream {
 
     app.get("/v1", async (_req, reply) => {
       const h = this.faults.headOverride !== null ? this.blockByVersion(this.faults.headOverride)! : this.head;
+      if (this.faults.headHtml) return reply.code(200).type("text/html").send("<html><body><h1>Service Temporarily Unavailable</h1></body></html>");
       this.ledgerHeaders(reply);
       return {
-        chain_id: this.chainId,
+        chain_id: this.faults.chainIdOverride ?? this.chainId,
         epoch: "1",
         ledger_version: String(h.last),
         oldest_ledger_version: String(this.oldestVersion),
@@ -287,7 +319,7 @@ export class FakeUpstream {
       if (limit === 0) return this.error(reply, 400, "invalid_input", "Given limit value (0) is too small");
       const head = this.ledgerVersion;
       const start = q.start === undefined ? (head + 1n > BigInt(limit) ? head + 1n - BigInt(limit) : 0n) : BigInt(q.start);
-      if (start > head) return this.error(reply, 404, "version_not_found", `Ledger version not found by Ledger version(${start})`);
+      if (start > head || this.faults.pages404) return this.error(reply, 404, "version_not_found", `Ledger version not found by Ledger version(${start})`);
       if (start < this.oldestVersion) return this.error(reply, 410, "version_pruned", `Ledger version(${start}) has been pruned`);
       const end = start + BigInt(limit) - 1n < head ? start + BigInt(limit) - 1n : head;
       const parts: string[] = [];
