@@ -28,11 +28,22 @@ let files = 0;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The serve process ended: what every wait on it then fails with at once. */
+class ServeExited extends Error {}
+
+function alive(r: ServeProcess): ServeProcess {
+  if (r.proc.exitCode !== null) throw new ServeExited(`serve exited (${r.proc.exitCode}): ${r.stderr()}`);
+  return r;
+}
+
 /** Polls `probe` until it gives a value (not null), for at most `withinMs`. */
 async function waitFor<T>(what: string, probe: () => Promise<T | null>, withinMs = 60_000): Promise<T> {
   const until = Date.now() + withinMs;
   for (;;) {
-    const v = await probe().catch(() => null);
+    const v = await probe().catch((e: unknown) => {
+      if (e instanceof ServeExited) throw e;
+      return null;
+    });
     if (v !== null) return v;
     if (Date.now() > until) throw new Error(`${what}: not seen within ${withinMs} ms`);
     await sleep(50);
@@ -115,7 +126,7 @@ for (const makeBackend of backendFactories) {
       const r = replica!;
       await up.extend(5);
       const sick = await waitFor("/-/healthy 503", async () => {
-        const h = await healthy(r.base);
+        const h = await healthy(alive(r).base);
         return h.status === 503 ? h : null;
       });
       expect(sick.message).toContain("the follower is failing");
@@ -156,7 +167,7 @@ for (const makeBackend of backendFactories) {
         replica = await startServe(followArgs(up, db));
         const r = replica;
         const stopped = await waitFor("/-/healthy 503", async () => {
-          const h = await healthy(r.base);
+          const h = await healthy(alive(r).base);
           return h.status === 503 ? h : null;
         });
         expect(stopped.message).toBe("the follower stopped and is not tried again: the upstream serves chain 9, but this ledger holds chain 4: nothing written");
@@ -224,7 +235,7 @@ describe("serve --follow and follow while PostgreSQL stops for a few seconds", (
     await cluster.stopServer("fast");
     await up.extend(5);
     // The follower's commits and the node's reads fail meanwhile: the node answers, 503 where it must.
-    await waitFor("/-/healthy 503", async () => ((await healthy(r.base)).status === 503 ? true : null));
+    await waitFor("/-/healthy 503", async () => ((await healthy(alive(r).base)).status === 503 ? true : null));
     await waitFor("follower retrying", async () => ((await followerState(r.base, "retrying")) === 1 ? true : null));
     await sleep(3000);
     expect((await fetch(`${r.base}/info`)).status).toBe(200);
