@@ -247,9 +247,9 @@ addFollowOptions(follow, "")
       pollMs: o.poll,
       exitAtHead: o.exitAtHead,
       log,
-      // Transient faults are logged, retried and their recovery logged; a permanent stop ends the
-      // command with its message (exit 1).
-      status: new WriterStatus({ error: (_, m) => log.warn(m), info: (_, m) => log.info(m) }),
+      // Transient faults are logged, retried and their recovery logged (with --quiet too: both
+      // ends of an outage); a permanent stop ends the command with its message (exit 1).
+      status: new WriterStatus({ error: (_, m) => log.warn(m), info: (_, m) => log.warn(m) }),
       onLag: (lag) => {
         // A line every 10 s at most while it runs (the lag is a gauge, not an event).
         if (performance.now() - lastLog < 10_000) return;
