@@ -3,7 +3,8 @@
  * real SQLite files and PostgreSQL) keeps serving through transient faults — a gateway's HTML page
  * in place of `GET /v1`, pages that 404 below the head the upstream announced, PostgreSQL stopped
  * for seconds — with `/-/healthy` answering 503 with the reason meanwhile and the recovery logged,
- * and ends with the same ledger as an import of the upstream's transactions. A permanent stop
+ * and ends with the same ledger as an import of the upstream's transactions; on SQLite also
+ * another process holding the write lock past the busy timeout. A permanent stop
  * (another chain id) stops the follower only: the API keeps serving what it holds and says why in
  * `/-/healthy`, `/metrics` and the log, while `ledger-node follow` exits 1 with the message. Plain
  * `follow` keeps running through a PostgreSQL outage. Waits poll for the state they expect; no
@@ -21,6 +22,7 @@ import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { dumpTables, type TableDump } from "./helpers/ledgerTables.js";
 import { PgCluster } from "./helpers/postgres.js";
 import { type ServeProcess, startServe } from "./helpers/serveProcess.js";
+import { holdWriteLock } from "./helpers/sqliteLock.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-down-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -188,6 +190,46 @@ for (const makeBackend of backendFactories) {
     }, 120_000);
   });
 }
+
+describe("serve --follow while another process holds SQLite's write lock past the busy timeout", () => {
+  let up: FakeUpstream;
+  let replica: ServeProcess | undefined;
+  afterAll(async () => {
+    await replica?.stop();
+    await up?.close();
+  });
+
+  it("the follower's commit fails (database locked) and is retried: 503 naming it meanwhile, then it commits; the ledger equals an import", async () => {
+    requireBuiltCli();
+    up = await FakeUpstream.start({ blocks: 20 });
+    const db = join(dir, `locked-${files++}.db`);
+    replica = await startServe(followArgs(up, db));
+    const r = replica;
+    await caughtUp(r.base, up);
+    const lock = await holdWriteLock(db);
+    try {
+      await up.extend(5);
+      // The writer's busy timeout (5 s) passes: the commit fails, and is tried again.
+      const sick = await waitFor("/-/healthy 503", async () => {
+        const h = await healthy(alive(r).base);
+        return h.status === 503 ? h : null;
+      });
+      expect(sick.message).toContain("the follower is failing");
+      expect(sick.message).toContain("locked");
+      expect((await info(r.base)).ledger_version).not.toBe(String(up.ledgerVersion));
+    } finally {
+      expect(await lock.release()).toBe(0);
+    }
+    await caughtUp(r.base, up);
+    await waitFor("/-/healthy 200", async () => ((await healthy(r.base)).status === 200 ? true : null));
+    expect(r.stdout()).toContain("follower: writing works again after");
+    await r.stop();
+    replica = undefined;
+    const ref = join(dir, `locked-ref-${files++}.db`);
+    importInto(up, ref);
+    expectSameLedger(await dumpTables(db), await dumpTables(ref));
+  }, 120_000);
+});
 
 describe("serve --follow and follow while PostgreSQL stops for a few seconds", () => {
   let cluster: PgCluster;

@@ -6,8 +6,8 @@
  * - Several pages of `GET /v1/transactions` are in flight at once (`concurrency`); they are pushed
  *   in version order whatever order they arrive in.
  * - Once caught up it polls `GET /v1` for the head, and logs its lag (versions and seconds).
- * - A different chain id, an upstream whose head goes back behind the ledger, or an answer that is
- *   not a page of transactions stops it with an error naming the version; the Importer has then
+ * - A different chain id, an upstream whose head goes back behind the ledger, or data that cannot
+ *   be a page of transactions stops it with an error naming the version; the Importer has then
  *   committed only the whole blocks before it.
  * - Any other fault (the store unavailable or full, the upstream down, an answer that is not JSON,
  *   a page missing below the announced head) is transient: reported to the `WriterStatus`, retried
