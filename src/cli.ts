@@ -11,9 +11,9 @@ import { Importer } from "./ingest/importer.js";
 import { checkReadable, readTransactions } from "./ingest/readInput.js";
 import { UpstreamClient } from "./ingest/follow/client.js";
 import { Follower, type FollowFrom, type FollowLag } from "./ingest/follow/sync.js";
-import { FollowedStore } from "./ingest/follow/followedStore.js";
+import { WriterStatus } from "./ingest/writerStatus.js";
 import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
-import { PACKAGE_VERSION, isWriterProcess, memoLagMs, serveWorkers, startNode } from "./server.js";
+import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
 import { displayDb, openStore } from "./storage/open.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
@@ -76,9 +76,20 @@ addFollowOptions(serve, "with --follow: ")
       const code = await serveWorkers(o.workers, (msg) => console.error(msg));
       process.exit(code);
     }
-    const following = o.follow ? await openFollowing(o) : null;
     const node = await startNode({
-      ...(following ? { store: following.store } : {}),
+      ...(o.follow
+        ? {
+            follow: {
+              upstream: o.follow,
+              apiKey: o.apiKey ?? null,
+              from: o.from,
+              concurrency: o.concurrency,
+              maxRequestsPerSecond: o.maxRps,
+              pollMs: o.poll,
+              upstreamTimeoutMs: o.upstreamTimeout,
+            },
+          }
+        : {}),
       writer: isWriterProcess(),
       db: o.db,
       host: o.host,
@@ -105,35 +116,7 @@ addFollowOptions(serve, "with --follow: ")
       },
     });
     console.log(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec, metrics: ${node.metricsUrl ?? `${node.url}/metrics`})`);
-    if (following) {
-      let lastLog = 0;
-      following.follower.onLag = (lag) => {
-        following.store.lag = lag;
-        node.metrics.writerLagVersions.set(Number(lag.versions));
-        node.metrics.writerLagSeconds.set(lag.seconds);
-        // A line every 10 s at most, as `follow` logs it.
-        if (o.quiet || performance.now() - lastLog < 10_000) return;
-        lastLog = performance.now();
-        following.store.getLedgerInfo().then(
-          (i) => console.log(lagLine(lag, i ? String(i.ledgerVersion) : "none")),
-          () => undefined, // a failing store is the commit's to report
-        );
-      };
-      following.follower.onUnknown = (u) => node.metrics.unknownKinds.inc({ what: u.what, type: u.type });
-      following.follower.run().then(
-        () => undefined,
-        (e: unknown) => {
-          // The ledger holds only whole blocks; the replica cannot go on following, so it stops.
-          console.error(`ledger-node: following ${o.follow} stopped: ${(e as Error).message}`);
-          node.close().then(
-            () => process.exit(1),
-            () => process.exit(1),
-          );
-        },
-      );
-    }
     const shutdown = () => {
-      following?.follower.stop();
       node.close().then(
         () => process.exit(0),
         () => process.exit(1),
@@ -227,34 +210,6 @@ function fromOption(v: string): FollowFrom {
   throw new InvalidArgumentError(`--from must be genesis, latest or a version (u64), got ${JSON.stringify(v)}`);
 }
 
-/** The store and follower of `serve --follow`: the follower writes, the node serves the FollowedStore. */
-async function openFollowing(o: {
-  db: string;
-  follow: string;
-  from: FollowFrom;
-  apiKey?: string;
-  concurrency: number;
-  maxRps: number;
-  poll: number;
-  upstreamTimeout: number;
-  quiet: boolean;
-}): Promise<{ store: FollowedStore; follower: Follower }> {
-  const client = new UpstreamClient(o.follow, {
-    apiKey: o.apiKey ?? null,
-    maxRequestsPerSecond: o.maxRps,
-    onRetry: (what, attempt, ms) => console.error(`retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
-  });
-  const store = new FollowedStore(await openStore(o.db, { create: true, memoLagMs: memoLagMs(o.db) }), client, { timeoutMs: o.upstreamTimeout });
-  const follower = new Follower(store.inner, client, {
-    from: o.from,
-    concurrency: o.concurrency,
-    pollMs: o.poll,
-    exitAtHead: false,
-    log: { info: (m) => (o.quiet ? undefined : console.log(m)), warn: (m) => console.error(m) },
-  });
-  return { store, follower };
-}
-
 /** CPU time this process used (user + system), in seconds. */
 function cpuSeconds(): number {
   const u = process.cpuUsage();
@@ -303,6 +258,9 @@ addFollowOptions(follow, "")
       pollMs: o.poll,
       exitAtHead: o.exitAtHead,
       log,
+      // Transient faults are logged, retried and their recovery logged (with --quiet too: both
+      // ends of an outage); a permanent stop ends the command with its message (exit 1).
+      status: new WriterStatus({ error: (_, m) => log.warn(m), info: (_, m) => log.warn(m) }),
       onLag: (lag) => {
         // A line every 10 s at most while it runs (the lag is a gauge, not an event).
         if (performance.now() - lastLog < 10_000) return;

@@ -1,19 +1,27 @@
 /**
- * Runs the node: the API over a store, an optional devnet feeding the same store, and a pruner
- * that keeps the ledger inside its window. Used by `ledger-node serve` and by the tests.
+ * Runs the node: the API over a store, an optional devnet or follower feeding the same store, and
+ * a pruner that keeps the ledger inside its window. Used by `ledger-node serve` and by the tests.
  */
 import type { FastifyInstance } from "fastify";
 import cluster, { type Worker } from "node:cluster";
 import { readFileSync } from "node:fs";
 import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
-import { serveMetrics, type NodeMetrics } from "./api/metrics.js";
+import { type FollowerState, serveMetrics, type NodeMetrics } from "./api/metrics.js";
 import { settleNextTickShape } from "./tickShape.js";
 import type { DevnetOptions } from "./ingest/devnet.js";
-import { LocalWriters, WriterThread, type WriterEvents, type Writers, type WritersOptions } from "./ingest/writers.js";
-import { WriterStatus } from "./ingest/writerStatus.js";
+import {
+  type FollowWriterOptions,
+  LocalWriters,
+  WriterThread,
+  type WriterEvents,
+  type Writers,
+  type WritersOptions,
+} from "./ingest/writers.js";
+import { type WriterFailure, WriterStatus } from "./ingest/writerStatus.js";
+import { UpstreamClient } from "./ingest/follow/client.js";
 import { FollowedStore } from "./ingest/follow/followedStore.js";
-import { FIRST_SYNCED_RECORD } from "./ingest/follow/sync.js";
+import { FIRST_SYNCED_RECORD, FOLLOWER, type FollowLag } from "./ingest/follow/sync.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
 import type { LedgerStore } from "./storage/LedgerStore.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
@@ -59,6 +67,14 @@ export interface ServeOptions {
    * that fetches what a replica started at the head lacks). The node closes it.
    */
   store?: LedgerStore;
+  /**
+   * Follow this upstream into the ledger while serving (`serve --follow`). The follower runs
+   * among the writers (on SQLite, on the writer thread); the node serves a `FollowedStore`, which
+   * fetches the state before the replica's first block from the upstream, waiting at most
+   * `upstreamTimeoutMs`. A transient fault is retried and a permanent one stops the follower
+   * only: the node keeps serving, and `/-/healthy`, the metrics and the log say why.
+   */
+  follow?: FollowWriterOptions & { upstreamTimeoutMs: number };
 }
 
 /**
@@ -109,14 +125,17 @@ export const PACKAGE_VERSION: string = (() => {
 
 export async function startNode(o: ServeOptions): Promise<RunningNode> {
   settleNextTickShape();
+  if (o.follow && (o.devnet || o.store)) throw new Error("a node that follows an upstream runs no devnet and opens its own store");
   const windowText = o.pruneWindow ?? (o.devnet ? DEVNET_PRUNE_WINDOW : DEFAULT_PRUNE_WINDOW);
   const window = parsePruneWindow(windowText);
   const writer = o.writer ?? true;
-  // This process writes only for the devnet and the pruner. A read-only SQLite file is served
-  // read-only with the pruner off (said in the log below) rather than refused.
-  let writes = writer && (Boolean(o.devnet) || (o.prune ?? true));
+  // This process writes only for the devnet, the follower and the pruner. A read-only SQLite file
+  // is served read-only with the pruner off (said in the log below) rather than refused; a
+  // follower's is refused when its writer opens it.
+  const follow = writer ? (o.follow ?? null) : null;
+  let writes = writer && (Boolean(o.devnet) || follow !== null || (o.prune ?? true));
   let readOnlyFile = false;
-  if (writes && !o.devnet && !isPostgresUrl(o.db) && existsSync(o.db) && !sqliteWritable(o.db)) {
+  if (writes && !o.devnet && !follow && !isPostgresUrl(o.db) && existsSync(o.db) && !sqliteWritable(o.db)) {
     writes = false;
     readOnlyFile = true;
   }
@@ -134,21 +153,40 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     },
   });
   // Told to the metrics once the app has them; prunes before that cannot happen (not started).
-  let events: WriterEvents = { pruned: () => undefined, pruneFailed: () => undefined };
-  const writerEvents: WriterEvents = { pruned: (s, r) => events.pruned(s, r), pruneFailed: (s) => events.pruneFailed(s) };
+  let events: WriterEvents = { pruned: () => undefined, pruneFailed: () => undefined, followLag: () => undefined, followLog: () => undefined, followUnknown: () => undefined };
+  const writerEvents: WriterEvents = {
+    pruned: (s, r) => events.pruned(s, r),
+    pruneFailed: (s) => events.pruneFailed(s),
+    followLag: (lag) => events.followLag(lag),
+    followLog: (level, m) => events.followLog(level, m),
+    followUnknown: (u) => events.followUnknown(u),
+  };
   const sqliteOptions: SqliteStoreOptions = { ...o.sqliteMemory, ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}) };
   const writersOptions: WritersOptions = {
     devnet: o.devnet && writer ? { chainId: o.chainId ?? 4, ...(typeof o.devnet === "object" ? o.devnet : {}) } : null,
     pruneWindow: writes && (o.prune ?? true) ? window : null,
     pruneIntervalMs: o.pruneIntervalMs ?? 10_000,
+    follow: follow
+      ? {
+          upstream: follow.upstream,
+          apiKey: follow.apiKey,
+          from: follow.from,
+          concurrency: follow.concurrency,
+          maxRequestsPerSecond: follow.maxRequestsPerSecond,
+          pollMs: follow.pollMs,
+        }
+      : null,
   };
   // SQLite's writers get a thread and a connection of their own; this one then only reads.
   const threaded = writes && !isPostgresUrl(o.db) && (o.writerThread ?? true);
   let writers: Writers | null = null;
+  let thread: WriterThread | null = null;
   if (threaded) {
-    writers = await WriterThread.start({ db: o.db, open: { create: o.create ?? true, ...sqliteOptions }, writers: writersOptions }, status, writerEvents);
+    thread = await WriterThread.start({ db: o.db, open: { create: o.create ?? true, ...sqliteOptions }, writers: writersOptions }, status, writerEvents);
+    writers = thread;
   }
   let store: LedgerStore;
+  let followed: FollowedStore | null = null;
   try {
     store =
       o.store ??
@@ -159,9 +197,23 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
         readsPerTurn: true,
         ...sqliteOptions,
       }));
-    // A devnet's ledger is its own chain from genesis: never a follower's.
-    if (!o.store && !o.devnet) store = await guardHeadStartedLedger(store);
-    if (writes && !threaded) writers = await LocalWriters.open(store, writersOptions, status, writerEvents);
+    // The writers write through the store itself; the API reads through the FollowedStore.
+    const written = store;
+    if (follow) {
+      // This client fetches base state for reads; the follower has its own, where it runs.
+      const client = new UpstreamClient(follow.upstream, {
+        apiKey: follow.apiKey,
+        maxRequestsPerSecond: follow.maxRequestsPerSecond,
+        onRetry: (what, attempt, ms) => events.followLog("warn", `retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
+      });
+      const writeBase = thread ? (w: Parameters<WriterThread["writeBaseState"]>[0]) => thread.writeBaseState(w) : undefined;
+      followed = new FollowedStore(store, client, { timeoutMs: follow.upstreamTimeoutMs, ...(writeBase ? { writeBase } : {}) });
+      store = followed;
+    } else if (!o.store && !o.devnet) {
+      // A devnet's ledger is its own chain from genesis: never a follower's.
+      store = await guardHeadStartedLedger(store);
+    }
+    if (writes && !threaded) writers = await LocalWriters.open(written, writersOptions, status, writerEvents);
   } catch (e) {
     await writers?.stop();
     throw e;
@@ -184,13 +236,29 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   const address = await app.listen({ host: o.host, port: o.port });
   const log = ctx.log;
   const metrics = ctx.metrics!;
-  onWriterChange = () => metrics.writerFailures.set(status.failing?.attempts ?? 0);
+  onWriterChange = () => {
+    metrics.writerFailures.set(status.failing?.attempts ?? 0);
+    if (follow) metrics.setFollowerState(followerState(status.failure(FOLLOWER)));
+  };
+  if (follow) metrics.setFollowerState("following");
+  let lastLagLog = 0;
   events = {
     pruned: (seconds, r) => {
       metrics.pruned(seconds, r);
       if (r) log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned");
     },
     pruneFailed: (seconds) => metrics.pruneFailed(seconds),
+    followLag: (lag) => {
+      if (followed) followed.lag = lag;
+      metrics.writerLagVersions.set(Number(lag.versions));
+      metrics.writerLagSeconds.set(lag.seconds);
+      // A line every 10 s at most, as `follow` logs it (the lag is a gauge, not an event).
+      if (performance.now() - lastLagLog < 10_000) return;
+      lastLagLog = performance.now();
+      log.info({ follow: { versions: String(lag.versions), seconds: lag.seconds, upstreamVersion: String(lag.upstreamVersion) } }, followLagLine(lag));
+    },
+    followLog: (level, m) => (level === "info" ? log.info(m) : log.warn(m)),
+    followUnknown: (u) => metrics.unknownKinds.inc({ what: u.what, type: u.type }),
   };
   const metricsServer = o.metricsPort !== undefined ? await serveMetrics(metrics, o.host, o.metricsPort) : null;
   // Fastify says so itself when its logger is on (--log-requests).
@@ -219,6 +287,16 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       await store.close();
     },
   };
+}
+
+/** What the follower's last report says it is doing, for the metrics. */
+function followerState(f: WriterFailure | null): FollowerState {
+  return f === null ? "following" : f.stopped ? "stopped" : "retrying";
+}
+
+/** The follower's lag, for the log. */
+export function followLagLine(lag: FollowLag): string {
+  return `upstream head ${lag.upstreamVersion}: ${lag.versions} versions and ${lag.seconds.toFixed(1)} s behind`;
 }
 
 /**

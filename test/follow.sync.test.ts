@@ -2,7 +2,8 @@
  * `ledger-node follow` as a user runs it (the built CLI, real HTTP to a fake upstream, real SQLite
  * files and the test run's PostgreSQL): a sync from genesis equals an import of the same
  * transactions, table for table; kill -9 at random points then resume; 429 storms, 5xx bursts and
- * dropped connections lose nothing; garbage stops it naming the version with nothing half-written.
+ * dropped connections lose nothing; a page that is not JSON is retried until it is fixed; other
+ * garbage stops it naming the version with nothing half-written.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -161,7 +162,33 @@ describe("ledger-node follow from genesis", () => {
     expectSameTables(await dumpTables(db), await dumpTables(imported));
   }, 300_000);
 
-  for (const kind of ["not_json", "bad_hash", "gap"] as const) {
+  it("an upstream page that is not JSON (a gateway's page) is retried: whole blocks only meanwhile; the same run completes once it is fixed", async () => {
+    const db = newDb();
+    const bad = up.blocks[40]!.first + 1n;
+    const page = bad - (bad % 100n);
+    up.faults.garbage = { version: bad, kind: "not_json" };
+    const p = spawn(process.execPath, [CLI, "follow", "--upstream", up.base, "--db", db, "--exit-at-head", "--quiet", "--max-rps", "2000", "--poll", "50", "--from", "genesis", "--concurrency", "4"], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    p.stderr.on("data", (d) => (stderr += d));
+    const exited = new Promise<number | null>((r) => p.once("close", (code) => r(code)));
+    try {
+      for (let i = 0; i < 600 && !stderr.includes(`follower: writing failed (attempt 2)`); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(stderr).toContain(`the upstream's page of transactions from version ${page}`);
+      expect(p.exitCode).toBeNull();
+      // Committed meanwhile: the whole blocks before the page that could not be read.
+      const cut = up.blockByVersion(page - 1n)!;
+      expect(await ledgerVersion(db)).toBe(cut.last === page - 1n ? cut.last : cut.first - 1n);
+    } finally {
+      up.heal();
+    }
+    expect(await exited).toBe(0);
+    expect(stderr).toContain("follower: writing works again after");
+    expectSameTables(await dumpTables(db), await dumpTables(imported));
+  }, 120_000);
+
+  for (const kind of ["bad_hash", "gap"] as const) {
     it(`an upstream page with ${kind} stops the sync naming the version; whole blocks only; resuming after it is fixed completes`, async () => {
       const db = newDb();
       const bad = up.blocks[40]!.first + 1n;
@@ -169,25 +196,20 @@ describe("ledger-node follow from genesis", () => {
       try {
         const r = await follow(up, db, "--from", "genesis", "--concurrency", "4");
         expect(r.code).toBe(1);
-        const page = bad - (bad % 100n);
-        expect(r.stderr).toContain(`version ${kind === "not_json" ? page : bad}`);
+        expect(r.stderr).toContain(`version ${bad}`);
       } finally {
         up.heal();
       }
       const v = await ledgerVersion(db);
-      // Committed: every whole block before what could not be read — the bad page for a body
-      // that is not JSON, the bad transaction's block otherwise — and nothing of the block it cut.
-      const pageStart = bad - (bad % 100n);
-      const cut = kind === "not_json" ? up.blockByVersion(pageStart - 1n)! : up.blockByVersion(bad)!;
-      const expected = kind === "not_json" && cut.last === pageStart - 1n ? cut.last : cut.first - 1n;
-      expect(v).toBe(expected);
+      // Committed: every whole block before the bad transaction's, and nothing of that block.
+      expect(v).toBe(up.blockByVersion(bad)!.first - 1n);
       const r = await follow(up, db);
       expect(r.code, r.stderr).toBe(0);
       expectSameTables(await dumpTables(db), await dumpTables(imported));
     }, 120_000);
   }
 
-  it("another chain, or an upstream whose head goes back behind the ledger, stops it and writes nothing", async () => {
+  it("another chain stops it and writes nothing; a head behind the ledger (a lagging backend) is retried, writing nothing until it is back", async () => {
     const other = await FakeUpstream.start({ blocks: 3, chainId: 9 });
     try {
       const r = await follow(other, imported);
@@ -200,13 +222,22 @@ describe("ledger-node follow from genesis", () => {
     importOf(up, db);
     const before = await dumpTables(db);
     up.faults.headOverride = up.blocks[10]!.last;
+    const p = spawn(process.execPath, [CLI, "follow", "--upstream", up.base, "--db", db, "--exit-at-head", "--quiet", "--max-rps", "2000", "--poll", "50"], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    p.stderr.on("data", (d) => (stderr += d));
+    const exited = new Promise<number | null>((r) => p.once("close", (code) => r(code)));
+    const behind = `head, version ${up.blocks[10]!.last}, is behind this ledger's version ${up.ledgerVersion}`;
     try {
-      const r = await follow(up, db);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`head, version ${up.blocks[10]!.last}, is behind this ledger's version ${up.ledgerVersion}`);
+      for (let i = 0; i < 600 && !stderr.includes("follower: writing failed (attempt 2)"); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(stderr).toContain(behind);
+      expect(p.exitCode).toBeNull();
+      expectSameTables(await dumpTables(db), before);
     } finally {
       up.heal();
     }
+    expect(await exited).toBe(0);
     expectSameTables(await dumpTables(db), before);
   }, 120_000);
 });

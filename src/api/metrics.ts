@@ -89,6 +89,10 @@ function requestMetrics(ops: Map<string, OperationMetrics>) {
  * What the node measures. Writers, followers, importers and the pruner set the gauges and counters
  * they own (`writerLag*`, `importVersions`, `prune*`); the API sets the rest.
  */
+/** What a follower is doing: following, retrying a transient fault, or stopped for good. */
+export type FollowerState = "following" | "retrying" | "stopped";
+const FOLLOWER_STATES: readonly FollowerState[] = ["following", "retrying", "stopped"];
+
 export class NodeMetrics {
   readonly registry = new Registry();
   /** 5xx answers caused by the store (unavailable 503, read failures 500). */
@@ -104,6 +108,8 @@ export class NodeMetrics {
   readonly writerLagSeconds: Gauge;
   /** Consecutive failed writes of the writer (0 when the last one committed). */
   readonly writerFailures: Gauge;
+  /** A follower's state: 1 on the one it is in, 0 on the others (`setFollowerState`). */
+  readonly followerState: Gauge<"state">;
   /** Hook for an import: versions committed so far. */
   readonly importVersions: Counter;
   readonly unknownKinds: Counter<"what" | "type">;
@@ -123,6 +129,12 @@ export class NodeMetrics {
     this.writerLagVersions = new Gauge({ name: "ledger_node_writer_lag_versions", help: "Versions the writer or follower is behind its source", registers });
     this.writerLagSeconds = new Gauge({ name: "ledger_node_writer_lag_seconds", help: "Seconds the writer or follower is behind its source", registers });
     this.writerFailures = new Gauge({ name: "ledger_node_writer_consecutive_failures", help: "Failed writes since the writer's last commit", registers });
+    this.followerState = new Gauge({
+      name: "ledger_node_follower_state",
+      help: "The follower of serve --follow: 1 on its state (following; retrying a transient fault; stopped for good), 0 on the others",
+      labelNames: ["state"],
+      registers,
+    });
     this.importVersions = new Counter({ name: "ledger_node_import_versions_total", help: "Versions committed by imports in this process", registers });
     this.unknownKinds = new Counter({
       name: "ledger_node_ingest_unknown_kinds_total",
@@ -240,6 +252,11 @@ export class NodeMetrics {
   pruneFailed(seconds: number): void {
     this.pruneRuns.inc({ result: "failed" });
     this.pruneLastSeconds.set(seconds);
+  }
+
+  /** The follower is in `state`: its label is set to 1, the others to 0. */
+  setFollowerState(state: FollowerState): void {
+    for (const st of FOLLOWER_STATES) this.followerState.set({ state: st }, st === state ? 1 : 0);
   }
 }
 

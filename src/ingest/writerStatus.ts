@@ -1,8 +1,9 @@
 /**
- * Whether the writers of a serving process (the devnet, the built-in pruner) are failing, for the
- * log and for `GET /v1/-/healthy` (503 with the reason while one is). A writer reports every
- * attempt; a failure is logged each time with its count, and the first success after failures is
- * logged as the recovery, so an operator sees both ends of an outage.
+ * Whether the writers of a serving process (the devnet, the built-in pruner, a follower) are
+ * failing, for the log and for `GET /v1/-/healthy` (503 with the reason while one is). A writer
+ * reports every attempt; a failure is logged each time with its count, and the first success after
+ * failures is logged as the recovery, so an operator sees both ends of an outage. A writer that
+ * stopped for good (a follower's permanent stop) stays reported until the process restarts.
  */
 
 export interface WriterFailure {
@@ -14,6 +15,8 @@ export interface WriterFailure {
   attempts: number;
   /** When the first of them failed (ms since the epoch). */
   sinceMs: number;
+  /** The writer stopped and is not tried again. */
+  stopped?: boolean;
 }
 
 /** The part of a pino logger this needs. */
@@ -48,14 +51,34 @@ export class WriterStatus {
     return f;
   }
 
-  /** The first writer failing now, or null when every writer's last attempt succeeded. */
+  /** `writer` stopped for good on `e`: it is not tried again, and stays reported as failing. */
+  stopped(writer: string, e: unknown): WriterFailure {
+    const message = e instanceof Error ? e.message : String(e);
+    const prev = this.failures.get(writer);
+    const f: WriterFailure = { writer, message, attempts: (prev?.attempts ?? 0) + 1, sinceMs: Date.now(), stopped: true };
+    this.failures.set(writer, f);
+    this.log?.error({ writer, stopped: true, err: e }, `${writer}: stopped: ${message}; not tried again (the node serves what it holds)`);
+    return f;
+  }
+
+  /** How `writer` is failing now, or null when its last attempt succeeded. */
+  failure(writer: string): WriterFailure | null {
+    return this.failures.get(writer) ?? null;
+  }
+
+  /** A writer that stopped, else the first writer failing now; null when every writer's last attempt succeeded. */
   get failing(): WriterFailure | null {
-    for (const f of this.failures.values()) return f;
-    return null;
+    let first: WriterFailure | null = null;
+    for (const f of this.failures.values()) {
+      if (f.stopped) return f; // a stop outlasts any passing failure: named first
+      first ??= f;
+    }
+    return first;
   }
 
   /** The health check's text for a failing writer. */
   static describe(f: WriterFailure): string {
+    if (f.stopped) return `the ${f.writer} stopped and is not tried again: ${f.message}`;
     const secs = ((Date.now() - f.sinceMs) / 1000).toFixed(1);
     return `the ${f.writer} is failing to write: ${f.attempts} attempt${f.attempts === 1 ? "" : "s"} in a row over ${secs}s, last: ${f.message}`;
   }

@@ -1,8 +1,10 @@
 /**
  * The writer thread's entry (see `WriterThread` in `writers.ts`): opens its own store, runs the
- * devnet and the pruner on it, and reports to the serving thread by message.
+ * devnet, the pruner and the follower on it, writes a follower's base state when asked, and
+ * reports to the serving thread by message.
  */
 import { parentPort, workerData } from "node:worker_threads";
+import type { LedgerStore } from "../storage/LedgerStore.js";
 import { openStore } from "../storage/open.js";
 import { LocalWriters, type FromWriterThread, type ToWriterThread, type WriterThreadData } from "./writers.js";
 import { WriterStatus } from "./writerStatus.js";
@@ -20,18 +22,27 @@ class ReportingStatus extends WriterStatus {
     post({ t: "failed", writer, message, retry });
     return { writer, message, attempts: 0, sinceMs: Date.now() };
   }
+  override stopped(writer: string, e: unknown) {
+    const message = e instanceof Error ? e.message : String(e);
+    post({ t: "writerStopped", writer, message });
+    return { writer, message, attempts: 0, sinceMs: Date.now(), stopped: true };
+  }
 }
 
 async function main(): Promise<void> {
   const data = workerData as WriterThreadData;
   let writers: LocalWriters;
   let close: () => Promise<void>;
+  let store: LedgerStore;
   try {
-    const store = await openStore(data.db, data.open);
+    store = await openStore(data.db, data.open);
     close = () => store.close();
     writers = await LocalWriters.open(store, data.writers, new ReportingStatus(), {
       pruned: (seconds, result) => post({ t: "pruned", seconds, result }),
       pruneFailed: (seconds) => post({ t: "pruneFailed", seconds }),
+      followLag: (lag) => post({ t: "followLag", lag }),
+      followLog: (level, message) => post({ t: "followLog", level, message }),
+      followUnknown: (unknown) => post({ t: "followUnknown", unknown }),
     });
   } catch (e) {
     post({ t: "startFailed", message: e instanceof Error ? e.message : String(e) });
@@ -43,6 +54,12 @@ async function main(): Promise<void> {
         writers.produceBlock().then(
           () => post({ t: "produced", id: m.id, error: null }),
           (e: Error) => post({ t: "produced", id: m.id, error: e.message }),
+        );
+        return;
+      case "writeBase":
+        store.writeBaseState(m.write).then(
+          () => post({ t: "wroteBase", id: m.id, error: null }),
+          (e: Error) => post({ t: "wroteBase", id: m.id, error: e.message }),
         );
         return;
       case "start":

@@ -1,16 +1,21 @@
 /**
- * The writers of a serving process: the devnet and the built-in pruner. They run either on the
- * serving thread (PostgreSQL, whose driver never blocks it) or, for SQLite, on a worker thread
- * with a connection of its own (`WriterThread`): better-sqlite3 waits for a lock synchronously,
- * so a write queued behind another process's lock would stop every request on the event loop.
+ * The writers of a serving process: the devnet, the built-in pruner and the follower of
+ * `serve --follow`. They run either on the serving thread (PostgreSQL, whose driver never blocks
+ * it) or, for SQLite, on a worker thread with a connection of its own (`WriterThread`):
+ * better-sqlite3 waits for a lock synchronously, so a write queued behind another process's lock
+ * would stop every request on the event loop. The follower's base-state writes (`FollowedStore`)
+ * go to that thread too, by message.
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { pruneNow, type PruneWindow } from "../ledger/pruning.js";
-import type { LedgerStore, PruneResult, PruneTarget } from "../storage/LedgerStore.js";
+import type { BaseStateWrite, LedgerStore, PruneResult, PruneTarget } from "../storage/LedgerStore.js";
 import type { OpenOptions } from "../storage/open.js";
 import { Devnet, type DevnetOptions } from "./devnet.js";
+import type { UnknownKind } from "./aptosJson.js";
+import { UpstreamClient } from "./follow/client.js";
+import { Follower, type FollowFrom, type FollowLag } from "./follow/sync.js";
 import type { WriterStatus } from "./writerStatus.js";
 
 export type PruneOutcome = (PruneResult & PruneTarget) | null;
@@ -19,6 +24,22 @@ export type PruneOutcome = (PruneResult & PruneTarget) | null;
 export interface WriterEvents {
   pruned(seconds: number, result: PruneOutcome): void;
   pruneFailed(seconds: number): void;
+  /** The follower's lag, after each of its commits and polls. */
+  followLag(lag: FollowLag): void;
+  /** A line of the follower's (and its upstream client's) log. */
+  followLog(level: "info" | "warn", message: string): void;
+  /** The follower met a transaction, change or module of a kind this version does not know. */
+  followUnknown(u: UnknownKind): void;
+}
+
+/** The follower of `serve --follow`: its upstream and how it syncs (see `FollowerOptions`). */
+export interface FollowWriterOptions {
+  upstream: string;
+  apiKey: string | null;
+  from: FollowFrom;
+  concurrency: number;
+  maxRequestsPerSecond: number;
+  pollMs: number;
 }
 
 export interface WritersOptions {
@@ -27,6 +48,8 @@ export interface WritersOptions {
   /** The pruning window, or null for no pruner. */
   pruneWindow: PruneWindow | null;
   pruneIntervalMs: number;
+  /** The follower, or null for none (absent: none). */
+  follow?: FollowWriterOptions | null;
 }
 
 /** What the server holds of its writers, wherever they run. */
@@ -42,10 +65,13 @@ export interface Writers {
 export class LocalWriters implements Writers {
   private pruner: NodeJS.Timeout | null = null;
   private pruning: Promise<void> | null = null;
+  /** The follower's run, once started; it settles when the follower stops. */
+  private following: Promise<void> | null = null;
 
   private constructor(
     private readonly store: LedgerStore,
     readonly devnet: Devnet | null,
+    readonly follower: Follower | null,
     private readonly opts: WritersOptions,
     private readonly status: WriterStatus,
     private readonly events: WriterEvents,
@@ -54,7 +80,7 @@ export class LocalWriters implements Writers {
   /** Opens the devnet (writing genesis into an empty ledger) before anything is served. */
   static async open(store: LedgerStore, opts: WritersOptions, status: WriterStatus, events: WriterEvents): Promise<LocalWriters> {
     const devnet = opts.devnet ? await Devnet.open(store, opts.devnet, status) : null;
-    return new LocalWriters(store, devnet, opts, status, events);
+    return new LocalWriters(store, devnet, opts.follow ? openFollower(store, opts.follow, status, events) : null, opts, status, events);
   }
 
   produceBlock(): Promise<void> {
@@ -65,6 +91,8 @@ export class LocalWriters implements Writers {
   start(): void {
     // Failures are reported through the status (logged there, and shown by /-/healthy).
     this.devnet?.start();
+    // A permanent stop is reported by the follower to the status; the writers and the API go on.
+    this.following ??= this.follower?.run().catch(() => undefined) ?? null;
     const window = this.opts.pruneWindow;
     if (!window || this.pruner) return;
     this.pruner = setInterval(() => {
@@ -88,9 +116,30 @@ export class LocalWriters implements Writers {
   async stop(): Promise<void> {
     if (this.pruner) clearInterval(this.pruner);
     this.pruner = null;
+    this.follower?.stop();
     await this.devnet?.stop();
+    await this.following;
     await this.pruning;
   }
+}
+
+/** The follower of `serve --follow` over `store`, reporting to `status` and `events`. */
+function openFollower(store: LedgerStore, o: FollowWriterOptions, status: WriterStatus, events: WriterEvents): Follower {
+  const client = new UpstreamClient(o.upstream, {
+    apiKey: o.apiKey,
+    maxRequestsPerSecond: o.maxRequestsPerSecond,
+    onRetry: (what, attempt, ms) => events.followLog("warn", `retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
+  });
+  return new Follower(store, client, {
+    from: o.from,
+    concurrency: o.concurrency,
+    pollMs: o.pollMs,
+    exitAtHead: false,
+    status,
+    log: { info: (m) => events.followLog("info", m), warn: (m) => events.followLog("warn", m) },
+    onLag: (lag) => events.followLag(lag),
+    onUnknown: (u) => events.followUnknown(u),
+  });
 }
 
 /**
@@ -118,13 +167,22 @@ export type FromWriterThread =
   | { t: "startFailed"; message: string }
   | { t: "ok"; writer: string; what: string }
   | { t: "failed"; writer: string; message: string; retry: string }
+  | { t: "writerStopped"; writer: string; message: string }
   | { t: "produced"; id: number; error: string | null }
+  | { t: "wroteBase"; id: number; error: string | null }
   | { t: "pruned"; seconds: number; result: PruneOutcome }
   | { t: "pruneFailed"; seconds: number }
+  | { t: "followLag"; lag: FollowLag }
+  | { t: "followLog"; level: "info" | "warn"; message: string }
+  | { t: "followUnknown"; unknown: UnknownKind }
   | { t: "stopped" };
 
 /** Messages to the writer thread. */
-export type ToWriterThread = { t: "produce"; id: number } | { t: "start" } | { t: "stop" };
+export type ToWriterThread =
+  | { t: "produce"; id: number }
+  | { t: "writeBase"; id: number; write: BaseStateWrite }
+  | { t: "start" }
+  | { t: "stop" };
 
 /**
  * The writers on a worker thread (`writerThread.ts`) over their own SQLite connection. Their status
@@ -158,12 +216,21 @@ export class WriterThread implements Writers {
             return status.ok(m.writer, m.what);
           case "failed":
             return void status.failed(m.writer, new Error(m.message), m.retry);
+          case "writerStopped":
+            return void status.stopped(m.writer, new Error(m.message));
           case "produced":
+          case "wroteBase":
             return thread.settle(m.id, m.error);
           case "pruned":
             return events.pruned(m.seconds, m.result);
           case "pruneFailed":
             return events.pruneFailed(m.seconds);
+          case "followLag":
+            return events.followLag(m.lag);
+          case "followLog":
+            return events.followLog(m.level, m.message);
+          case "followUnknown":
+            return events.followUnknown(m.unknown);
         }
       });
     });
@@ -182,6 +249,20 @@ export class WriterThread implements Writers {
       this.waiting.set(id, { resolve, reject });
       this.send({ t: "produce", id });
     });
+  }
+
+  /**
+   * Writes a follower's base state (`LedgerStore.writeBaseState`) on the thread's connection.
+   * Resolves on a later turn than the reply's, so that a read of this thread (whose read
+   * transaction lasts a turn) sees the write.
+   */
+  writeBaseState(write: BaseStateWrite): Promise<void> {
+    const id = this.nextId++;
+    const written = new Promise<void>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.send({ t: "writeBase", id, write });
+    });
+    return written.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
   }
 
   start(): void {

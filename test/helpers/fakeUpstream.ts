@@ -12,9 +12,10 @@
  *
  * Faults, switchable at any time: a pruning window of its own (`pruneTo`), a rate limit answering
  * 429 with `Retry-After`, injected 5xx, slow answers, dropped connections, "down" (every
- * connection dropped), a head that goes back, garbage pages, pages capped below 100, oversized
- * answers (a gzip bomb, a huge plain body), state reads answered by a 404 that is not the node's
- * own "not found", another chain id, and a swap to another history under the same chain id
+ * connection dropped), a head that goes back, garbage pages, a gateway's HTML page in place of
+ * `GET /v1`, pages that 404 below the announced head (a lagging backend), pages capped below 100,
+ * oversized answers (a gzip bomb, a huge plain body), state reads answered by a 404 that is not the
+ * node's own "not found", another chain id, and a swap to another history under the same chain id
  * (`swapChain`).
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
@@ -90,6 +91,10 @@ export interface Faults {
   chainIdOverride: number | null;
   /** Only the pages of transactions say this chain id in `X-Aptos-Chain-Id`. */
   pageChainId: number | null;
+  /** `GET /v1` answers a gateway's HTML page (200, text/html) instead of the ledger info. */
+  headHtml: boolean;
+  /** Pages of transactions answer 404 `version_not_found` though `GET /v1` announces them (a backend that lags). */
+  pages404: boolean;
 }
 
 export const FAKE_CHAIN_OPTIONS: DevnetChainOptions = { ...defaultDevnetChainOptions, maxTxnsPerBlock: 4, burstEvery: 100, burstLength: 3 };
@@ -114,6 +119,8 @@ export class FakeUpstream {
     stateNotFound: null,
     chainIdOverride: null,
     pageChainId: null,
+    headHtml: false,
+    pages404: false,
   };
   /** Bytes of oversized bodies sent (written to sockets before the client cut them). */
   oversizedBytesSent = 0;
@@ -273,6 +280,8 @@ export class FakeUpstream {
       stateNotFound: null,
       chainIdOverride: null,
       pageChainId: null,
+      headHtml: false,
+      pages404: false,
     });
   }
 
@@ -396,6 +405,7 @@ export class FakeUpstream {
 
     app.get("/v1", async (_req, reply) => {
       const h = this.faults.headOverride !== null ? this.blockByVersion(this.faults.headOverride)! : this.head;
+      if (this.faults.headHtml) return reply.code(200).type("text/html").send("<html><body><h1>Service Temporarily Unavailable</h1></body></html>");
       this.ledgerHeaders(reply);
       return {
         chain_id: this.faults.chainIdOverride ?? this.chainId,
@@ -417,7 +427,7 @@ export class FakeUpstream {
       if (limit === 0) return this.error(reply, 400, "invalid_input", "Given limit value (0) is too small");
       const head = this.ledgerVersion;
       const start = q.start === undefined ? (head + 1n > BigInt(limit) ? head + 1n - BigInt(limit) : 0n) : BigInt(q.start);
-      if (start > head) return this.error(reply, 404, "version_not_found", `Ledger version not found by Ledger version(${start})`);
+      if (start > head || this.faults.pages404) return this.error(reply, 404, "version_not_found", `Ledger version not found by Ledger version(${start})`);
       if (start < this.oldestVersion) return this.error(reply, 410, "version_pruned", `Ledger version(${start}) has been pruned`);
       const end = start + BigInt(limit) - 1n < head ? start + BigInt(limit) - 1n : head;
       const parts: string[] = [];

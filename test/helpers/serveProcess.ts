@@ -8,6 +8,8 @@ export interface ServeProcess {
   proc: ChildProcess;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
+  /** Everything it wrote to stdout so far (the log's lines, JSON). */
+  stdout(): string;
   stop(): Promise<number | null>;
 }
 
@@ -29,6 +31,7 @@ export function startServe(args: string[], startTimeoutMs = 60_000): Promise<Ser
         base: m[1]!,
         proc,
         stderr: () => err,
+        stdout: () => out,
         async stop() {
           proc.kill("SIGTERM");
           return exited;

@@ -53,6 +53,11 @@ const NO_ROWS = (): Rows => ({ modules: [], tableItems: [], resources: [] });
 export interface FollowedStoreOptions {
   /** How long a read waits on the upstream before it answers 503. */
   timeoutMs: number;
+  /**
+   * Where a fetched base state is written (default: `inner.writeBaseState`). On SQLite the serving
+   * connection only reads: the writer thread writes it (`WriterThread.writeBaseState`).
+   */
+  writeBase?: (w: BaseStateWrite) => Promise<void>;
 }
 
 export class FollowedStore implements LedgerStore {
@@ -245,7 +250,7 @@ export class FollowedStore implements LedgerStore {
         if (!info || at > info.ledgerVersion) return "pruned" as const;
         const rows = await this.fetchRetried(() => fetch(at));
         if (rows === "pruned") return "pruned" as const;
-        await this.inner.writeBaseState({ what, fetchedAt: at, ...rows });
+        await (this.o.writeBase ?? this.inner.writeBaseState.bind(this.inner))({ what, fetchedAt: at, ...rows });
         return "ok" as const;
       })();
       const shared = p.then(

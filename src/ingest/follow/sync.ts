@@ -12,11 +12,15 @@
  *   with an error naming the version; the Importer has then committed only the whole blocks before it.
  * - The first synced version is recorded before the first block commits, so a reader never sees a
  *   block of a head-started ledger without knowing that the state before it is the upstream's.
+ * - Any other fault (the store unavailable or full, the upstream down, an answer that is not JSON,
+ *   a page missing below the announced head) is transient: reported to the `WriterStatus`, retried
+ *   with backoff, and the recovery reported; only a permanent stop ends `run`.
  */
 import { defaultGasConfig } from "../../ledger/gasConfig.js";
 import type { LedgerStore } from "../../storage/LedgerStore.js";
 import { describeUnknown, IngestError, type UnknownKind } from "../aptosJson.js";
 import { Importer } from "../importer.js";
+import { WriterStatus } from "../writerStatus.js";
 import { type UpstreamClient, UpstreamGarbageError, UpstreamUnavailableError } from "./client.js";
 
 /**
@@ -59,13 +63,28 @@ export interface FollowerOptions {
   log: FollowerLog;
   /** Told after every commit and poll. */
   onLag?: (lag: FollowLag) => void;
+  /** Told of each transaction, change or module of a kind this version does not know (stored generically or skipped). */
+  onUnknown?: (u: UnknownKind, version: bigint) => void;
+  /** Told of every failed attempt, of the recovery, and of a permanent stop (as the `FOLLOWER` writer). */
+  status?: WriterStatus;
 }
 
-/** A stop that retrying cannot fix: another chain, an upstream that went back, a bad answer. */
+/** The follower's name in a `WriterStatus` (the log, `/-/healthy`). */
+export const FOLLOWER = "follower";
+
+/** The longest wait between two attempts after transient faults. */
+const MAX_RETRY_MS = 5_000;
+
+/**
+ * A stop that retrying cannot fix (another chain, an upstream that went back, a bad answer), unless
+ * marked `transient`: an answer a retry may not repeat (a lagging backend's 404 below the head).
+ */
 export class FollowError extends Error {
-  constructor(message: string) {
-    super(message);
+  readonly transient: boolean;
+  constructor(message: string, options?: { transient?: boolean; cause?: unknown }) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = "FollowError";
+    this.transient = options?.transient ?? false;
   }
 }
 
@@ -92,6 +111,15 @@ export class HistoryDivergedError extends FollowError {
     super(message);
     this.name = "HistoryDivergedError";
   }
+}
+
+/**
+ * Whether `e` stops the follower for good: a FollowError not marked transient, or input the
+ * importer refuses (a data error, a history that does not match the ledger). Everything else (the
+ * store, the network, an unreadable answer) is retried.
+ */
+export function isPermanentStop(e: unknown): boolean {
+  return (e instanceof FollowError && !e.transient) || e instanceof IngestError;
 }
 
 /** The upstream's ledger info (`GET /v1`). */
@@ -158,6 +186,9 @@ export class Follower {
   private lastHead: bigint | null = null;
   /** Versions asked for a page: `PAGE_SIZE`, or the upstream's smaller cap once a page showed it. */
   private pageSize = PAGE_SIZE;
+  /** Failed attempts since the last progress (the backoff's exponent). */
+  private failures = 0;
+  private readonly status: WriterStatus;
   lag: FollowLag | null = null;
   /** Told after every commit and poll (set after construction by `serve --follow`). */
   onLag: ((lag: FollowLag) => void) | null;
@@ -172,6 +203,8 @@ export class Follower {
     private readonly o: FollowerOptions,
   ) {
     this.onLag = o.onLag ?? null;
+    this.onUnknown = o.onUnknown ?? null;
+    this.status = o.status ?? new WriterStatus();
   }
 
   /** Asks `run` to stop after the commit in progress (it resolves then). */
@@ -180,8 +213,39 @@ export class Follower {
     this.wake?.();
   }
 
-  /** Syncs until stopped, or until the head with `exitAtHead`; throws a FollowError on a bad upstream. */
+  /**
+   * Syncs until stopped, or until the head with `exitAtHead`. A transient fault is reported and
+   * retried with backoff (from `pollMs`, doubling up to MAX_RETRY_MS); a permanent one
+   * (`isPermanentStop`) is reported as the follower's stop and rejects.
+   */
   async run(): Promise<void> {
+    for (;;) {
+      try {
+        await this.runOnce();
+        return;
+      } catch (e) {
+        if (isPermanentStop(e)) {
+          this.status.stopped(FOLLOWER, e);
+          throw e;
+        }
+        if (this.stopping) return;
+        this.failures++;
+        const ms = Math.min(Math.max(MAX_RETRY_MS, this.o.pollMs), this.o.pollMs * 2 ** Math.min(this.failures - 1, 16));
+        this.status.failed(FOLLOWER, e, `trying again in ${ms} ms`);
+        await this.pause(ms);
+        if (this.stopping) return;
+      }
+    }
+  }
+
+  /** The follower moved on (a commit, a poll): ends a run of failures, logged as the recovery. */
+  private progressed(ledgerVersion: bigint | null): void {
+    this.failures = 0;
+    this.status.ok(FOLLOWER, `ledger version ${ledgerVersion ?? "none"}`);
+  }
+
+  /** One attempt: from the ledger's position until stopped (or at the head); throws on any fault. */
+  private async runOnce(): Promise<void> {
     const head = await this.headRetried();
     const stored = await this.store.getChainId();
     if (stored !== null && stored !== head.chainId) {
@@ -232,12 +296,14 @@ export class Follower {
           throw e;
         }
         await this.reportLag(current, importer.ledgerVersion);
+        this.progressed(importer.ledgerVersion);
       }
       if (this.o.exitAtHead && importer.ledgerVersion !== null && importer.ledgerVersion >= current.ledgerVersion) break;
       if (this.stopping) break;
       await this.pause(this.o.pollMs);
       current = await this.headRetried();
       await this.reportLag(current, importer.ledgerVersion);
+      this.progressed(importer.ledgerVersion);
     }
   }
 
@@ -283,7 +349,7 @@ export class Follower {
         return await readHead(this.client);
       } catch (e) {
         if (!(e instanceof UpstreamUnavailableError) || this.stopping) throw e;
-        this.o.log.warn(`${e.message}; asking again in ${this.o.pollMs * 10} ms`);
+        this.status.failed(FOLLOWER, e, `asking again in ${this.o.pollMs * 10} ms`);
         await this.pause(this.o.pollMs * 10);
       }
     }
@@ -314,7 +380,7 @@ export class Follower {
       try {
         res = await this.client.getJson(`/transactions?start=${version}&limit=1`);
       } catch (e) {
-        if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's transaction at version ${version}: ${e.message}`);
+        if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's transaction at version ${version}: ${e.message}`, { transient: true });
         if (!(e instanceof UpstreamUnavailableError) || this.stopping) throw e;
         this.o.log.warn(`${e.message}; asking again in ${this.o.pollMs * 10} ms`);
         await this.pause(this.o.pollMs * 10);
@@ -330,7 +396,9 @@ export class Follower {
       }
       const txn = Array.isArray(res.json) ? (res.json[0] as Json | undefined) : undefined;
       if (res.status !== 200 || !txn || txn.version !== String(version) || typeof txn.hash !== "string") {
-        throw new FollowError(`the upstream answered ${res.status} without the transaction at version ${version}: ${JSON.stringify(res.json).slice(0, 200)}`);
+        throw new FollowError(`the upstream answered ${res.status} without the transaction at version ${version}: ${JSON.stringify(res.json).slice(0, 200)}`, {
+          transient: true,
+        });
       }
       const theirs = txn.hash.toLowerCase();
       if (theirs !== ours) {
@@ -345,12 +413,18 @@ export class Follower {
     }
   }
 
+  /**
+   * A head behind one seen before, or behind the ledger, is retried: a load-balanced pool answers
+   * from a lagging backend at times, and a reset chain is told apart by `checkHistory`'s hashes.
+   */
   private checkHead(head: UpstreamHead, ledgerVersion: bigint | null): void {
     if (this.lastHead !== null && head.ledgerVersion < this.lastHead) {
-      throw new FollowError(`the upstream went backwards: its head was version ${this.lastHead}, now ${head.ledgerVersion}`);
+      throw new FollowError(`the upstream went backwards: its head was version ${this.lastHead}, now ${head.ledgerVersion}`, { transient: true });
     }
     if (ledgerVersion !== null && head.ledgerVersion < ledgerVersion) {
-      throw new FollowError(`the upstream's head, version ${head.ledgerVersion}, is behind this ledger's version ${ledgerVersion}: a different chain or an upstream that went backwards`);
+      throw new FollowError(`the upstream's head, version ${head.ledgerVersion}, is behind this ledger's version ${ledgerVersion}: a lagging backend, or another chain`, {
+        transient: true,
+      });
     }
     this.lastHead = head.ledgerVersion;
   }
@@ -444,7 +518,8 @@ export class Follower {
         res = await this.client.getJson(`/transactions?start=${start}&limit=${limit}`);
         break;
       } catch (e) {
-        if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's page of transactions from version ${start}: ${e.message}`);
+        // Not JSON: a gateway's or proxy's page in the upstream's place, which a retry may not meet.
+        if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's page of transactions from version ${start}: ${e.message}`, { transient: true, cause: e });
         if (!(e instanceof UpstreamUnavailableError) || this.stopping) throw e;
         this.o.log.warn(`${e.message}; trying version ${start} again`);
         await this.pause(this.o.pollMs * 10);
@@ -461,10 +536,13 @@ export class Follower {
     }
     if (status !== 200) {
       const msg = (json as Json | null)?.message;
-      throw new FollowError(`the upstream answered ${status} for transactions from version ${start}${typeof msg === "string" ? `: ${msg}` : ""}`);
+      // A 404 below the head it announced: a load-balanced backend that lags the one that answered `GET /v1`.
+      throw new FollowError(`the upstream answered ${status} for transactions from version ${start}${typeof msg === "string" ? `: ${msg}` : ""}`, {
+        transient: status === 404,
+      });
     }
     if (!Array.isArray(json)) throw new FollowError(`the upstream's page of transactions from version ${start} is not a JSON array`);
-    if (json.length === 0) throw new FollowError(`the upstream answered no transactions from version ${start}, below its head`);
+    if (json.length === 0) throw new FollowError(`the upstream answered no transactions from version ${start}, below its head`, { transient: true });
     const first = (json[0] as Json | null)?.version;
     if (first !== String(start)) {
       throw new FollowError(`the upstream's page from version ${start} starts at version ${JSON.stringify(first)}`);
