@@ -316,6 +316,14 @@ function prepareFollowStatements(db: Db) {
 /** A file whose schema is older than this build's, opened read-only (`checkSchemaCurrent`). */
 class OlderSchemaError extends Error {}
 
+/** The file is not a SQLite database: SQLite refused its header (SQLITE_NOTADB) on the first read. */
+export class NotADatabaseError extends StorageUnavailableError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "NotADatabaseError";
+  }
+}
+
 export interface SqliteStoreOptions {
   readonly?: boolean;
   /**
@@ -459,6 +467,10 @@ export class SqliteStore implements LedgerStore {
       }
     } catch (e) {
       this.db.close();
+      // The first statements above read the header; a file that is not SQLite fails there.
+      if (e instanceof Database.SqliteError && e.code === "SQLITE_NOTADB") {
+        throw new NotADatabaseError(`${path} is not a SQLite database: ${e.message}`, { cause: e });
+      }
       // A reader of a WAL database creates PATH-wal and PATH-shm when they are missing.
       const hint = opts.readonly && !(e instanceof OlderSchemaError) ? ` (reading needs ${path}-wal and ${path}-shm: they must exist or the directory must be writable)` : "";
       throw new StorageUnavailableError(`cannot ${opts.readonly ? "read" : "write"} SQLite database ${path}: ${(e as Error).message}${hint}`, { cause: e });
