@@ -482,9 +482,11 @@ export class SqliteStore implements LedgerStore {
     this.commitManyTx = this.db.transaction((ws: BlockWrite[], packed: PackedValues) => {
       for (const w of ws) this.commitInTx(w, packed);
     });
-    this.pruneStepTx = this.db.transaction((t: PruneTarget) => this.pruneStepInTx(t));
+    // IMMEDIATE: a prune step reads, then writes. A deferred transaction whose snapshot another
+    // process's commit made stale fails at its first write (SQLITE_BUSY) instead of waiting its turn.
+    this.pruneStepTx = this.db.transaction((t: PruneTarget) => this.pruneStepInTx(t)).immediate;
     this.pruneBatch = { ...DEFAULT_PRUNE_BATCH, ...opts.pruneBatch };
-    this.pruneStateTx = this.db.transaction((table: StateTable, from: unknown[] | null) => this.pruneStateInTx(table, from));
+    this.pruneStateTx = this.db.transaction((table: StateTable, from: unknown[] | null) => this.pruneStateInTx(table, from)).immediate;
     const readTx = this.db.transaction((read: () => unknown) => read());
     this.readsPerTurn = (opts.readsPerTurn ?? false) && (opts.readonly ?? false);
     this.beginTurn = this.db.prepare("BEGIN");
