@@ -107,11 +107,13 @@ async function servedUntil(base: string, until: Promise<void>): Promise<Served> 
   return s;
 }
 
-/** GET /v1 once more, then SIGKILL at once (the whole group for `--workers`). */
-async function serveOnceThenKill(node: ServeProcess, s: Served, group: boolean): Promise<void> {
+/** GET /v1 once more, then SIGKILL at once (the whole group for `--workers`): false if the node had exited already. */
+async function serveOnceThenKill(node: ServeProcess, s: Served, group: boolean): Promise<boolean> {
   await askHead(node.base, s);
+  if (node.proc.exitCode !== null || node.proc.signalCode !== null) return false;
   if (group) process.kill(-node.proc.pid!, "SIGKILL");
   else node.proc.kill("SIGKILL");
+  return true;
 }
 
 /** Waits until no process of the group led by `pid` is left. */
@@ -156,10 +158,10 @@ async function crashWhileTouched(db: string, args: string[], opts: { group: bool
   }
   const until = new Promise<void>((r) => setTimeout(r, TOUCH_MS));
   const [touches, served] = await Promise.all([touchUntil(db, until), servedUntil(node.base, until), opts.whileRunning?.(until)]);
-  await serveOnceThenKill(node, served, opts.group);
+  const killed = await serveOnceThenKill(node, served, opts.group);
   await exited;
   if (opts.group) await groupGone(node.proc.pid!);
-  return { served: served.height, requestsFailed: served.failed, disk: onDisk(db), touches, stderr: node.stderr() };
+  return { served: served.height, requestsFailed: served.failed, killed, disk: onDisk(db), touches, stderr: node.stderr() };
 }
 
 function expectNothingLost(r: Awaited<ReturnType<typeof crashWhileTouched>>): void {
@@ -175,6 +177,7 @@ function expectNothingLost(r: Awaited<ReturnType<typeof crashWhileTouched>>): vo
   // the node wrote and served blocks meanwhile, and the other processes all ran and succeeded
   expect.soft(r.served, r.stderr).toBeGreaterThan(10n);
   expect.soft(r.requestsFailed, r.stderr).toEqual([]);
+  expect.soft(r.killed, `the node was running until the kill: ${r.stderr}`).toBe(true);
   expect.soft(r.touches.failures).toEqual([]);
   for (const name of ["read", "exclusive", "prune", "backup", "vacuum"]) expect.soft(r.touches.runs.get(name), name).toBeGreaterThan(0);
 }
