@@ -4,6 +4,7 @@
  * given back to the file system.
  */
 import Database from "better-sqlite3";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -266,6 +267,27 @@ describe(`SQLite prune in bounded steps (seed ${SEED})`, () => {
     // the reads ran between steps, while the oldest version moved up block by block
     expect(new Set(oldestSeen).size).toBeGreaterThan(10);
     expect(oldestSeen).toEqual([...oldestSeen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+
+  it("waits its turn behind another process's write instead of failing on it (issue 31 §1)", async () => {
+    const path = newPath();
+    const s = await filled(blocks, {}, path);
+    // Another process takes the write lock, writes, and commits a second later on its own: a
+    // prune step started meanwhile read the ledger before that commit. As a deferred transaction
+    // it then failed at its first write (SQLITE_BUSY, "database is locked") without waiting.
+    const script = `
+      const c = new (require("better-sqlite3"))(process.argv[1]);
+      c.exec("BEGIN IMMEDIATE; CREATE TABLE other_tool (x); INSERT INTO other_tool VALUES (1)");
+      process.stdout.write("writing\\n");
+      setTimeout(() => { c.exec("COMMIT"); c.close(); }, 1000);`;
+    const other = spawn(process.execPath, ["-e", script, path], { cwd: new URL("..", import.meta.url).pathname, stdio: ["ignore", "pipe", "inherit"] });
+    const exited = new Promise((resolve) => other.once("exit", resolve));
+    await new Promise((resolve) => other.stdout!.once("data", resolve));
+    const target = { oldestVersion: blocks[60]!.block.firstVersion, oldestBlockHeight: 60n };
+    const result = await s.prune(target);
+    expect(await exited).toBe(0);
+    expect(result.blocksDeleted).toBe(60);
+    expect(await s.getLedgerInfo(true)).toMatchObject({ oldestVersion: target.oldestVersion, oldestBlockHeight: 60n });
   });
 
   it("lets another connection read through its memory map while a prune shrinks the file under it", async () => {

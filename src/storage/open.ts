@@ -2,13 +2,18 @@
  * Opens the store a `--db` value names: a file path is SQLite (the embedded default); a
  * `postgres://` or `postgresql://` URL is PostgreSQL.
  *
- * A SQLite path is checked before SQLite sees it, so that a mistyped path or a wrong file is an
- * error naming it rather than a new empty database: a missing file is created only when `create`
- * says so; a directory, an empty (0-byte) file or a file without the SQLite header is refused.
+ * A SQLite path is checked, so that a mistyped path or a wrong file is an error naming it rather
+ * than a new empty database: a missing file is created only when `create` says so; a directory, an
+ * empty (0-byte) file or a file without the SQLite header is refused.
+ *
+ * Only SQLite opens the file. Closing any descriptor of a file drops every POSIX lock the process
+ * holds on it, SQLite's included: another process closing the database would then take itself for
+ * the last connection and checkpoint and delete the WAL this process still writes into. So the
+ * checks here use stat and access, which open nothing, and the header is SQLite's to judge.
  */
-import { accessSync, constants, closeSync, openSync, readSync, statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import type { LedgerStore } from "./LedgerStore.js";
-import { SqliteStore, type SqliteStoreOptions } from "./sqlite/SqliteStore.js";
+import { NotADatabaseError, SqliteStore, type SqliteStoreOptions } from "./sqlite/SqliteStore.js";
 
 export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
@@ -36,11 +41,10 @@ export interface OpenOptions extends SqliteStoreOptions {
   missingHint?: string;
 }
 
-const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
-
 /**
  * Whether `path` may be opened as a SQLite ledger: "missing" (and allowed to be created), "ok", or
- * a thrown DatabaseFileError naming the path and what is wrong with it.
+ * a thrown DatabaseFileError naming the path and what is wrong with it. Opens nothing: whether the
+ * file is SQLite is found when SQLite opens it (`openStore`).
  */
 export function checkSqliteFile(path: string, create: boolean, missingHint = "pass --create to create a new database there"): "ok" | "missing" {
   if (path === ":memory:") return "ok";
@@ -59,18 +63,11 @@ export function checkSqliteFile(path: string, create: boolean, missingHint = "pa
   if (st.size === 0) {
     throw new DatabaseFileError(`database ${path} is an empty file (0 bytes), not a SQLite database; remove it or give another path`);
   }
-  const head = Buffer.alloc(SQLITE_HEADER.length);
   try {
-    const fd = openSync(path, "r");
-    try {
-      readSync(fd, head, 0, head.length, 0);
-    } finally {
-      closeSync(fd);
-    }
+    accessSync(path, constants.R_OK);
   } catch (e) {
     throw new DatabaseFileError(`cannot read database ${path}: ${(e as Error).message}`);
   }
-  if (!head.equals(SQLITE_HEADER)) throw new DatabaseFileError(`database ${path} is not a SQLite database (it does not start with the SQLite header)`);
   return "ok";
 }
 
@@ -92,5 +89,12 @@ export async function openStore(db: string, opts: OpenOptions = {}): Promise<Led
   }
   const hint = sqlite.readonly && create ? "a read-only open (serve without --devnet, with --no-prune) cannot create it" : missingHint;
   checkSqliteFile(db, create && !sqlite.readonly, hint);
-  return new SqliteStore(db, sqlite);
+  try {
+    return new SqliteStore(db, sqlite);
+  } catch (e) {
+    if (e instanceof NotADatabaseError) {
+      throw new DatabaseFileError(`database ${db} is not a SQLite database (it does not start with the SQLite header)`);
+    }
+    throw e;
+  }
 }

@@ -13,8 +13,9 @@ export interface ServeProcess {
   stop(): Promise<number | null>;
 }
 
-export function startServe(args: string[], startTimeoutMs = 60_000): Promise<ServeProcess> {
-  const proc = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+/** `detached`: the process leads a process group of its own (`--workers`: kill them all with `process.kill(-pid, …)`). */
+export function startServe(args: string[], startTimeoutMs = 60_000, opts: { detached?: boolean } = {}): Promise<ServeProcess> {
+  const proc = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], detached: opts.detached ?? false });
   let err = "";
   let out = "";
   proc.stderr!.on("data", (d) => (err += d));

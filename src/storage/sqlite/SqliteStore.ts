@@ -317,6 +317,14 @@ function prepareFollowStatements(db: Db) {
 /** A file whose schema is older than this build's, opened read-only (`checkSchemaCurrent`). */
 class OlderSchemaError extends Error {}
 
+/** The file is not a SQLite database: SQLite refused its header (SQLITE_NOTADB) on the first read. */
+export class NotADatabaseError extends StorageUnavailableError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "NotADatabaseError";
+  }
+}
+
 export interface SqliteStoreOptions {
   readonly?: boolean;
   /**
@@ -460,6 +468,10 @@ export class SqliteStore implements LedgerStore {
       }
     } catch (e) {
       this.db.close();
+      // The first statements above read the header; a file that is not SQLite fails there.
+      if (e instanceof Database.SqliteError && e.code === "SQLITE_NOTADB") {
+        throw new NotADatabaseError(`${path} is not a SQLite database: ${e.message}`, { cause: e });
+      }
       // A reader of a WAL database creates PATH-wal and PATH-shm when they are missing.
       const hint = opts.readonly && !(e instanceof OlderSchemaError) ? ` (reading needs ${path}-wal and ${path}-shm: they must exist or the directory must be writable)` : "";
       throw new StorageUnavailableError(`cannot ${opts.readonly ? "read" : "write"} SQLite database ${path}: ${(e as Error).message}${hint}`, { cause: e });
@@ -471,9 +483,11 @@ export class SqliteStore implements LedgerStore {
     this.commitManyTx = this.db.transaction((ws: BlockWrite[], packed: PackedValues) => {
       for (const w of ws) this.commitInTx(w, packed);
     });
-    this.pruneStepTx = this.db.transaction((t: PruneTarget) => this.pruneStepInTx(t));
+    // IMMEDIATE: a prune step reads, then writes. A deferred transaction whose snapshot another
+    // process's commit made stale fails at its first write (SQLITE_BUSY) instead of waiting its turn.
+    this.pruneStepTx = this.db.transaction((t: PruneTarget) => this.pruneStepInTx(t)).immediate;
     this.pruneBatch = { ...DEFAULT_PRUNE_BATCH, ...opts.pruneBatch };
-    this.pruneStateTx = this.db.transaction((table: StateTable, from: unknown[] | null) => this.pruneStateInTx(table, from));
+    this.pruneStateTx = this.db.transaction((table: StateTable, from: unknown[] | null) => this.pruneStateInTx(table, from)).immediate;
     const readTx = this.db.transaction((read: () => unknown) => read());
     this.readsPerTurn = (opts.readsPerTurn ?? false) && (opts.readonly ?? false);
     this.beginTurn = this.db.prepare("BEGIN");
