@@ -177,7 +177,10 @@ describe("an external write-lock hold while serve --follow syncs", () => {
 
   it("answers requests while a read's base state, fetched from the upstream, waits for the lock to be written", async () => {
     requireBuiltCli();
-    up ??= await FakeUpstream.start({ blocks: 10 });
+    // More blocks than the gas estimator's history of 120 that a replica started at the head syncs
+    // first, so its first block comes after genesis.
+    await up?.close();
+    up = await FakeUpstream.start({ blocks: 140 });
     const db = join(dir, "follow-latest.db");
     // Started at the head: 0x1's modules were written by genesis, before its first block.
     replica = await startServe(["--follow", up.base, "--from", "latest", "--db", db, "--no-prune", "--max-rps", "5000", "--poll", "50", "--upstream-timeout", "30000"]);

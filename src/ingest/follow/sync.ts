@@ -368,48 +368,38 @@ export class Follower {
 
   /**
    * Compares the ledger's newest transaction with the upstream's at the same version: a chain
-   * reset under the same chain id that grew past the ledger differs there. Retried through outages
-   * and a lagging backend's 404; a version the upstream pruned cannot be compared and passes.
+   * reset under the same chain id that grew past the ledger differs there. An outage, an unreadable
+   * answer or a lagging backend's 404 is transient (`run` retries it); a version the upstream
+   * pruned cannot be compared and passes.
    */
   private async checkHistory(version: bigint, head: UpstreamHead): Promise<void> {
     const [stored] = await this.store.getFingerprints(version, version);
     if (!stored) return;
     const ours = `0x${Buffer.from(stored.hash).toString("hex")}`;
-    for (;;) {
-      let res: Awaited<ReturnType<UpstreamClient["getJson"]>>;
-      try {
-        res = await this.client.getJson(`/transactions?start=${version}&limit=1`);
-      } catch (e) {
-        if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's transaction at version ${version}: ${e.message}`, { transient: true });
-        if (!(e instanceof UpstreamUnavailableError) || this.stopping) throw e;
-        this.o.log.warn(`${e.message}; asking again in ${this.o.pollMs * 10} ms`);
-        await this.pause(this.o.pollMs * 10);
-        if (this.stopping) return;
-        continue;
-      }
-      if (res.status === 410) return;
-      if (res.status === 404) {
-        this.o.log.warn(`the upstream answered 404 for the transaction at version ${version}, below its head ${head.ledgerVersion}; asking again in ${this.o.pollMs * 10} ms`);
-        await this.pause(this.o.pollMs * 10);
-        if (this.stopping) return;
-        continue;
-      }
-      const txn = Array.isArray(res.json) ? (res.json[0] as Json | undefined) : undefined;
-      if (res.status !== 200 || !txn || txn.version !== String(version) || typeof txn.hash !== "string") {
-        throw new FollowError(`the upstream answered ${res.status} without the transaction at version ${version}: ${JSON.stringify(res.json).slice(0, 200)}`, {
-          transient: true,
-        });
-      }
-      const theirs = txn.hash.toLowerCase();
-      if (theirs !== ours) {
-        throw new HistoryDivergedError(
-          version,
-          ours,
-          theirs,
-          `the upstream's history differs from this ledger's: at version ${version} the ledger holds transaction ${ours}, the upstream (head version ${head.ledgerVersion}) ${theirs}; stopped taking versions after version ${version}`,
-        );
-      }
-      return;
+    let res: Awaited<ReturnType<UpstreamClient["getJson"]>>;
+    try {
+      res = await this.client.getJson(`/transactions?start=${version}&limit=1`);
+    } catch (e) {
+      if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's transaction at version ${version}: ${e.message}`, { transient: true });
+      throw e;
+    }
+    if (res.status === 410) return;
+    const txn = Array.isArray(res.json) ? (res.json[0] as Json | undefined) : undefined;
+    if (res.status !== 200 || !txn || txn.version !== String(version) || typeof txn.hash !== "string") {
+      const msg = (res.json as Json | null)?.message;
+      throw new FollowError(
+        `the upstream answered ${res.status} without the transaction at version ${version}, below its head ${head.ledgerVersion}${typeof msg === "string" ? `: ${msg}` : ""}`,
+        { transient: true },
+      );
+    }
+    const theirs = txn.hash.toLowerCase();
+    if (theirs !== ours) {
+      throw new HistoryDivergedError(
+        version,
+        ours,
+        theirs,
+        `the upstream's history differs from this ledger's: at version ${version} the ledger holds transaction ${ours}, the upstream (head version ${head.ledgerVersion}) ${theirs}; stopped taking versions after version ${version}`,
+      );
     }
   }
 
