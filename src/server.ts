@@ -8,7 +8,6 @@ import { readFileSync } from "node:fs";
 import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
 import { type FollowerState, serveMetrics, type NodeMetrics } from "./api/metrics.js";
-import { settleNextTickShape } from "./tickShape.js";
 import type { DevnetOptions } from "./ingest/devnet.js";
 import {
   type FollowWriterOptions,
@@ -124,7 +123,6 @@ export const PACKAGE_VERSION: string = (() => {
 })();
 
 export async function startNode(o: ServeOptions): Promise<RunningNode> {
-  settleNextTickShape();
   if (o.follow && (o.devnet || o.store)) throw new Error("a node that follows an upstream runs no devnet and opens its own store");
   const windowText = o.pruneWindow ?? (o.devnet ? DEVNET_PRUNE_WINDOW : DEFAULT_PRUNE_WINDOW);
   const window = parsePruneWindow(windowText);
