@@ -3,10 +3,12 @@
 //
 // The layers, innermost first:
 //   src/ledger, src/move   domain: ledger info, pruning policy, gas estimator, Move binary format
-//   src/storage            the LedgerStore interface (LedgerStore.ts, common.ts) and its backends
-//                          (sqlite/, postgres/); open.ts picks a backend from a URL
-//   src/ingest             import, devnet chain, writers: write through LedgerStore
-//   src/api                the Fastify app: reads through LedgerStore, never SQL
+//   src/storage            the storage contract and what every backend shares (the .ts files at its
+//                          top), one folder per backend (sqlite/, postgres/); open.ts picks a
+//                          backend from a URL
+//   src/ingest             import, devnet chain, follower, writers: write through the contract
+//                          (the writer thread, writerThread.ts, opens its own store through open.ts)
+//   src/api                the Fastify app: reads through the contract, never SQL
 //   src/server.ts, cli.ts  composition root: the only place that wires a backend to the app
 //
 // Paths are matched after resolution, so `../storage/sqlite/SqliteStore.js` is
@@ -61,6 +63,25 @@ module.exports = {
       severity: "error",
       from: { path: "^src/storage/" },
       to: { path: ["^src/api/", "^src/ingest/", ...FASTIFY] },
+    },
+    {
+      name: "storage-shared-not-to-backends",
+      comment:
+        "What src/storage/ holds at its top (the contract, rules and helpers every backend shares) sits " +
+        "above the backends: it must not import one, so a backend is a folder that can be added or " +
+        "removed alone. Only open.ts, which picks a backend from a URL, and colocated tests may.",
+      severity: "error",
+      from: { path: "^src/storage/[^/]+\\.ts$", pathNot: ["^src/storage/open\\.ts$", "\\.test\\.ts$"] },
+      to: { path: "^src/storage/(sqlite|postgres)/" },
+    },
+    {
+      name: "backends-not-to-each-other",
+      comment:
+        "A backend folder must not import another: what two backends share belongs above them in " +
+        "src/storage/, written once, not reached from one dialect into the other.",
+      severity: "error",
+      from: { path: "^src/storage/(sqlite|postgres)/" },
+      to: { path: "^src/storage/(sqlite|postgres)/", pathNot: "^src/storage/$1/" },
     },
     {
       name: "api-not-to-sql",

@@ -113,10 +113,9 @@ async function main(): Promise<void> {
   const saved = `${OUT}responses`;
   const modules = `/accounts/0x1/modules?limit=25`;
   const summaries = `/accounts/${devnetAccount(1)}/transaction_summaries?limit=100`;
-  // Every round runs on newly started processes, so a run is a median over starts. Before the node
-  // and the constant server settled the nextTick record's hidden classes (src/tickShape.ts),
-  // a start served the same route at 10.0–10.8 or at 12.8–13.9 µs per request by chance; new
-  // processes per round still keep any such chance out of a single draw.
+  // Every round runs on newly started processes, so a run is a median over starts: a start that
+  // happens to be slower (V8's inline caches settle differently from one start to another) is one
+  // draw among several, not the whole result.
   const startAll = async () => {
     const api = await startServer(serveArgs);
     // The same node with its page cache off: what a page costs when it is not served again.

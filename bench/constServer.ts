@@ -4,15 +4,9 @@
  * GET and POST /replay/NAME send a response the node sent, saved by the bench: the body DIR/NAME
  * with the headers of DIR/NAME.headers (JSON; its ":status", if any, is the status). That is what sending the same response (the ledger
  * headers, the page's bytes, its encoding) costs with no work behind it.
- * Like the node, it settles the nextTick record's hidden classes first (src/tickShape.ts):
- * without that, a start of either is fast or about 2.5 µs per request slower by chance, and the
- * ratios would measure that chance, not the node's work.
  */
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import { readdirSync, readFileSync } from "node:fs";
-import { settleNextTickShape } from "../src/tickShape.js";
-
-settleNextTickShape();
 
 const app = Fastify({ logger: false });
 app.get("/const", async () => ({ ok: true }));

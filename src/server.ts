@@ -8,7 +8,6 @@ import { readFileSync } from "node:fs";
 import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
 import { type FollowerState, serveMetrics, type NodeMetrics } from "./api/metrics.js";
-import { settleNextTickShape } from "./tickShape.js";
 import type { DevnetOptions } from "./ingest/devnet.js";
 import {
   type FollowWriterOptions,
@@ -81,11 +80,10 @@ export interface ServeOptions {
  * How long the node answers from its store's memo before asking whether another process committed
  * (`memoLagMs` of `SqliteStoreOptions` and `PostgresConnectOptions`, database `db`): no client can
  * tell a few milliseconds from network latency.
- * - SQLite: 1 ms. The check it saves (`PRAGMA data_version`) is a tenth of a point read.
+ * - SQLite: 1 ms. The check it saves (`PRAGMA data_version`) is a fraction of a point read.
  * - PostgreSQL: 10 ms from when the read that saw the position was asked. The check is a round
- *   trip, which under load takes more than a millisecond by itself: with 1 ms, the memo had
- *   expired by the time most answers arrived, and the bench's hot rows still made 0.55–0.73 round
- *   trips a request (bench/RESULTS.md).
+ *   trip, which under load takes more than a millisecond by itself: with 1 ms the memo would
+ *   expire before most answers arrived, and hot reads would still make a round trip each.
  */
 export function memoLagMs(db: string): number {
   return isPostgresUrl(db) ? 10 : 1;
@@ -124,7 +122,6 @@ export const PACKAGE_VERSION: string = (() => {
 })();
 
 export async function startNode(o: ServeOptions): Promise<RunningNode> {
-  settleNextTickShape();
   if (o.follow && (o.devnet || o.store)) throw new Error("a node that follows an upstream runs no devnet and opens its own store");
   const windowText = o.pruneWindow ?? (o.devnet ? DEVNET_PRUNE_WINDOW : DEFAULT_PRUNE_WINDOW);
   const window = parsePruneWindow(windowText);

@@ -206,6 +206,8 @@ describe("devnet writer failures (sqlite)", () => {
     for (let i = 0; i < 6; i++) await devnetOf(node).produceBlock();
     let produced = 6;
     const filler = join(mnt, "filler");
+    // Each chunk size written until the file system refuses it: the error codes, in order.
+    const refusals: unknown[] = [];
     if (mounted) {
       // Fill the file system to the last byte: big chunks, then small ones.
       const fd = openSync(filler, "w");
@@ -214,13 +216,14 @@ describe("devnet writer failures (sqlite)", () => {
         try {
           for (;;) writeSync(fd, chunk);
         } catch (e) {
-          expect((e as NodeJS.ErrnoException).code).toBe("ENOSPC");
+          refusals.push((e as NodeJS.ErrnoException).code);
         }
       }
       closeSync(fd);
     } else {
       (node.store as SqliteStore).setSizeLimit(true);
     }
+    expect(refusals, "the filler's writes end on a full disk").toEqual(mounted ? ["ENOSPC", "ENOSPC", "ENOSPC", "ENOSPC"] : []);
     // Each block needs new pages sooner or later (a small block may still fit a page already had).
     let failure: Error | null = null;
     for (let i = 0; i < 40 && !failure; i++) {

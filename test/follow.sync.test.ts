@@ -130,7 +130,7 @@ describe("ledger-node follow from genesis", () => {
       const v = await ledgerVersion(db).catch(() => null); // no database yet: killed before the first commit
       if (v !== null && v < up.ledgerVersion) killedMidway++;
       // Whole blocks only: the ledger ends where a block of the upstream ends.
-      if (v !== null) expect(up.blockByVersion(v)!.last).toBe(v);
+      expect(v === null ? null : up.blockByVersion(v)!.last, "the last version of the block the ledger ends in").toBe(v);
     }
     up.heal();
     console.log(`follow: ${killedMidway} of ${kills} kill -9s landed mid-sync (the others before the first commit or at the head)`);

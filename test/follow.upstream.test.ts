@@ -6,6 +6,7 @@
 import { Ajv } from "ajv";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEVNET_TABLE_HANDLE } from "../src/ingest/devnetChain.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { FIXTURES } from "./helpers/fixtures.js";
 
@@ -58,16 +59,26 @@ describe("fake upstream", () => {
     const first = await fetch(`${up.base}/accounts/0x1/modules?limit=10`);
     const cursor = first.headers.get("x-aptos-cursor");
     expect(cursor).toMatch(/^[0-9a-f]+$/);
-    for (const m of (await first.json()) as unknown[]) expectShape("MoveModuleBytecode", m);
+    const modules = (await first.json()) as unknown[];
+    expect(modules).toHaveLength(10);
+    for (const m of modules) expectShape("MoveModuleBytecode", m);
     const next = await fetch(`${up.base}/accounts/0x1/modules?limit=10&start=${cursor}`);
     expect(next.status).toBe(200);
-    const item = await fetch(`${up.base}/tables/0x7ab1e/raw_item`, {
+    // The first table item the chain wrote, asked for at the version that wrote it: its value, as BCS.
+    type Change = { type: string; handle?: string; key?: string; value?: string };
+    const changesAt = (v: number) => (JSON.parse(up.txns[v]!) as { changes: Change[] }).changes;
+    const isItemWrite = (c: Change) => c.type === "write_table_item" && c.handle === DEVNET_TABLE_HANDLE;
+    const at = up.txns.findIndex((_, v) => changesAt(v).some(isItemWrite));
+    expect(at, "a version that writes a table item").toBeGreaterThan(0);
+    const written = changesAt(at).find(isItemWrite)!;
+    const item = await fetch(`${up.base}/tables/0x7ab1e/raw_item?ledger_version=${at}`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/x-bcs" },
-      body: JSON.stringify({ key: "0x0000000000000000" }),
+      body: JSON.stringify({ key: written.key }),
     });
-    expect([200, 404]).toContain(item.status);
-    if (item.status === 200) expect(item.headers.get("content-type")).toContain("application/x-bcs");
+    expect(item.status).toBe(200);
+    expect(item.headers.get("content-type")).toContain("application/x-bcs");
+    expect("0x" + Buffer.from(await item.arrayBuffer()).toString("hex")).toBe(written.value);
   });
 
   it("answers 410 below its pruning window, 429 with Retry-After over its rate, and the injected 5xx", async () => {

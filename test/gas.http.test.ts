@@ -108,14 +108,18 @@ describe(`estimate_gas_price (${backend.name})`, () => {
     for (let b = 0; b < 130; b++) chain.block(transfers(b % 10 === 0 ? 260 : 3, 100 + (b % 7) * 40));
     const node = await serve(chain);
     const counts = { blocks: 0, txns: 0 };
-    const store = node.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
-    for (const [name, key] of [["getBlockByVersion", "blocks"], ["getUserTxnGas", "txns"]] as const) {
-      const real = store[name]!.bind(node.store);
-      store[name] = (...a: unknown[]) => {
-        counts[key] += 1;
-        return real(...a);
-      };
-    }
+    // Counts the two reads of the gas walk through the store's public methods.
+    const { store } = node;
+    const blockByVersion = store.getBlockByVersion.bind(store);
+    const userTxnGas = store.getUserTxnGas.bind(store);
+    store.getBlockByVersion = (version) => {
+      counts.blocks += 1;
+      return blockByVersion(version);
+    };
+    store.getUserTxnGas = (first, last) => {
+      counts.txns += 1;
+      return userTxnGas(first, last);
+    };
     const first = await estimate(node); // cold: walks the history once
     expect(counts.blocks).toBeGreaterThan(100);
     counts.blocks = counts.txns = 0;

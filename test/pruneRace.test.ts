@@ -62,16 +62,10 @@ for (const factory of backendFactories) {
           });
           const body = Buffer.from(await res.arrayBuffer());
           const want = expected(key, at);
-          if (res.status === 200) {
-            expect(body.readBigUInt64LE(0), `key ${key} at ${at}`).toBe(want);
-            counts.ok++;
-          } else if (res.status === 410) {
-            counts.gone++;
-          } else {
-            expect(res.status, `key ${key} at ${at}: ${body}`).toBe(404);
-            expect(want).toBeNull();
-            counts.missing++;
-          }
+          // 200 with the value written, 404 where none was, or 410 once pruned past `at`.
+          const got = res.status === 200 ? body.readBigUInt64LE(0) : res.status === 404 ? null : res.status === 410 ? "gone" : `status ${res.status}`;
+          expect([want, "gone"], `key ${key} at ${at}: ${res.status} ${body}`).toContain(got);
+          counts[got === "gone" ? "gone" : got === null ? "missing" : "ok"]++;
         }
       };
       const readers = Array.from({ length: 8 }, reader);

@@ -7,7 +7,7 @@
  * pages, the spec, the explorer's assets) are `EncodedBody`s, which make each encoding once; a body
  * made per request is compressed per request, and only when it reaches the threshold. Not
  * `@fastify/compress`: it compresses every time, and its onSend hook costs every request, whether
- * or not the client asked (bench/RESULTS.md).
+ * or not the client asked.
  */
 import { negotiate } from "@fastify/accept-negotiator";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -30,16 +30,10 @@ export type Encoding = "br" | "gzip" | "deflate";
 const SUPPORTED = ["br", "gzip", "deflate", "identity"];
 /**
  * Every encoding is made at its fastest useful level first: most bodies are sent once (a page of a
- * random account or version, a body made per request), so a miss pays the least CPU for its bytes.
- * CPU µs an encoding (3 rounds) of the pages bench/api.bench.ts saves:
- * - a summaries page of 100, 26,001 bytes: brotli quality 1 with a size hint 47-50 µs for 4,755
- *   bytes, against 91-98 µs for 4,204 at quality 3 (the level this node used before; 4, tower-http's,
- *   which the reference node compresses with, costs more still); gzip level 1 60-71 µs for 4,630
- *   bytes against 104-126 for 4,543 at zlib's default, 6;
- * - the modules page of 0x1, 155,299 bytes: brotli 1 368-399 µs for 35,418 bytes against
- *   1,008-1,018 for 32,361 at 3; gzip 1 883-926 µs for 38,758 against 2,455-2,462 for 32,052 at 6.
- * Brotli quality 0 is not used: about the CPU of 1 on the summaries page for 12% more bytes. A body
- * sent again and again is worth the best level once, made off the event loop: see `EncodedBody`.
+ * random account or version, a body made per request), so a miss pays the least CPU for its bytes:
+ * brotli 1 and gzip 1 cost about half of brotli 3 and gzip 6 for a tenth more bytes, and brotli 0
+ * no less than 1 (bench/RESULTS.md, "Measurements behind the code's choices"). A body sent again
+ * and again is worth the best level once, made off the event loop: see `EncodedBody`.
  */
 const BROTLI_FAST = 1;
 const ZLIB_FAST: ZlibOptions = { level: 1 };

@@ -4,17 +4,16 @@
  * cached records. Bounded by entry count, least recently used out first.
  *
  * The ABI is the text storage keeps with the bytecode (`ModuleEntry.abi`, computed when the code
- * was written): a record is then a hex encoding and a concatenation, 2.4-3.0 µs of CPU a module
- * against 16-22 µs decoding it, over the 29,488 modules of the 1M-version bench ledger. Code stored
+ * was written): a record is then a hex encoding and a concatenation, a small part of what decoding
+ * the bytecode costs (bench/RESULTS.md, "Measurements behind the code's choices"). Code stored
  * without it (a database whose migration did not fill it) is decoded here and serialized by the
  * `MoveModule` schema's own serializer, the same bytes (`moduleRecords.test.ts`). The record's two
  * properties are written around it: byte for byte what the `MoveModuleBytecode` serializer writes
  * (its properties in schema order, the hex needing no escapes), without the ajv validation of the
  * whole ABI that its `anyOf: [MoveModule, null]` runs to pick a branch.
  *
- * The cache still pays with stored ABI text: a hit skips the code row's read as well (a module
- * of a random page on the 1M ledger: 5 µs of CPU from the cache, 10-13 read and built), for about
- * 1.3 KB a record (25 MB at 20,000).
+ * The cache still pays with stored ABI text: a hit skips the code row's read as well, for about
+ * 1.3 KB a record.
  */
 import { LRUCache } from "lru-cache";
 import { moduleAbi, type MoveModuleAbi } from "../move/abi.js";

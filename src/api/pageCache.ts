@@ -8,10 +8,9 @@
  * A page is kept only once its key is asked for a second time (`offer`): traffic over many
  * accounts and versions asks for most pages once, and storing those would cost every miss an
  * eviction and the garbage collection of bodies nobody reads again, and push out the pages that
- * are asked for again. That holds while the cache still has room too: keeping every page until it
- * was full made a random-version summaries miss cost 201-233 µs of server CPU against 153-162 with
- * the cache off (10M versions, 3 rounds each), as a fresh or restarted node spends its first 64 MB
- * (a few seconds of such traffic at 6 KB a page) storing pages, its heap growing with each.
+ * are asked for again. That holds while the cache still has room too: a fresh node that kept every
+ * page would spend its first megabytes storing pages nobody reads again, its heap growing with each
+ * (bench/RESULTS.md, "Measurements behind the code's choices").
  */
 import { LRUCache } from "lru-cache";
 import type { EncodedBody } from "./compression.js";

@@ -4,6 +4,11 @@
  */
 import { errorSchema } from "./errors.js";
 
+/** The OpenAPI formats these schemas name for documentation only: validation is by type and pattern. */
+export const DOC_FORMATS: Readonly<Record<string, true>> = Object.fromEntries(
+  ["hex", "uint8", "uint16", "uint32", "uint64", "binary"].map((f) => [f, true]),
+);
+
 const ability = { type: "string", enum: ["copy", "drop", "store", "key"] } as const;
 const genericParam = {
   type: "object",

@@ -7,8 +7,8 @@
  * canonical size of the parsed value must be the input's size).
  *
  * This is what re-serializing the parsed value and comparing the bytes decides, at a fraction of
- * the cost: the @mysten/bcs writer took 7 of the 17 µs of CPU of a module's ABI on the 10M bench
- * ledger (`metadata.test.ts` checks the two against each other on mutated inputs).
+ * the cost: the @mysten/bcs writer was a large share of a module ABI's CPU (`metadata.test.ts`
+ * checks the two against each other on mutated inputs).
  */
 
 import { type BcsReader, BcsType, bcs, compareBcsBytes } from "@mysten/bcs";

@@ -120,16 +120,16 @@ describe(`@aptos-labs/ts-sdk against the node (${backend.name})`, () => {
       do {
         // The 64-hex form on purpose: the SDK sends special addresses in short form (0x1).
         const page = await aptos.getAccountModulesPage({ accountAddress: "0x" + "1".padStart(64, "0"), options: { cursor, limit } });
-        expect(page.modules.length).toBeLessThanOrEqual(limit);
-        if (page.cursor !== undefined) expect(page.modules).toHaveLength(limit);
+        // Full pages until the last, which holds the rest and carries no cursor.
+        expect(page.modules).toHaveLength(Math.min(limit, all.length - seen.length));
+        expect(page.cursor === undefined, `cursor after ${seen.length + page.modules.length} of ${all.length}`).toBe(seen.length + page.modules.length === all.length);
         seen.push(...names(page.modules));
         cursor = page.cursor;
       } while (cursor !== undefined);
       expect(seen, `limit ${limit}`).toEqual(all);
       expect(new Set(seen).size).toBe(seen.length);
-      expect(requests).toHaveLength(Math.max(1, Math.ceil(all.length / limit)));
-      expect(requests[0]).toBe(`GET ${node.base}/accounts/0x1/modules?limit=${limit}`);
-      if (requests.length > 1) expect(requests[1]).toMatch(new RegExp(`\\?start=[0-9a-f]+&limit=${limit}$`));
+      const later = Array.from({ length: Math.ceil(all.length / limit) - 1 }, () => expect.stringMatching(new RegExp(`\\?start=[0-9a-f]+&limit=${limit}$`)));
+      expect(requests).toEqual([`GET ${node.base}/accounts/0x1/modules?limit=${limit}`, ...later]);
     }
   });
 
@@ -175,6 +175,7 @@ describe(`@aptos-labs/ts-sdk against the node (${backend.name})`, () => {
     expect(names(page.modules)).toEqual(all.slice(0, 2));
     const mods = await aptos.getAccountModules({ accountAddress: "0x1", options: { ledgerVersion: far, limit: 2 } });
     expect(names(mods)).toEqual(all.slice(0, 2));
+    expect(requests.length, "one request per call at least").toBeGreaterThanOrEqual(2);
     for (const r of requests) expect(r).not.toContain("ledger_version");
     // The node itself answers that version with 404, had it been sent.
     const http = await call(`${node.base}/accounts/0x1/modules?limit=2&ledger_version=${far}`);

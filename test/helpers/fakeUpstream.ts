@@ -139,7 +139,8 @@ export class FakeUpstream {
     private importer: Importer,
     public node: TestNode,
     private readonly app: FastifyInstance,
-    readonly base: string,
+    /** The upstream's `/v1` URL, set once its app listens (`start`). */
+    public base: string,
     private dir: string,
   ) {}
 
@@ -156,7 +157,7 @@ export class FakeUpstream {
     fake.hashSalt = o.hashSalt ?? null;
     fake.routes();
     const url = await app.listen({ host: "127.0.0.1", port: 0 });
-    (fake as { base: string }).base = `${url}/v1`;
+    fake.base = `${url}/v1`;
     await fake.fill(o.blocks);
     return fake;
   }
