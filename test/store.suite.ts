@@ -1,5 +1,5 @@
 /**
- * The one store test suite every `Storage` backend must pass (see `Storage.ts`):
+ * The one store test suite every `Storage` backend must pass (see `src/storage/reader.ts`, `writer.ts`, `followBase.ts`):
  * `storeSuite(factory)` runs it against one backend; `store.test.ts` runs it for every entry of
  * `backendFactories`. It talks to the store only through the interface, over a real database.
  *

@@ -98,7 +98,7 @@ export const getAccountTransactionSummaries = defineOperation({
  * Reads and encodes one page, with the ledger position it is exact for: the store reads the
  * position and the rows in one snapshot, so a prune committing meanwhile cannot cut into it. The
  * wrapper judges the requested bounds against that position (410 when pruned past them). JSON
- * comes as the store writes it where it can (`readSummariesJson`).
+ * comes as the store writes it where it can (`WireReads`).
  */
 async function readPage(ctx: NodeContext, q: Omit<SummaryQuery, "ledgerVersion">, format: WireFormat): Promise<{ page: Page<SummariesMeta>; info: LedgerInfo }> {
   const snapshot = await readStorePage(ctx, q, format);
