@@ -258,6 +258,8 @@ export class FollowedStore implements Storage {
       this.fetching.set(what, shared);
       p = shared;
     }
+    // Without an upstream nothing waits on one: the store's own reads say what is missing.
+    if (!this.client) return p;
     return withTimeout(p, this.o.timeoutMs, () => new StorageUnavailableError(`the upstream did not give the ${label} within ${this.o.timeoutMs} ms`));
   }
 
