@@ -3,12 +3,13 @@
 //
 // The layers, innermost first:
 //   src/ledger, src/move   domain: ledger info, pruning policy, gas estimator, Move binary format
-//   src/storage            the storage contract and what every backend shares (the .ts files at its
-//                          top), one folder per backend (sqlite/, postgres/); open.ts picks a
-//                          backend from a URL
-//   src/ingest             import, devnet chain, follower, writers: write through the contract
-//                          (the writer thread, writerThread.ts, opens its own store through open.ts)
-//   src/api                the Fastify app: reads through the contract, never SQL
+//   src/storage            the reader, writer and follow-base contracts and what every backend
+//                          shares (the .ts files at its top), one folder per backend (sqlite/,
+//                          postgres/); open.ts picks a backend from a URL
+//   src/ingest             import, devnet chain, follower, writers: write through the storage
+//                          contracts (the writer thread, writerThread.ts, opens its own store
+//                          through open.ts)
+//   src/api                the Fastify app: reads through the storage contracts, never SQL
 //   src/server.ts, cli.ts  composition root: the only place that wires a backend to the app
 //
 // Paths are matched after resolution, so `../storage/sqlite/SqliteStore.js` is
@@ -48,7 +49,7 @@ module.exports = {
       comment:
         "src/ledger and src/move are the domain: pure rules and formats. They must not know about HTTP " +
         "(src/api, fastify), a storage backend (sqlite/, postgres/, their drivers) or ingestion; they may " +
-        "use the LedgerStore interface. This keeps them testable without a server or a database.",
+        "use the storage contracts. This keeps them testable without a server or a database.",
       severity: "error",
       from: { path: "^src/(ledger|move)/" },
       to: {
@@ -58,7 +59,7 @@ module.exports = {
     {
       name: "storage-not-to-api-or-ingest",
       comment:
-        "Storage is below the API and ingestion: it serves both through LedgerStore and must not " +
+        "Storage is below the API and ingestion: it serves both through the storage contracts and must not " +
         "depend on either of them, nor on the HTTP framework.",
       severity: "error",
       from: { path: "^src/storage/" },
@@ -86,7 +87,7 @@ module.exports = {
     {
       name: "api-not-to-sql",
       comment:
-        "SQL lives in storage: the API talks to the LedgerStore interface only, so it must not import a " +
+        "SQL lives in storage: the API talks to the storage contracts only, so it must not import a " +
         "backend (sqlite/, postgres/), a driver (better-sqlite3, pg) or src/storage/open.ts (choosing a " +
         "backend from a URL is the composition root's job: src/server.ts and src/cli.ts).",
       severity: "error",

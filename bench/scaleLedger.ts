@@ -19,7 +19,7 @@ import { Importer } from "../src/ingest/importer.js";
 import { prng } from "../src/ingest/devnetChain.js";
 import { toHex } from "../src/ledger/address.js";
 import { buildModule } from "../src/move/builder.js";
-import type { LedgerStore } from "../src/storage/LedgerStore.js";
+import type { Storage } from "../src/storage/storage.js";
 import { openStore } from "../src/storage/open.js";
 import { FIXTURES } from "../test/helpers/fixtures.js";
 
@@ -88,7 +88,7 @@ export async function buildScaleLedger(db: string, versions: number, log: (s: st
  * Writes the ledger of `versions` (at least) versions into the empty `store` through the Importer
  * (the store's own write path, SQLite or PostgreSQL); `label` names it in the log. Leaves the store open.
  */
-export async function writeScaleLedger(store: LedgerStore, versions: number, label: string, log: (s: string) => void = console.error): Promise<void> {
+export async function writeScaleLedger(store: Storage, versions: number, label: string, log: (s: string) => void = console.error): Promise<void> {
   const db = label;
   const importer = await Importer.open(store, 4);
   const started = performance.now();

@@ -51,12 +51,14 @@ import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { prng } from "../src/ingest/devnetChain.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
-import type { BlockWrite, LedgerStore } from "../src/storage/LedgerStore.js";
+import type { BlockWrite } from "../src/storage/writer.js";
+import type { Storage } from "../src/storage/storage.js";
 import { PostgresStore, SQL as POSTGRES_SQL } from "../src/storage/postgres/PostgresStore.js";
 import { moduleEntryOf, type ModuleRow } from "../src/storage/rules.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { PgCluster } from "../test/helpers/postgres.js";
 import { OUT, median } from "./common.js";
+import { modulesAt, summariesAt } from "../test/helpers/store.js";
 
 const argValue = (name: string, def: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -134,7 +136,7 @@ function* moduleHistoryBlocks(history: number): Generator<BlockWrite[]> {
   if (batch.length > 0) yield batch;
 }
 
-async function fill(store: LedgerStore, history: number): Promise<void> {
+async function fill(store: Storage, history: number): Promise<void> {
   if ((await store.getLedgerInfo(true)) !== null) return;
   await store.initChain(4);
   for (const blocks of moduleHistoryBlocks(history)) await store.commitBlocks!(blocks);
@@ -183,7 +185,7 @@ async function modulesBench(): Promise<void> {
     const raw = new Database(path, { readonly: true });
     const before = raw.prepare<[Uint8Array, Uint8Array, bigint, bigint, number], ModuleRow>(MODULES_BEFORE_SQLITE).safeIntegers(true);
     const empty = Buffer.alloc(0);
-    const check = await store.getModules(ACCOUNT, last, null, PAGE);
+    const check = await modulesAt(store, ACCOUNT, last, null, PAGE);
     if (JSON.stringify(check) !== JSON.stringify(before.all(ACCOUNT, empty, last, last, PAGE).map(moduleEntryOf))) throw new Error("before and after differ");
     report(
       "sqlite",
@@ -191,7 +193,7 @@ async function modulesBench(): Promise<void> {
       await sideBySide(
         [
           { name: "before", call: (v) => before.all(ACCOUNT, empty, v, v, PAGE).map(moduleEntryOf) },
-          { name: "after", call: (v) => store.getModules(ACCOUNT, v, null, PAGE) },
+          { name: "after", call: (v) => modulesAt(store, ACCOUNT, v, null, PAGE) },
           { name: "readModules", call: (v) => store.readModules(ACCOUNT, v, null, PAGE) },
         ],
         last,
@@ -217,7 +219,7 @@ async function modulesBench(): Promise<void> {
           await sideBySide(
             [
               { name: "before", call: (v) => pool.query({ name: "before", text: MODULES_BEFORE_PG, values: [ACCOUNT, Buffer.alloc(0), v.toString(), PAGE] }) },
-              { name: "after", call: (v) => store.getModules(ACCOUNT, v, null, PAGE) },
+              { name: "after", call: (v) => modulesAt(store, ACCOUNT, v, null, PAGE) },
               { name: "readModules", call: (v) => store.readModules(ACCOUNT, v, null, PAGE) },
             ],
             last,
@@ -233,11 +235,11 @@ async function modulesBench(): Promise<void> {
 }
 
 /** The store of the checkout at `--before` (its dist/ built), opened on `path`. */
-async function beforeStore(path: string, opts: { memoLagMs: number }): Promise<LedgerStore> {
+async function beforeStore(path: string, opts: { memoLagMs: number }): Promise<Storage> {
   const dir = argValue("before", "");
   if (!dir) throw new Error("--before DIR: a checkout of the previous commit with dist/ built");
   const { SqliteStore: Before } = (await import(`${dir.startsWith("/") ? dir : `${process.cwd()}/${dir}`}/dist/storage/sqlite/SqliteStore.js`)) as {
-    SqliteStore: new (p: string, o: { memoLagMs: number }) => LedgerStore;
+    SqliteStore: new (p: string, o: { memoLagMs: number }) => Storage;
   };
   return new Before(path, opts);
 }
@@ -252,10 +254,10 @@ async function summariesBench(): Promise<void> {
   const accounts = await sendersOf(path);
   const limit = 100;
   /** The three store calls of a page-cache miss as the API makes them today. */
-  const split = (s: LedgerStore) => async (end: bigint) => {
+  const split = (s: Storage) => async (end: bigint) => {
     const sender = accounts[Math.floor(random() * accounts.length)]!;
     const at = (await s.readSummariesVersion(sender, end))!;
-    await s.getTransactionSummaries({ sender, end, limit, ledgerVersion: at.info.ledgerVersion });
+    await summariesAt(s, { sender, end, limit, ledgerVersion: at.info.ledgerVersion });
     await s.getLedgerInfo(true);
   };
   const variants: Variant[] = [
@@ -328,7 +330,7 @@ async function summariesPgBench(): Promise<void> {
         call: async (end) => {
           const sender = accounts[Math.floor(random() * accounts.length)]!;
           const at = (await store.readSummariesVersion(sender, end))!;
-          await store.getTransactionSummaries({ sender, end, limit, ledgerVersion: at.info.ledgerVersion });
+          await summariesAt(store, { sender, end, limit, ledgerVersion: at.info.ledgerVersion });
           await store.getLedgerInfo();
         },
       },
@@ -371,7 +373,7 @@ async function pruneChild(): Promise<void> {
   const Store =
     dir === "this"
       ? SqliteStore
-      : ((await import(`${dir}/dist/storage/sqlite/SqliteStore.js`)) as { SqliteStore: new (p: string) => LedgerStore }).SqliteStore;
+      : ((await import(`${dir}/dist/storage/sqlite/SqliteStore.js`)) as { SqliteStore: new (p: string) => Storage }).SqliteStore;
   const store = new Store(path);
   const t0 = performance.now();
   const result = await store.prune({ oldestVersion: BigInt(argValue("oldest", "0")), oldestBlockHeight: BigInt(argValue("height", "0")) });
@@ -436,7 +438,7 @@ async function pruneBench(): Promise<void> {
       } else if (kind < 0.8) {
         await reader.readSummaries({ sender: accounts[Math.floor(random() * accounts.length)]!, end: at, limit: 100 });
       } else {
-        await reader.getModules(accounts[Math.floor(random() * accounts.length)]!, at, null, 26);
+        await modulesAt(reader, accounts[Math.floor(random() * accounts.length)]!, at, null, 26);
       }
       latencies.push(performance.now() - t0);
       if (existsSync(`${path}-wal`)) walMax = Math.max(walMax, statSync(`${path}-wal`).size);
@@ -537,7 +539,7 @@ async function prunePgBench(): Promise<void> {
         } else if (kind < 0.8) {
           await reader.readSummaries({ sender: accounts[Math.floor(random() * accounts.length)]!, end: at, limit: 100 });
         } else {
-          await reader.getModules(accounts[Math.floor(random() * accounts.length)]!, at, null, 26);
+          await modulesAt(reader, accounts[Math.floor(random() * accounts.length)]!, at, null, 26);
         }
         latencies.push(performance.now() - t0);
       }

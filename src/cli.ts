@@ -15,7 +15,7 @@ import { WriterStatus } from "./ingest/writerStatus.js";
 import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
 import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
 import { displayDb, openStore } from "./storage/open.js";
-import type { LedgerStore } from "./storage/LedgerStore.js";
+import type { Storage } from "./storage/storage.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
 
 function intOption(name: string, min: number, max: number) {
@@ -137,7 +137,7 @@ program
   .action(async (files: string[], o) => {
     for (const f of files) await checkReadable(f);
     // The database is opened at the first transaction: an empty input creates nothing.
-    let store: LedgerStore | null = null;
+    let store: Storage | null = null;
     let importer: Importer | null = null;
     try {
       const tty = process.stderr.isTTY;

@@ -22,7 +22,7 @@ import { UpstreamClient } from "./ingest/follow/client.js";
 import { FollowedStore } from "./ingest/follow/followedStore.js";
 import { FIRST_SYNCED_RECORD, FOLLOWER, type FollowLag } from "./ingest/follow/sync.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
-import type { LedgerStore } from "./storage/LedgerStore.js";
+import type { Storage } from "./storage/storage.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
 import type { SqliteStoreOptions } from "./storage/sqlite/SqliteStore.js";
 import { existsSync } from "node:fs";
@@ -65,7 +65,7 @@ export interface ServeOptions {
    * Serve this store, already open over `db`, instead of opening one (`serve --follow`: the store
    * that fetches what a replica started at the head lacks). The node closes it.
    */
-  store?: LedgerStore;
+  store?: Storage;
   /**
    * Follow this upstream into the ledger while serving (`serve --follow`). The follower runs
    * among the writers (on SQLite, on the writer thread); the node serves a `FollowedStore`, which
@@ -101,7 +101,7 @@ type StatusLogRef = { error(obj: object, msg: string): void; info(obj: object, m
 
 export interface RunningNode {
   app: FastifyInstance;
-  store: LedgerStore;
+  store: Storage;
   url: string;
   /** The writers (devnet, pruner): a `WriterThread` for SQLite, else `LocalWriters`; null when it only reads. */
   devnet: Writers | null;
@@ -182,7 +182,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     thread = await WriterThread.start({ db: o.db, open: { create: o.create ?? true, ...sqliteOptions }, writers: writersOptions }, status, writerEvents);
     writers = thread;
   }
-  let store: LedgerStore;
+  let store: Storage;
   let followed: FollowedStore | null = null;
   try {
     store =
@@ -302,7 +302,7 @@ export function followLagLine(lag: FollowLag): string {
  * follower records its first version before its first block, so a ledger that holds a block
  * (read first) and no record never gets one; an empty ledger may, so its reads decide.
  */
-async function guardHeadStartedLedger(store: LedgerStore): Promise<LedgerStore> {
+async function guardHeadStartedLedger(store: Storage): Promise<Storage> {
   const hasBlock = (await store.getLedgerInfo(true).catch(() => null)) !== null;
   let first: bigint | null;
   try {

@@ -26,6 +26,7 @@ import type { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { CLI, requireBuiltCli } from "./helpers/cli.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 import { holdWriteLock } from "./helpers/sqliteLock.js";
+import { setQueryOnly, setSizeLimit } from "../src/storage/sqlite/testing.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-writer-"));
 const nodes: TestNode[] = [];
@@ -178,7 +179,7 @@ describe("devnet writer failures (sqlite)", () => {
     const node = await devnetNode(db);
     for (let i = 0; i < 4; i++) await devnetOf(node).produceBlock();
     const store = node.store as SqliteStore;
-    store.setQueryOnly(true);
+    setQueryOnly(store, true);
     const height = devnetOf(node).nextHeight;
     await expect(devnetOf(node).produceBlock()).rejects.toThrow(/readonly/i);
     await expect(devnetOf(node).produceBlock()).rejects.toThrow(/readonly/i);
@@ -188,7 +189,7 @@ describe("devnet writer failures (sqlite)", () => {
     // The reason names the database file.
     expect(during.message).toContain(db);
     expect(during.message).toMatch(/devnet is failing to write: 2 attempts.*readonly/);
-    store.setQueryOnly(false);
+    setQueryOnly(store, false);
     for (let i = 0; i < 3; i++) await devnetOf(node).produceBlock();
     expect((await healthy(node)).status).toBe(200);
     expectNoGap(db, 7);
@@ -221,7 +222,7 @@ describe("devnet writer failures (sqlite)", () => {
       }
       closeSync(fd);
     } else {
-      (node.store as SqliteStore).setSizeLimit(true);
+      setSizeLimit(node.store as SqliteStore, true);
     }
     expect(refusals, "the filler's writes end on a full disk").toEqual(mounted ? ["ENOSPC", "ENOSPC", "ENOSPC", "ENOSPC"] : []);
     // Each block needs new pages sooner or later (a small block may still fit a page already had).
@@ -240,7 +241,7 @@ describe("devnet writer failures (sqlite)", () => {
     expect(during.message).toContain(db);
     expect(during.message).toMatch(/devnet is failing to write: 2 attempts.*full/);
     if (mounted) unlinkSync(filler);
-    else (node.store as SqliteStore).setSizeLimit(false);
+    else setSizeLimit(node.store as SqliteStore, false);
     for (let i = 0; i < 3; i++) await devnetOf(node).produceBlock();
     produced += 3;
     expect(devnetOf(node).nextHeight).toBe(height + 3n);

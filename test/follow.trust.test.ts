@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_APP_ADDRESS } from "../src/ingest/devnetChain.js";
 import { UpstreamClient } from "../src/ingest/follow/client.js";
 import { ChainIdChangedError, Follower, HistoryDivergedError } from "../src/ingest/follow/sync.js";
-import type { LedgerStore } from "../src/storage/LedgerStore.js";
+import type { Storage } from "../src/storage/storage.js";
 import { openStore } from "../src/storage/open.js";
 import { type Backend, backendFactories } from "./helpers/backends.js";
 import { CLI, requireBuiltCli } from "./helpers/cli.js";
@@ -184,7 +184,7 @@ describe("a follower whose upstream changes chain", () => {
   let n = 0;
   const logs: string[] = [];
   const log = { info: (m: string) => logs.push(m), warn: (m: string) => logs.push(m) };
-  const follower = (store: LedgerStore, up: FakeUpstream, exitAtHead: boolean) =>
+  const follower = (store: Storage, up: FakeUpstream, exitAtHead: boolean) =>
     new Follower(store, new UpstreamClient(up.base, { maxRequestsPerSecond: 5000 }), { from: { kind: "genesis" }, concurrency: 4, pollMs: 20, exitAtHead, log });
   /** `run` settled within `ms`: its error, or "resolved", or "still running". */
   const settled = (run: Promise<void>, ms: number): Promise<unknown> =>

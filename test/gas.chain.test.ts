@@ -13,7 +13,7 @@ import {
   type OnChainExecutionConfigInput,
 } from "../src/ledger/executionConfig.js";
 import { openStore } from "../src/storage/open.js";
-import type { LedgerStore } from "../src/storage/LedgerStore.js";
+import type { Storage } from "../src/storage/storage.js";
 import { sqliteBackend } from "./helpers/backends.js";
 import { ChainBuilder, addr, type UserTxn } from "./helpers/chain.js";
 
@@ -21,7 +21,7 @@ type Json = Record<string, unknown>;
 type V4 = Extract<OnChainExecutionConfigInput, { V4: unknown }>["V4"];
 
 const backend = sqliteBackend();
-const stores: LedgerStore[] = [];
+const stores: Storage[] = [];
 afterAll(async () => {
   for (const s of stores) await s.close();
   await backend.cleanup();
@@ -84,7 +84,7 @@ function genesis(config?: OnChainExecutionConfigInput): ChainBuilder {
 const users = (n: number, u: Partial<UserTxn> = {}): UserTxn[] =>
   Array.from({ length: n }, (_, i) => ({ sender: addr((0x1000 + i).toString(16)), seq: 0, ...u }));
 
-async function storeOf(chain: ChainBuilder): Promise<LedgerStore> {
+async function storeOf(chain: ChainBuilder): Promise<Storage> {
   const db = await backend.newDb();
   await chain.importInto(db);
   const store = await openStore(db);
@@ -92,7 +92,7 @@ async function storeOf(chain: ChainBuilder): Promise<LedgerStore> {
   return store;
 }
 
-async function estimate(store: LedgerStore, gas = new GasEstimator({ ...defaultGasConfig, cacheExpirationMs: 0 })): Promise<GasEstimate> {
+async function estimate(store: Storage, gas = new GasEstimator({ ...defaultGasConfig, cacheExpirationMs: 0 })): Promise<GasEstimate> {
   const info = await store.getLedgerInfo(true);
   if (!info) throw new Error("empty ledger");
   return gas.estimate(info, store);

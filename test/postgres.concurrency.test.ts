@@ -6,14 +6,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseAddress } from "../src/ledger/address.js";
 import { DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions } from "../src/ingest/devnetChain.js";
 import { Importer } from "../src/ingest/importer.js";
-import type { LedgerStore } from "../src/storage/LedgerStore.js";
+import type { Storage } from "../src/storage/storage.js";
 import { openStore } from "../src/storage/open.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { tableItem } from "./helpers/store.js";
 
 describe("processes sharing one PostgreSQL database", () => {
   const pg = postgresBackend();
-  const opened: LedgerStore[] = [];
+  const opened: Storage[] = [];
   const open = async (db: string) => {
     const s = await openStore(db);
     opened.push(s);

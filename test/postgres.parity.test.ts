@@ -12,10 +12,10 @@ import { parseAddress } from "../src/ledger/address.js";
 import { parsePruneWindow, pruneNow } from "../src/ledger/pruning.js";
 import { DEVNET_APP_ADDRESS, DevnetChain, defaultDevnetChainOptions } from "../src/ingest/devnetChain.js";
 import { Importer } from "../src/ingest/importer.js";
-import type { LedgerStore } from "../src/storage/LedgerStore.js";
+import type { Storage } from "../src/storage/storage.js";
 import { openStore } from "../src/storage/open.js";
 import { postgresBackend } from "./helpers/postgres.js";
-import { tableItem } from "./helpers/store.js";
+import { tableItem, modulesAt, summariesAt } from "./helpers/store.js";
 
 type Json = Record<string, unknown>;
 
@@ -47,22 +47,22 @@ function devnetLedger() {
 const hex = (b: Uint8Array | null | undefined): string | null => (b ? Buffer.from(b).toString("hex") : null);
 
 /** Every read of the interface at `v`, as plain data. */
-async function readsAt(s: LedgerStore, v: bigint, L: ReturnType<typeof devnetLedger>) {
+async function readsAt(s: Storage, v: bigint, L: ReturnType<typeof devnetLedger>) {
   const out: unknown[] = [];
   for (const a of [parseAddress("0x1")!, parseAddress(DEVNET_APP_ADDRESS)!]) {
-    const all = await s.getModules(a, v, null, 10_000);
+    const all = await modulesAt(s, a, v, null, 10_000);
     out.push(await Promise.all(all.map(async (m) => [m.name, hex(m.stateKey), m.codeHash, (await s.getModuleCode(m.codeHash))?.length])));
     const mid = all[Math.floor(all.length / 2)];
-    if (mid) out.push((await s.getModules(a, v, mid.stateKey, 3)).map((m) => m.name));
+    if (mid) out.push((await modulesAt(s, a, v, mid.stateKey, 3)).map((m) => m.name));
   }
   for (const [h, k] of L.tableKeys) out.push(hex(await tableItem(s, h, k, v)));
   for (const [a, t] of L.resources) out.push(await s.getResource(a, t, v));
   for (const sender of L.senders) {
-    const summary = (r: Awaited<ReturnType<LedgerStore["getTransactionSummaries"]>>) =>
+    const summary = (r: Awaited<ReturnType<typeof summariesAt>>) =>
       r.map((x) => [x.version, x.replayProtector.type, x.replayProtector.value, x.hashHex]);
-    out.push(summary(await s.getTransactionSummaries({ sender, ledgerVersion: v, limit: 25 })));
-    out.push(summary(await s.getTransactionSummaries({ sender, ledgerVersion: v, start: v > 300n ? v - 300n : 0n, limit: 25 })));
-    out.push(summary(await s.getTransactionSummaries({ sender, ledgerVersion: v, end: v - 100n > 0n ? v - 100n : 0n, limit: 10 })));
+    out.push(summary(await summariesAt(s, { sender, ledgerVersion: v, limit: 25 })));
+    out.push(summary(await summariesAt(s, { sender, ledgerVersion: v, start: v > 300n ? v - 300n : 0n, limit: 25 })));
+    out.push(summary(await summariesAt(s, { sender, ledgerVersion: v, end: v - 100n > 0n ? v - 100n : 0n, limit: 10 })));
   }
   out.push(await s.getUserTxnGas(v > 500n ? v - 500n : 0n, v));
   out.push((await s.getFingerprints(v > 60n ? v - 60n : 0n, v)).map((f) => [f.version, f.kind, hex(f.hash)]));
@@ -75,8 +75,8 @@ describe("PostgreSQL answers exactly as SQLite over a devnet ledger, through pru
   const pg = postgresBackend();
   const dir = mkdtempSync(join(tmpdir(), "ledger-node-parity-"));
   const L = devnetLedger();
-  let sqlite: LedgerStore;
-  let postgres: LedgerStore;
+  let sqlite: Storage;
+  let postgres: Storage;
 
   beforeAll(async () => {
     sqlite = await openStore(join(dir, "ledger.db"));

@@ -11,18 +11,19 @@ import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules
 import { codeHash } from "../src/ledger/codeHash.js";
 import { moduleAbiJson } from "../src/move/abi.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
-import type { BlockWrite, LedgerStore, PruneResult } from "../src/storage/LedgerStore.js";
+import type { BlockWrite, PruneResult } from "../src/storage/writer.js";
+import type { Storage } from "../src/storage/storage.js";
 import { PostgresStore, type PostgresConnectOptions, type PostgresStoreOptions } from "../src/storage/postgres/PostgresStore.js";
 import { MIGRATIONS } from "../src/storage/postgres/schema.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { dumpTables } from "./helpers/ledgerTables.js";
 import { genesisModules } from "./helpers/moveFixtures.js";
 import { prng, testSeed } from "./helpers/seed.js";
-import { tableItem } from "./helpers/store.js";
+import { tableItem, modulesAt, summariesAt } from "./helpers/store.js";
 
 const SEED = testSeed(17_2026);
 const backend = postgresBackend();
-const opened: LedgerStore[] = [];
+const opened: Storage[] = [];
 afterAll(async () => {
   for (const s of opened) await s.close().catch(() => undefined);
   await backend.cleanup();
@@ -116,15 +117,15 @@ async function filled(blocks: BlockWrite[], opts: PostgresStoreOptions = {}): Pr
 }
 
 /** Everything readable at `version` through the store's reads (ranges from `oldest`). */
-async function readRaw(s: LedgerStore, version: bigint, oldest: bigint) {
+async function readRaw(s: Storage, version: bigint, oldest: bigint) {
   const h = (b: Uint8Array | null) => (b ? hex(b) : null);
   return {
     items: await Promise.all(HANDLES.flatMap((handle) => KEYS.map(async (k) => h(await tableItem(s, handle, k, version))))),
     resources: await Promise.all(SENDERS.flatMap((a) => TYPES.map((t) => s.getResource(a, t, version)))),
-    modules: await Promise.all(SENDERS.map(async (a) => (await s.getModules(a, version, null, 100)).map((m) => `${m.name}=${m.codeHash}`))),
+    modules: await Promise.all(SENDERS.map(async (a) => (await modulesAt(s, a, version, null, 100)).map((m) => `${m.name}=${m.codeHash}`))),
     moduleAbis: await Promise.all(SENDERS.map(async (a) => (await s.readModules(a, version, null, 100, () => true))?.value.rows.map((m) => `${m.name}=${m.abi}`) ?? [])),
     modulesVersion: await Promise.all(SENDERS.map(async (a) => (await s.readModulesVersion(a, version))?.value ?? null)),
-    summaries: await Promise.all(SENDERS.map((a) => s.getTransactionSummaries({ sender: a, start: oldest, ledgerVersion: version, limit: 1000 }))),
+    summaries: await Promise.all(SENDERS.map((a) => summariesAt(s, { sender: a, start: oldest, ledgerVersion: version, limit: 1000 }))),
     summariesBack: await Promise.all(SENDERS.map(async (a) => (await s.readSummaries({ sender: a, end: version, limit: 7 }))?.value.rows ?? [])),
     summariesVersion: await Promise.all(SENDERS.map(async (a) => (await s.readSummariesVersion(a, version))?.value ?? null)),
     newest: await Promise.all(
@@ -159,7 +160,7 @@ function judged(raw: Awaited<ReturnType<typeof readRaw>>, oldest: bigint) {
   };
 }
 
-async function readAt(s: LedgerStore, version: bigint, oldest: bigint) {
+async function readAt(s: Storage, version: bigint, oldest: bigint) {
   return judged(await readRaw(s, version, oldest), oldest);
 }
 
@@ -358,7 +359,7 @@ describe("PostgreSQL migration 5: the ABI text of every module row, stored besid
       expect((await c.query("SELECT max(version) AS v FROM schema_version")).rows[0].v).toBe(MIGRATIONS.length);
       for (let v = 0n; v < BigInt(blocks.length); v += 23n) {
         for (const address of [a, b]) {
-          const page = async (s: LedgerStore) => (await s.readModules(address, v, null, 100, () => true))!.value;
+          const page = async (s: Storage) => (await s.readModules(address, v, null, 100, () => true))!.value;
           const got = await page(migrated);
           for (const m of got.rows) expect(m.abi, `${m.name} at ${v}`).toBe(moduleAbiJson(m.bytecode!));
           expect(got, `at ${v}`).toEqual(await page(reference));
@@ -500,7 +501,7 @@ describe(`PostgreSQL read memo of a serving node (memoLagMs, seed ${SEED})`, () 
   const blocks = history(SEED + 2, 40);
   const urlOf = (s: PostgresStore) => (s as unknown as { pool: pg.Pool }).pool.options.connectionString as string;
   /** Every position read at the newest version, as the API's request wrapper makes them. */
-  const latest = async (s: LedgerStore) => ({
+  const latest = async (s: Storage) => ({
     ledger: await s.getLedgerInfo(),
     items: await Promise.all(HANDLES.flatMap((h) => KEYS.map((k) => s.readTableItem(h, k, undefined)))),
     modules: await Promise.all(SENDERS.map((a) => s.readModulesVersion(a, undefined))),

@@ -12,14 +12,15 @@ import { afterAll, describe, expect, it } from "vitest";
 import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules.js";
 import { codeHash } from "../src/ledger/codeHash.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
-import type { BlockWrite, LedgerStore, UserTxnWrite } from "../src/storage/LedgerStore.js";
+import type { BlockWrite, UserTxnWrite } from "../src/storage/writer.js";
+import type { Storage } from "../src/storage/storage.js";
 import { replayKindCode, txnKindCode } from "../src/storage/rules.js";
 import { moduleAbiJson } from "../src/move/abi.js";
 import { MIGRATIONS } from "../src/storage/sqlite/schema.js";
 import { PACK_ON_THREAD_MIN } from "../src/storage/sqlite/resourcePacker.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { prng, testSeed } from "./helpers/seed.js";
-import { tableItem } from "./helpers/store.js";
+import { tableItem, modulesAt, summariesAt } from "./helpers/store.js";
 
 const SEED = testSeed(17_5);
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-migration-"));
@@ -179,7 +180,7 @@ function writeSchema3File(path: string, blocks: BlockWrite[], base: { what: stri
 }
 
 /** Every read of the store interface at `version`, as plain data. */
-async function readAt(s: LedgerStore, version: bigint) {
+async function readAt(s: Storage, version: bigint) {
   const info = (await s.getLedgerInfo(true))!;
   const h = (b: Uint8Array | null) => (b ? hex(b) : null);
   const out: Record<string, unknown> = {};
@@ -188,11 +189,11 @@ async function readAt(s: LedgerStore, version: bigint) {
   }
   for (const a of [...SENDERS, addr(9, 9)]) {
     for (const type of TYPES) out[`resource ${hex(a)} ${type}`] = await s.getResource(a, type, version);
-    out[`modules ${hex(a)}`] = await s.getModules(a, version, null, 100);
+    out[`modules ${hex(a)}`] = await modulesAt(s, a, version, null, 100);
     out[`modules with code ${hex(a)}`] = (await s.readModules(a, version, null, 100, () => true))?.value.rows;
     out[`modules version ${hex(a)}`] = (await s.readModulesVersion(a, version))?.value;
-    out[`summaries ${hex(a)}`] = await s.getTransactionSummaries({ sender: a, start: info.oldestVersion, ledgerVersion: version, limit: 1000 });
-    out[`summaries back ${hex(a)}`] = await s.getTransactionSummaries({ sender: a, end: version, ledgerVersion: info.ledgerVersion, limit: 3 });
+    out[`summaries ${hex(a)}`] = await summariesAt(s, { sender: a, start: info.oldestVersion, ledgerVersion: version, limit: 1000 });
+    out[`summaries back ${hex(a)}`] = await summariesAt(s, { sender: a, end: version, ledgerVersion: info.ledgerVersion, limit: 3 });
     out[`summaries version ${hex(a)}`] = (await s.readSummariesVersion(a, version))?.value;
     out[`newest resource ${hex(a)}`] = await s.newestStateVersion({ kind: "resource", address: a, type: TYPES[0]! }, version);
   }
@@ -294,7 +295,7 @@ describe(`SQLite migration 4: interned addresses and types, packed resources (se
     expect(await s.getResource(y, "0xee::y::Y", at)).toBe('{"x":1}');
     expect(await s.getResource(x, "0xee::y::Y", at)).toBeNull();
     expect(hex((await tableItem(s, x, KEYS[0]!, at))!)).toBe(hex(Buffer.from("x")));
-    const sent = async (a: Uint8Array) => (await s.getTransactionSummaries({ sender: a, start: 0n, ledgerVersion: at, limit: 100 })).map((r) => r.version);
+    const sent = async (a: Uint8Array) => (await summariesAt(s, { sender: a, start: 0n, ledgerVersion: at, limit: 100 })).map((r) => r.version);
     expect(await sent(x)).toEqual(after.transactions.slice(1).map((t) => t.version));
     expect(await sent(y)).toEqual(next.transactions.slice(1).map((t) => t.version));
   });
@@ -361,7 +362,7 @@ describe("SQLite migrations 5 and 6: the ABI text of every module's code, stored
       for (const m of rows) expect(m.abi, `${m.name} at ${v}`).toBe(moduleAbiJson(m.bytecode!));
       expect(await page(migrated), `at ${v}`).toEqual(await page(fresh));
       // migration 6: the keys and code ids it filled give the same pages, records included
-      const records = async (s: SqliteStore) => (await s.readModules(owner, v, null, 100, () => true, "record"))!.value;
+      const records = async (s: SqliteStore) => (await s.wire.readModules(owner, v, null, 100, () => true))!.value;
       expect(await records(migrated), `records at ${v}`).toEqual(await records(fresh));
     }
   });

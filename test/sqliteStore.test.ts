@@ -10,10 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
-import type { BlockWrite, LedgerStore, PruneResult } from "../src/storage/LedgerStore.js";
+import type { BlockWrite, PruneResult } from "../src/storage/writer.js";
+import type { Storage } from "../src/storage/storage.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, SqliteStore, type SqliteStoreOptions } from "../src/storage/sqlite/SqliteStore.js";
 import { prng, testSeed } from "./helpers/seed.js";
-import { summariesJsonPageOf, tableItem } from "./helpers/store.js";
+import { summariesJsonPageOf, tableItem, modulesAt, summariesAt } from "./helpers/store.js";
+import { memorySettings } from "../src/storage/sqlite/testing.js";
 
 const SEED = testSeed(7_2026);
 const U64_MAX = (1n << 64n) - 1n;
@@ -90,14 +92,14 @@ async function filled(blocks: BlockWrite[], opts: SqliteStoreOptions = {}, path 
 }
 
 /** Everything readable at `version`. */
-async function readAt(s: LedgerStore, version: bigint, oldest: bigint) {
+async function readAt(s: Storage, version: bigint, oldest: bigint) {
   const hex = (b: Uint8Array | null) => (b ? Buffer.from(b).toString("hex") : null);
   return {
     items: await Promise.all(KEYS.map(async (k) => hex(await tableItem(s, HANDLE, k, version)))),
     resources: await Promise.all(SENDERS.map((a) => s.getResource(a, TYPE, version))),
-    modules: await Promise.all(SENDERS.map(async (a) => (await s.getModules(a, version, null, 100)).map((m) => `${m.name}=${m.codeHash}`))),
+    modules: await Promise.all(SENDERS.map(async (a) => (await modulesAt(s, a, version, null, 100)).map((m) => `${m.name}=${m.codeHash}`))),
     summaries: await Promise.all(
-      SENDERS.map(async (a) => (await s.getTransactionSummaries({ sender: a, start: oldest, ledgerVersion: version, limit: 1000 })).map((r) => r.version)),
+      SENDERS.map(async (a) => (await summariesAt(s, { sender: a, start: oldest, ledgerVersion: version, limit: 1000 })).map((r) => r.version)),
     ),
     block: (await s.getBlockByVersion(version))?.height ?? null,
   };
@@ -107,9 +109,9 @@ describe("SQLite store settings", () => {
   it("sizes the page cache and the memory map by default and as asked, for writers and readers", async () => {
     const path = newPath();
     const writer = open(path);
-    expect(writer.memorySettings()).toEqual({ cacheBytes: SQLITE_CACHE_SIZE_MIB * 1024 * 1024, mmapBytes: SQLITE_MMAP_SIZE_MIB * 1024 * 1024 });
+    expect(memorySettings(writer)).toEqual({ cacheBytes: SQLITE_CACHE_SIZE_MIB * 1024 * 1024, mmapBytes: SQLITE_MMAP_SIZE_MIB * 1024 * 1024 });
     const reader = open(path, { readonly: true, cacheSizeMiB: 2, mmapSizeMiB: 0 });
-    expect(reader.memorySettings()).toEqual({ cacheBytes: 2 * 1024 * 1024, mmapBytes: 0 });
+    expect(memorySettings(reader)).toEqual({ cacheBytes: 2 * 1024 * 1024, mmapBytes: 0 });
   });
 });
 
@@ -138,7 +140,7 @@ describe(`SQLite module pages (seed ${SEED})`, () => {
       const label = `${i}: at ${version} from ${start ? Buffer.from(start).toString("hex") : "-"} limit ${limit}`;
       const page = (await s.readModules(owner, version, start, limit, () => true))!.value.rows;
       expect(page.map((m) => [m.name, Buffer.from(m.bytecode!).toString()]), label).toEqual(expected.map((m) => [m.name, Buffer.from(m.bytecode!).toString()]));
-      const records = (await s.readModules(owner, version, start, limit, () => true, "record"))!.value.rows;
+      const records = (await s.wire.readModules(owner, version, start, limit, () => true))!.value.rows;
       expect(records.map((m) => m.record), label).toEqual(page.map((m) => `{"bytecode":"0x${Buffer.from(m.bytecode!).toString("hex")}","abi":${m.abi}}`));
     }
   });
@@ -218,7 +220,7 @@ describe(`SQLite summaries JSON (seed ${SEED})`, () => {
       const q = { sender: SENDERS[i % SENDERS.length]!, start: random() < 0.4 ? bound() : undefined, end: bound(), limit: Math.floor(random() * 30) };
       const typed = (await s.readSummaries(q))!;
       const expected = { info: typed.info, value: summariesJsonPageOf(typed.value) };
-      expect(await s.readSummariesJson(q), JSON.stringify(q, (_, v) => (typeof v === "bigint" ? String(v) : v))).toEqual(expected);
+      expect(await s.wire.readSummaries(q), JSON.stringify(q, (_, v) => (typeof v === "bigint" ? String(v) : v))).toEqual(expected);
     }
   });
 });

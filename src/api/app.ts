@@ -5,8 +5,8 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { pino } from "pino";
-import type { LedgerStore } from "../storage/LedgerStore.js";
-import { StorageUnavailableError } from "../storage/LedgerStore.js";
+import type { Storage } from "../storage/storage.js";
+import { typedKind } from "../storage/errors.js";
 import { EncodedBody } from "./compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";
@@ -41,7 +41,7 @@ function openApiFormats(ajv: { addFormat(name: string, format: true): unknown })
 }
 
 export interface BuildAppOptions {
-  store: LedgerStore;
+  store: Storage;
   config?: Partial<ApiConfig>;
   /** pino options, or false for silence (tests). */
   logger?: boolean | object;
@@ -212,7 +212,7 @@ function installErrors(app: FastifyInstance, ctx: NodeContext): void {
 /** Maps whatever was thrown to the one error class. */
 function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): ApiError {
   if (err instanceof ApiError) return err;
-  if (err instanceof StorageUnavailableError) return ApiError.unavailable(err.message, err);
+  if (typedKind(err) === "unavailable") return ApiError.unavailable(err.message, err);
   if (err.validation && err.validation.length > 0) {
     const v = err.validation[0]!;
     if (err.validationContext === "querystring") {

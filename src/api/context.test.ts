@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { StorageUnavailableError, type LedgerStore } from "../storage/LedgerStore.js";
+import { StorageUnavailableError } from "../storage/errors.js";
+import type { Storage } from "../storage/storage.js";
 import { defaultApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";
 import { ApiError } from "./errors.js";
@@ -9,7 +10,7 @@ import type { LedgerInfo } from "../ledger/types.js";
 const info: LedgerInfo = { chainId: 4, ledgerVersion: 9n, oldestVersion: 0n, timestampUsec: 0n, epoch: 1n, blockHeight: 1n, oldestBlockHeight: 0n };
 
 describe("NodeContext.storageError", () => {
-  const ctx = new NodeContext({} as LedgerStore, defaultApiConfig(), pino({ level: "silent" }));
+  const ctx = new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
 
   it("answers 503 when the store goes away between the ledger read and the data read", () => {
     const err = ctx.storageError(new StorageUnavailableError("connection terminated"), "Failed to get modules", info);

@@ -4,7 +4,9 @@
  */
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
-import { StatePrunedError, StorageUnavailableError, type LedgerStore, type Snapshot } from "../storage/LedgerStore.js";
+import { StatePrunedError, typedKind } from "../storage/errors.js";
+import type { Storage } from "../storage/storage.js";
+import type { Snapshot } from "../storage/reader.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
@@ -36,7 +38,7 @@ export class NodeContext {
   storageFailure: { message: string; atMs: number; corrupt: boolean } | null = null;
 
   constructor(
-    readonly store: LedgerStore,
+    readonly store: Storage,
     readonly config: ApiConfig,
     /** Errors and the node's own events (Fastify's request log is separate: `--log-requests`). */
     readonly log: FastifyBaseLogger,
@@ -47,12 +49,12 @@ export class NodeContext {
     this.reads = store.immediate ?? store;
   }
 
-  /** The store's position reads, in the calling turn where the store can (`LedgerStore.immediate`). */
+  /** The store's position reads, in the calling turn where the store can (`Storage.immediate`). */
   readonly reads: PositionReads;
 
   /**
    * The ledger position now (`fresh`: with every commit of another process, see
-   * `LedgerStore.getLedgerInfo`); 503 when the store cannot be read or holds no block yet.
+   * `Storage.getLedgerInfo`); 503 when the store cannot be read or holds no block yet.
    */
   async ledger(fresh = false): Promise<LedgerInfo> {
     return (await this.readPosition(null, "the ledger store is unavailable", fresh)).info;
@@ -92,17 +94,19 @@ export class NodeContext {
   }
 
   /**
-   * What a failed store read answers: 503 when the store is unavailable (`unavailable`: whatever
-   * failed), else 500 with the ledger headers when the position is known. `what` says what failed
+   * What a failed store read answers, by the failure's kind (`StorageErrorKind`, the store's
+   * `errorKind`): 410 for state pruned away, 503 when the store is unavailable (or `unavailable`:
+   * whatever failed), else 500 with the ledger headers when the position is known. `what` says what failed
    * (a function where saying it costs something: it runs only on a failure).
    * An ApiError passes through unchanged.
    */
   storageError(e: unknown, what: string | (() => string), info: LedgerInfo | null, unavailable = false): ApiError {
     if (e instanceof ApiError) return e;
     if (e instanceof StatePrunedError) return ApiError.versionPruned(e.version, info, e);
-    this.noteStorageFailure(e);
+    const kind = typedKind(e) ?? this.store.errorKind(e);
+    this.noteStorageFailure(e, kind === "corrupt");
     const message = `${typeof what === "string" ? what : what()}: ${(e as Error).message}`;
-    if (unavailable || e instanceof StorageUnavailableError) {
+    if (unavailable || kind === "unavailable") {
       this.onStorageError?.(503);
       return ApiError.unavailable(message, e);
     }
@@ -110,15 +114,14 @@ export class NodeContext {
     return ApiError.internal(message, info, e);
   }
 
-  private noteStorageFailure(e: unknown): void {
+  private noteStorageFailure(e: unknown, corrupt: boolean): void {
     // Once corrupt, it keeps saying so with the first sign of it.
     if (this.storageFailure?.corrupt) {
       this.storageFailure.atMs = Date.now();
       return;
     }
-    const err = e as { message?: string; code?: string };
-    const message = String(err.message ?? e);
-    this.storageFailure = { message, atMs: Date.now(), corrupt: CORRUPT.test(`${err.code ?? ""} ${message}`) };
+    const message = String((e as { message?: string }).message ?? e);
+    this.storageFailure = { message, atMs: Date.now(), corrupt };
   }
 }
 
@@ -126,6 +129,3 @@ function nonEmpty<T>(snapshot: Snapshot<T> | null): Snapshot<T> {
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   return snapshot;
 }
-
-/** SQLite's and PostgreSQL's words for a damaged database (SQLITE_CORRUPT, SQLITE_NOTADB, XX001/XX002). */
-const CORRUPT = /SQLITE_CORRUPT|SQLITE_NOTADB|malformed|not a database|XX00[12]|data_corrupted|index_corrupted/i;

@@ -167,7 +167,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   let lastJson: unknown;
   let lastText = "";
   // Each step runs in the same turn as the one before while the store answers at once
-  // (`LedgerStore.immediate`): a memoized read is answered without a promise per step.
+  // (`Storage.immediate`): a memoized read is answered without a promise per step.
   return function handleOperation(req: FastifyRequest, reply: FastifyReply): Later<undefined> {
     let done: Later<undefined>;
     try {

@@ -1,8 +1,8 @@
-import type { ImmediateReads } from "../storage/LedgerStore.js";
+import type { ImmediateReads } from "../storage/reader.js";
 
 /**
  * A value now or later: what the request wrapper's steps pass on when the store may answer in
- * the calling turn (`LedgerStore.immediate`). A handler returns either; only one that reads the
+ * the calling turn (`Storage.immediate`). A handler returns either; only one that reads the
  * position on its own terms (`/v1/info`) chains its steps with `after`.
  */
 export type Later<T> = T | Promise<T>;

@@ -6,7 +6,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import type { LedgerStore } from "../storage/LedgerStore.js";
+import type { Storage } from "../storage/storage.js";
 import type { PageCache } from "./pageCache.js";
 
 /** Upper bounds (seconds) of the request duration histogram's buckets. */
@@ -119,7 +119,7 @@ export class NodeMetrics {
   readonly pruneDeletedTransactions: Counter;
   private readonly ops = new Map<string, OperationMetrics>();
 
-  constructor(opts: { store?: LedgerStore; pages?: PageCache; openConnections?: () => number; defaultMetrics?: boolean } = {}) {
+  constructor(opts: { store?: Storage; pages?: PageCache; openConnections?: () => number; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     for (const m of requestMetrics(this.ops)) this.registry.registerMetric(m as never);
     this.storageErrors = new Counter({ name: "ledger_node_storage_errors_total", help: "5xx answers caused by the store, by status", labelNames: ["status"], registers });

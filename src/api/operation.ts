@@ -7,7 +7,7 @@
  * status list come from these same objects (`routeSchema`).
  */
 import type { LedgerInfo } from "../ledger/types.js";
-import type { Snapshot } from "../storage/LedgerStore.js";
+import type { Snapshot } from "../storage/reader.js";
 import type { EncodedBody } from "./compression.js";
 import type { NodeContext } from "./context.js";
 import type { ApiError } from "./errors.js";

@@ -7,7 +7,7 @@
  * position moves only after the commit, so a failure never leaves a gap. Every attempt is reported
  * to the `WriterStatus` (log and `/-/healthy`).
  */
-import type { LedgerStore } from "../storage/LedgerStore.js";
+import type { Storage } from "../storage/storage.js";
 import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount, type DevnetChainOptions, type DevnetPosition } from "./devnetChain.js";
 import { Importer } from "./importer.js";
 import { parseAddress } from "../ledger/address.js";
@@ -38,7 +38,7 @@ export class Devnet {
     readonly status: WriterStatus,
   ) {}
 
-  static async open(store: LedgerStore, partial: Partial<DevnetOptions> = {}, status = new WriterStatus()): Promise<Devnet> {
+  static async open(store: Storage, partial: Partial<DevnetOptions> = {}, status = new WriterStatus()): Promise<Devnet> {
     const opts: DevnetOptions = { ...defaultDevnetChainOptions, blockIntervalMs: 1000, ...partial };
     const importer = await Importer.open(store, opts.chainId);
     const info = await store.getLedgerInfo(true);
@@ -52,11 +52,7 @@ export class Devnet {
       // Continue the stored chain: sequence numbers from each account's latest summaries.
       const sequence: bigint[] = [];
       for (let i = 0; i < DEVNET_ACCOUNTS; i++) {
-        const rows = await store.getTransactionSummaries({
-          sender: parseAddress(devnetAccount(i))!,
-          ledgerVersion: info.ledgerVersion,
-          limit: 100,
-        });
+        const rows = (await store.readSummaries({ sender: parseAddress(devnetAccount(i))!, limit: 100 }))?.value.rows ?? [];
         let next = 0n;
         for (const r of rows) if (r.replayProtector.type === "sequence_number") next = r.replayProtector.value + 1n;
         sequence.push(next);

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { LedgerStore } from "../storage/LedgerStore.js";
+import type { Storage } from "../storage/storage.js";
 import { SqliteStore } from "../storage/sqlite/SqliteStore.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./devnetChain.js";
 import { Importer } from "./importer.js";
@@ -16,7 +16,7 @@ const dir = mkdtempSync(join(tmpdir(), "ledger-node-importer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `store` whose commits fail whenever `fail()` says so; `batched` false hides commitBlocks. */
-function flaky(store: SqliteStore, fail: () => boolean, batched: boolean): LedgerStore {
+function flaky(store: SqliteStore, fail: () => boolean, batched: boolean): Storage {
   const boom = async () => {
     throw new Error("database is locked");
   };
@@ -24,13 +24,13 @@ function flaky(store: SqliteStore, fail: () => boolean, batched: boolean): Ledge
     get(target, prop, receiver) {
       if (prop === "commitBlocks") {
         if (!batched) return undefined;
-        return (ws: Parameters<NonNullable<LedgerStore["commitBlocks"]>>[0]) => (fail() ? boom() : target.commitBlocks(ws));
+        return (ws: Parameters<NonNullable<Storage["commitBlocks"]>>[0]) => (fail() ? boom() : target.commitBlocks(ws));
       }
-      if (prop === "commitBlock") return (w: Parameters<LedgerStore["commitBlock"]>[0]) => (fail() ? boom() : target.commitBlock(w));
+      if (prop === "commitBlock") return (w: Parameters<Storage["commitBlock"]>[0]) => (fail() ? boom() : target.commitBlock(w));
       const v = Reflect.get(target, prop, receiver);
       return typeof v === "function" ? v.bind(target) : v;
     },
-  }) as LedgerStore;
+  }) as Storage;
 }
 
 async function retry(f: () => Promise<unknown>, counter: { failures: number }): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Feeds transactions, in strict version order, into a LedgerStore one whole block at a time
+ * Feeds transactions, in strict version order, into a Storage one whole block at a time
  * (DECISIONS §16).
  *
  * - A block starts with a `block_metadata_transaction` (or the genesis transaction) and ends just
@@ -23,7 +23,8 @@
  *   blocks go back to the front of the queue and its error is thrown there, as if that commit
  *   had failed then. `finish()` returns only once every queued block is committed.
  */
-import type { BlockWrite, LedgerStore, StoredTxnFingerprint } from "../storage/LedgerStore.js";
+import type { BlockWrite, StoredTxnFingerprint } from "../storage/writer.js";
+import type { Storage } from "../storage/storage.js";
 import type { BlockEndInfo } from "../ledger/types.js";
 import { IngestError, parseAptosTransaction, type ParsedTxn, type UnknownKind } from "./aptosJson.js";
 
@@ -70,10 +71,10 @@ export class Importer {
   /** Told of each thing of an unknown kind in a transaction taken (a metric, a log line). */
   onUnknown: ((u: UnknownKind, version: bigint) => void) | null = null;
 
-  private constructor(private readonly store: LedgerStore) {}
+  private constructor(private readonly store: Storage) {}
 
   /** Opens an importer positioned after the stored ledger; stores `chainId` on the first import. */
-  static async open(store: LedgerStore, chainId: number): Promise<Importer> {
+  static async open(store: Storage, chainId: number): Promise<Importer> {
     await store.initChain(chainId);
     const imp = new Importer(store);
     const info = await store.getLedgerInfo(true);

@@ -4,7 +4,7 @@
  * reports to the serving thread by message.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { LedgerStore } from "../storage/LedgerStore.js";
+import type { Storage } from "../storage/storage.js";
 import { openStore } from "../storage/open.js";
 import { LocalWriters, type FromWriterThread, type ToWriterThread, type WriterThreadData } from "./writers.js";
 import { WriterStatus } from "./writerStatus.js";
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const data = workerData as WriterThreadData;
   let writers: LocalWriters;
   let close: () => Promise<void>;
-  let store: LedgerStore;
+  let store: Storage;
   try {
     store = await openStore(data.db, data.open);
     close = () => store.close();

@@ -10,7 +10,9 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { pruneNow, type PruneWindow } from "../ledger/pruning.js";
-import type { BaseStateWrite, LedgerStore, PruneResult, PruneTarget } from "../storage/LedgerStore.js";
+import type { BaseStateWrite } from "../storage/followBase.js";
+import type { Storage } from "../storage/storage.js";
+import type { PruneResult, PruneTarget } from "../storage/writer.js";
 import type { OpenOptions } from "../storage/open.js";
 import { Devnet, type DevnetOptions } from "./devnet.js";
 import type { UnknownKind } from "./aptosJson.js";
@@ -69,7 +71,7 @@ export class LocalWriters implements Writers {
   private following: Promise<void> | null = null;
 
   private constructor(
-    private readonly store: LedgerStore,
+    private readonly store: Storage,
     readonly devnet: Devnet | null,
     readonly follower: Follower | null,
     private readonly opts: WritersOptions,
@@ -78,7 +80,7 @@ export class LocalWriters implements Writers {
   ) {}
 
   /** Opens the devnet (writing genesis into an empty ledger) before anything is served. */
-  static async open(store: LedgerStore, opts: WritersOptions, status: WriterStatus, events: WriterEvents): Promise<LocalWriters> {
+  static async open(store: Storage, opts: WritersOptions, status: WriterStatus, events: WriterEvents): Promise<LocalWriters> {
     const devnet = opts.devnet ? await Devnet.open(store, opts.devnet, status) : null;
     return new LocalWriters(store, devnet, opts.follow ? openFollower(store, opts.follow, status, events) : null, opts, status, events);
   }
@@ -124,7 +126,7 @@ export class LocalWriters implements Writers {
 }
 
 /** The follower of `serve --follow` over `store`, reporting to `status` and `events`. */
-function openFollower(store: LedgerStore, o: FollowWriterOptions, status: WriterStatus, events: WriterEvents): Follower {
+function openFollower(store: Storage, o: FollowWriterOptions, status: WriterStatus, events: WriterEvents): Follower {
   const client = new UpstreamClient(o.upstream, {
     apiKey: o.apiKey,
     maxRequestsPerSecond: o.maxRequestsPerSecond,
@@ -252,7 +254,7 @@ export class WriterThread implements Writers {
   }
 
   /**
-   * Writes a follower's base state (`LedgerStore.writeBaseState`) on the thread's connection.
+   * Writes a follower's base state (`Storage.writeBaseState`) on the thread's connection.
    * Resolves on a later turn than the reply's, so that a read of this thread (whose read
    * transaction lasts a turn) sees the write.
    */

@@ -27,7 +27,7 @@ export interface GasEstimate {
 }
 
 /**
- * What the estimator reads from storage (implemented by the storage layer; `LedgerStore` has
+ * What the estimator reads from storage (implemented by the storage layer; `Storage` has
  * these methods with these meanings).
  */
 export interface GasHistorySource {

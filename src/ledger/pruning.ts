@@ -3,7 +3,8 @@
  * default) or a duration of chain time (`7d`, `12h`, `30m`, `45s`) measured back from the newest
  * block's timestamp. The oldest kept version is the first version of the first block kept whole.
  */
-import type { LedgerStore, PruneResult, PruneTarget } from "../storage/LedgerStore.js";
+import type { Storage } from "../storage/storage.js";
+import type { PruneResult, PruneTarget } from "../storage/writer.js";
 
 export type PruneWindow = { kind: "versions"; versions: bigint } | { kind: "time"; micros: bigint; text: string };
 
@@ -29,10 +30,10 @@ export function formatPruneWindow(w: PruneWindow): string {
 }
 
 /** What finding the prune target reads: the ledger position and blocks. */
-export type PruneTargetSource = Pick<LedgerStore, "getLedgerInfo" | "getBlockByVersion" | "getBlockByHeight" | "getFirstBlockAtOrAfter">;
+export type PruneTargetSource = Pick<Storage, "getLedgerInfo" | "getBlockByVersion" | "getBlockByHeight" | "getFirstBlockAtOrAfter">;
 
 /** What pruning to the window needs: the target's reads, and the prune itself. */
-export type PruneStore = PruneTargetSource & Pick<LedgerStore, "prune">;
+export type PruneStore = PruneTargetSource & Pick<Storage, "prune">;
 
 /** Where the window puts the oldest kept block now, or null when nothing is to be pruned. */
 export async function pruneTarget(store: PruneTargetSource, window: PruneWindow): Promise<PruneTarget | null> {

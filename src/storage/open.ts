@@ -12,7 +12,7 @@
  * checks here use stat and access, which open nothing, and the header is SQLite's to judge.
  */
 import { accessSync, constants, statSync } from "node:fs";
-import type { LedgerStore } from "./LedgerStore.js";
+import type { Storage } from "./storage.js";
 import { NotADatabaseError, SqliteStore, type SqliteStoreOptions } from "./sqlite/SqliteStore.js";
 
 export function isPostgresUrl(db: string): boolean {
@@ -81,7 +81,7 @@ export function sqliteWritable(path: string): boolean {
   }
 }
 
-export async function openStore(db: string, opts: OpenOptions = {}): Promise<LedgerStore> {
+export async function openStore(db: string, opts: OpenOptions = {}): Promise<Storage> {
   const { create = true, missingHint, ...sqlite } = opts;
   if (isPostgresUrl(db)) {
     const { PostgresStore } = await import("./postgres/PostgresStore.js");

@@ -12,7 +12,8 @@ import type {
   UserTxnGas,
 } from "../ledger/types.js";
 import { moduleAbiJson } from "../move/abi.js";
-import type { ModuleWrite, PruneResult, PruneTarget, StoredTxnFingerprint, SummaryQuery, TxnKind } from "./LedgerStore.js";
+import type { ModuleWrite, PruneResult, PruneTarget, StoredTxnFingerprint, TxnKind } from "./writer.js";
+import type { SummaryQuery } from "./reader.js";
 
 // ---------------------------------------------------------------------------------------------
 // Stored codes
@@ -241,7 +242,13 @@ export type SummaryRange =
   | { direction: "forward"; from: bigint; to: bigint; limit: number }
   | { direction: "backward"; to: bigint; limit: number };
 
-export function summaryRange(q: SummaryQuery): SummaryRange | null {
+/** What a page read brings of a listed module's code: its bytecode and ABI text, or its JSON record (`WireReads`). */
+export type ModuleCodeForm = "bytecode" | "record";
+
+/** A summaries query bounded by the ledger version of the snapshot that reads it. */
+export type SummaryWindow = SummaryQuery & { ledgerVersion: bigint };
+
+export function summaryRange(q: SummaryWindow): SummaryRange | null {
   if (q.limit <= 0) return null;
   if (q.start !== undefined) return { direction: "forward", from: q.start, to: q.ledgerVersion, limit: q.limit };
   const to = q.end !== undefined && q.end < q.ledgerVersion ? q.end : q.ledgerVersion;

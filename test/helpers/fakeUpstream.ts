@@ -28,7 +28,7 @@ import { join } from "node:path";
 import { DevnetChain, defaultDevnetChainOptions, type DevnetChainOptions } from "../../src/ingest/devnetChain.js";
 import { Importer } from "../../src/ingest/importer.js";
 import { formatAddress, parseAddress } from "../../src/ledger/address.js";
-import type { LedgerStore } from "../../src/storage/LedgerStore.js";
+import type { Storage } from "../../src/storage/storage.js";
 import { openStore } from "../../src/storage/open.js";
 import { FIXTURES } from "./fixtures.js";
 import { startTestNode, type TestNode } from "./node.js";
@@ -135,7 +135,7 @@ export class FakeUpstream {
   private constructor(
     readonly chainId: number,
     private chain: DevnetChain,
-    public store: LedgerStore,
+    public store: Storage,
     private importer: Importer,
     public node: TestNode,
     private readonly app: FastifyInstance,

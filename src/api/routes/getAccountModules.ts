@@ -15,7 +15,6 @@ import { bcs } from "@mysten/bcs";
 import { formatAddress, toHex } from "../../ledger/address.js";
 import { parseModuleStateKey } from "../../ledger/stateKey.js";
 import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
-import type { ModulesPageAsk } from "../../storage/LedgerStore.js";
 import { EncodedBody } from "../compression.js";
 import type { ApiConfig } from "../config.js";
 import type { NodeContext } from "../context.js";
@@ -25,6 +24,7 @@ import type { WireFormat } from "../negotiate.js";
 import { addressParam, cursorParam, defineOperation, limitParam, ref, u64Param } from "../operation.js";
 import { ModuleRecords } from "../moduleRecords.js";
 import type { Page } from "../pageCache.js";
+import type { Snapshot } from "../../storage/reader.js";
 import { moveModuleBytecode } from "../schemas.js";
 
 const moduleMapBcs = bcs.vector(bcs.tuple([bcs.string(), bcs.byteVector()]));
@@ -32,6 +32,11 @@ const OPEN = Buffer.from("[");
 const COMMA = Buffer.from(",");
 const CLOSE = Buffer.from("]");
 const ALL = () => true;
+/** What the position read found: the version naming the account's pages, and the page when read with it. */
+interface Found {
+  changed: bigint | null;
+  rows?: ModuleEntry[] | undefined;
+}
 
 export const getAccountModules = defineOperation({
   operationId: "get_account_modules",
@@ -67,15 +72,22 @@ export const getAccountModules = defineOperation({
   // The position with the version of the account's newest module change at the requested version:
   // every page of the account is the same at every version with the same newest change. A request
   // the page cache has not seen names the page the handler will read: a store whose reads are
-  // round trips may read that page with the position (`readModulesVersion`'s `page`), and the
-  // handler then takes it. A request seen before asks for the position alone: its page is likely
+  // round trips reads that page with the position in one read (`readModules`), and the handler
+  // then takes it; a store that reads in process reads the position alone (no promise, no page). A request seen before asks for the position alone: its page is likely
   // cached, and reading it with the position would cost the database the whole page (the 155 KB
   // page of 0x1 at the newest version: 1,335 against 205 µs of server and cluster CPU a request on
   // PostgreSQL when every position read brought its page, bench/RESULTS.md).
-  position: (reads, { params, query }, version, format, ctx) =>
-    after(reads.readModulesVersion(params.address, version, pageAsk(ctx, params.address, version, query, format)), (snap) =>
-      snap && { info: snap.info, value: { changed: snap.value, rows: snap.rows } },
-    ),
+  position: (reads, { params, query }, version, format, ctx) => {
+    const ask = pageAsk(ctx, params.address, version, query, format);
+    if (ask) {
+      const page =
+        format === "json" && ctx.store.wire
+          ? ctx.store.wire.readModules(params.address, version, ask.start, ask.limit, ALL)
+          : ctx.store.readModules(params.address, version, ask.start, ask.limit, ALL);
+      return page.then((snap): Snapshot<Found> | null => snap && { info: snap.info, value: { changed: snap.value.changed, rows: snap.value.rows } });
+    }
+    return after(reads.readModulesVersion(params.address, version), (snap): Snapshot<Found> | null => snap && { info: snap.info, value: { changed: snap.value } });
+  },
   handler: (ctx) => {
     /** Module records printed once per bytecode hash (from the ABI text stored with the code). */
     const records = new ModuleRecords(ctx.config.moduleCacheBytes);
@@ -102,8 +114,8 @@ function pageLimit(query: { limit?: number }, config: ApiConfig): number {
 }
 
 /**
- * The page the handler reads on a cache miss (`ModulesPageAsk`), for a request the page cache has
- * not seen (`PageCache.firstAsk`); none for input the handler refuses.
+ * The page to read with the position, on a store whose reads are round trips, for a request the
+ * page cache has not seen (`PageCache.firstAsk`); none for input the handler refuses.
  */
 function pageAsk(
   ctx: NodeContext,
@@ -111,12 +123,13 @@ function pageAsk(
   version: bigint | undefined,
   query: { start?: string; limit?: number },
   format: WireFormat,
-): ModulesPageAsk | undefined {
+): { start: Uint8Array | null; limit: number } | undefined {
+  if (ctx.store.immediate) return undefined;
   const start = query.start === undefined ? null : readCursor(query.start, address);
   if (start instanceof ApiError || query.limit === 0) return undefined;
   const limit = pageLimit(query, ctx.config);
   if (!ctx.pages.firstAsk(`modules|${format}|${toHex(address)}|${version ?? "-"}|${query.start ?? "-"}|${limit}`)) return undefined;
-  return { start, limit: limit + 1, form: format === "json" ? "record" : "bytecode" };
+  return { start, limit: limit + 1 };
 }
 
 interface ModulesMeta {
@@ -140,7 +153,10 @@ async function readModules(
   // Code comes with the list, in the same snapshot, for what the record cache has not printed yet
   // (every module's, for BCS): for JSON as the record itself where the store writes it.
   const wanted = format === "json" ? (hash: string) => !records.has(hash) : ALL;
-  const snapshot = await ctx.store.readModules(address, version, start, limit + 1, wanted, format === "json" ? "record" : "bytecode");
+  const snapshot =
+    format === "json" && ctx.store.wire
+      ? await ctx.store.wire.readModules(address, version, start, limit + 1, wanted)
+      : await ctx.store.readModules(address, version, start, limit + 1, wanted);
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   return { info: snapshot.info, rows: snapshot.value.rows };
 }

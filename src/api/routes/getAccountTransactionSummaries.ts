@@ -10,14 +10,7 @@
  */
 import { formatAddress, toHex } from "../../ledger/address.js";
 import type { LedgerInfo, TransactionSummary } from "../../ledger/types.js";
-import type {
-  Snapshot,
-  SummariesJsonPage,
-  SummariesPage,
-  SummariesPageAsk,
-  SummariesVersionSnapshot,
-  SummaryQuery,
-} from "../../storage/LedgerStore.js";
+import type { Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery } from "../../storage/reader.js";
 import type { ApiConfig } from "../config.js";
 import { EncodedBody } from "../compression.js";
 import type { NodeContext } from "../context.js";
@@ -70,12 +63,15 @@ export const getAccountTransactionSummaries = defineOperation({
   // sends again. Random-version traffic rarely asks for one page twice, and the seek for the
   // newest transaction was a second index read on every miss (and a second round trip on
   // PostgreSQL).
-  // A request the page cache has not seen names the page the handler will read, as the modules
-  // operation's does: a store whose reads are round trips may read it with the position.
+  // A request the page cache has not seen, on a store whose reads are round trips, reads its page
+  // with the position in one read, as the modules operation's does.
   position: (reads, { params, query }, _version, format, ctx) => {
     const end = query.start_version === undefined ? query.end_version : undefined;
-    const named = (snap: SummariesVersionSnapshot | null): Snapshot<Found> | null => snap && { info: snap.info, value: { name: snap.value, page: snap.page } };
-    const read = () => after(reads.readSummariesVersion(params.address, end, pageAsk(ctx, params.address, query, format)), named);
+    const read = (): Later<Snapshot<Found> | null> => {
+      const ask = pageAsk(ctx, params.address, query, format);
+      if (ask) return readStorePage(ctx, ask, format).then((snap) => snap && { info: snap.info, value: { name: snap.value.newest, page: snap.value } });
+      return after(reads.readSummariesVersion(params.address, end), (snap) => snap && { info: snap.info, value: { name: snap.value } });
+    };
     if (end === undefined) return read();
     return after(reads.getLedgerInfo(), (info): Later<Snapshot<Found> | null> => (info && end <= info.ledgerVersion ? { info, value: { name: SETTLED } } : read()));
   },
@@ -102,12 +98,17 @@ export const getAccountTransactionSummaries = defineOperation({
  * Reads and encodes one page, with the ledger position it is exact for: the store reads the
  * position and the rows in one snapshot, so a prune committing meanwhile cannot cut into it. The
  * wrapper judges the requested bounds against that position (410 when pruned past them). JSON
- * comes as the store writes it where it can (`readSummariesJson`).
+ * comes as the store writes it where it can (`WireReads`).
  */
 async function readPage(ctx: NodeContext, q: Omit<SummaryQuery, "ledgerVersion">, format: WireFormat): Promise<{ page: Page<SummariesMeta>; info: LedgerInfo }> {
-  const snapshot = format === "json" && ctx.store.readSummariesJson ? await ctx.store.readSummariesJson(q) : await ctx.store.readSummaries(q);
+  const snapshot = await readStorePage(ctx, q, format);
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   return { page: encodePage(snapshot.value, format), info: snapshot.info };
+}
+
+/** A page as the store reads it: its JSON where the store writes it (`WireReads`), else its rows. */
+function readStorePage(ctx: NodeContext, q: SummaryQuery, format: WireFormat): Promise<Snapshot<SummariesPage | SummariesJsonPage> | null> {
+  return format === "json" && ctx.store.wire ? ctx.store.wire.readSummaries(q) : ctx.store.readSummaries(q);
 }
 
 /** A page as the store read it (its JSON, or its rows), encoded. */
@@ -124,19 +125,20 @@ function pageLimit(query: { limit?: number }, config: ApiConfig): number {
 }
 
 /**
- * The page the handler reads on a cache miss (`SummariesPageAsk`), for a request the page cache
- * has not seen (`PageCache.firstAsk`).
+ * The page to read with the position, on a store whose reads are round trips, for a request the
+ * page cache has not seen (`PageCache.firstAsk`).
  */
 function pageAsk(
   ctx: NodeContext,
   sender: Uint8Array,
   query: { start_version?: bigint; end_version?: bigint; limit?: number },
   format: WireFormat,
-): SummariesPageAsk | undefined {
+): SummaryQuery | undefined {
+  if (ctx.store.immediate) return undefined;
   const { start_version: start, end_version: end } = query;
   const limit = pageLimit(query, ctx.config);
   if (!ctx.pages.firstAsk(`summaries|${format}|${toHex(sender)}|${start ?? "-"}|${end ?? "-"}|${limit}`)) return undefined;
-  return { query: { sender, start, end, limit }, json: format === "json" && ctx.store.readSummariesJson !== undefined };
+  return { sender, start, end, limit };
 }
 
 interface SummariesMeta {

@@ -4,7 +4,7 @@
  *
  * - The base is the upstream's state just before the first synced block (version `origin`). A
  *   fetched value is stored as rows at `origin` with a record of what was fetched
- *   (`LedgerStore.writeBaseState`), so it is fetched once ("absent" included: the record alone) and
+ *   (`Storage.writeBaseState`), so it is fetched once ("absent" included: the record alone) and
  *   every later read, after a restart too, is an ordinary store read.
  * - A key some synced block wrote at or below the version asked is answered from the store alone:
  *   the upstream is not asked, so everything stored is still served while it is down.
@@ -25,20 +25,13 @@
  */
 import { formatAddress, toHex } from "../../ledger/address.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
+import type { LedgerInfo, } from "../../ledger/types.js";
 import { moduleAbi } from "../../move/abi.js";
-import {
-  type BaseStateWrite,
-  type LedgerStore,
-  type ModuleCodeForm,
-  type ModulesPage,
-  type ModulesPageAsk,
-  type ModulesVersionSnapshot,
-  type ModuleWrite,
-  type Snapshot,
-  StatePrunedError,
-  StorageUnavailableError,
-} from "../../storage/LedgerStore.js";
+import type { BaseStateWrite } from "../../storage/followBase.js";
+import type { Storage } from "../../storage/storage.js";
+import type { ModulesPage, Snapshot, WantsCode, WireReads } from "../../storage/reader.js";
+import type { ModuleWrite } from "../../storage/writer.js";
+import { StatePrunedError, StorageUnavailableError } from "../../storage/errors.js";
 import { type UpstreamClient, type UpstreamResponse, parseJson } from "./client.js";
 import { FIRST_SYNCED_RECORD, type FollowLag, readHead, type UpstreamHead } from "./sync.js";
 
@@ -60,8 +53,8 @@ export interface FollowedStoreOptions {
   writeBase?: (w: BaseStateWrite) => Promise<void>;
 }
 
-export class FollowedStore implements LedgerStore {
-  readonly kind: LedgerStore["kind"];
+export class FollowedStore implements Storage {
+  readonly kind: Storage["kind"];
   /** Set by the follower running in the same process; shown by /v1/info. */
   lag: FollowLag | null = null;
   /** The base version; null: no base (synced from genesis); undefined: not decided yet. */
@@ -72,21 +65,26 @@ export class FollowedStore implements LedgerStore {
   private head: { at: number; head: Promise<UpstreamHead> } | null = null;
 
   constructor(
-    readonly inner: LedgerStore,
+    readonly inner: Storage,
     /** null: a server without an upstream, over a ledger a follower started at a head. */
     private readonly client: UpstreamClient | null,
     private readonly o: FollowedStoreOptions,
   ) {
     this.kind = inner.kind;
-    if (inner.commitBlocks) this.commitBlocks = (w) => inner.commitBlocks!(w);
-    if (inner.fileProblem) this.fileProblem = () => inner.fileProblem!();
-    if (inner.readSummariesJson) this.readSummariesJson = (q) => inner.readSummariesJson!(q);
+    const wire = inner.wire;
+    // Summaries are local; a module page may need the account's base modules first, as `readModules`.
+    this.wire = wire && {
+      readSummaries: (q) => wire.readSummaries(q),
+      readModules: (address, version, start, limit, code) => this.withModulesBase(address, version, () => wire.readModules(address, version, start, limit, code)),
+    };
   }
 
-  commitBlocks?: LedgerStore["commitBlocks"];
-  fileProblem?: LedgerStore["fileProblem"];
-  /** Summaries are local, as `readSummaries`. */
-  readSummariesJson?: LedgerStore["readSummariesJson"];
+  /** Every read here may wait on the upstream: none is answered in the calling turn. */
+  readonly immediate = null;
+  readonly wire: WireReads | null;
+  commitBlocks: Storage["commitBlocks"] = (w) => this.inner.commitBlocks(w);
+  fileProblem = () => this.inner.fileProblem();
+  errorKind = (e: unknown) => this.inner.errorKind(e);
 
   followLag(): { versions: bigint; seconds: number } | null {
     return this.lag;
@@ -137,35 +135,27 @@ export class FollowedStore implements LedgerStore {
     return this.inner.readTableItem(handle, key, version);
   }
 
-  async readModulesVersion(address: Uint8Array, version: bigint | undefined, page?: ModulesPageAsk): Promise<ModulesVersionSnapshot | null> {
-    const snap = await this.inner.readModulesVersion(address, version, page);
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    const snap = await this.inner.readModulesVersion(address, version);
     const origin = await this.baseVersion();
     const v = version ?? snap?.info.ledgerVersion;
     if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
     if ((await this.ensureModules(address, origin)) === "pruned") throw statePruned(v);
-    return this.inner.readModulesVersion(address, version, page);
+    return this.inner.readModulesVersion(address, version);
   }
 
-  async readModules(
-    address: Uint8Array,
-    version: bigint | undefined,
-    start: Uint8Array | null,
-    limit: number,
-    code?: (codeHash: string) => boolean,
-    form?: ModuleCodeForm,
-  ): Promise<Snapshot<ModulesPage> | null> {
-    const snap = await this.inner.readModules(address, version, start, limit, code, form);
+  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
+    return this.withModulesBase(address, version, () => this.inner.readModules(address, version, start, limit, code));
+  }
+
+  /** A module page read, read again once the account's base modules are stored when it needs them. */
+  private async withModulesBase(address: Uint8Array, version: bigint | undefined, read: () => Promise<Snapshot<ModulesPage> | null>): Promise<Snapshot<ModulesPage> | null> {
+    const snap = await read();
     const origin = await this.baseVersion();
     const v = version ?? snap?.info.ledgerVersion;
     if (origin === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
     if ((await this.ensureModules(address, origin)) === "pruned") throw statePruned(v);
-    return this.inner.readModules(address, version, start, limit, code, form);
-  }
-
-  async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
-    const origin = await this.baseVersion();
-    if (origin !== null) await this.ensureModules(address, origin);
-    return this.inner.getModules(address, version, start, limit);
+    return read();
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
@@ -268,6 +258,8 @@ export class FollowedStore implements LedgerStore {
       this.fetching.set(what, shared);
       p = shared;
     }
+    // Without an upstream nothing waits on one: the store's own reads say what is missing.
+    if (!this.client) return p;
     return withTimeout(p, this.o.timeoutMs, () => new StorageUnavailableError(`the upstream did not give the ${label} within ${this.o.timeoutMs} ms`));
   }
 
@@ -308,26 +300,25 @@ export class FollowedStore implements LedgerStore {
   initChain = (chainId: number) => this.inner.initChain(chainId);
   getLedgerInfo = (fresh?: boolean) => this.inner.getLedgerInfo(fresh);
   getModuleCode = (codeHash: string) => this.inner.getModuleCode(codeHash);
-  getTransactionSummaries: LedgerStore["getTransactionSummaries"] = (q) => this.inner.getTransactionSummaries(q);
-  readSummaries: LedgerStore["readSummaries"] = (q) => this.inner.readSummaries(q);
-  readSummariesVersion: LedgerStore["readSummariesVersion"] = (s, e, p) => this.inner.readSummariesVersion(s, e, p);
+  readSummaries: Storage["readSummaries"] = (q) => this.inner.readSummaries(q);
+  readSummariesVersion: Storage["readSummariesVersion"] = (s, e) => this.inner.readSummariesVersion(s, e);
   /** Below the first synced block the blocks are the upstream's: a gas estimate needing them answers 503. */
-  getBlockByVersion: LedgerStore["getBlockByVersion"] = async (v) => {
+  getBlockByVersion: Storage["getBlockByVersion"] = async (v) => {
     const origin = await this.baseVersion();
     if (origin !== null && v <= origin) {
       throw new StorageUnavailableError(`the block holding version ${v} is before this ledger's first synced block (version ${origin + 1n}): not stored yet`);
     }
     return this.inner.getBlockByVersion(v);
   };
-  getBlockByHeight: LedgerStore["getBlockByHeight"] = (h) => this.inner.getBlockByHeight(h);
-  getFirstBlockAtOrAfter: LedgerStore["getFirstBlockAtOrAfter"] = (t) => this.inner.getFirstBlockAtOrAfter(t);
-  getUserTxnGas: LedgerStore["getUserTxnGas"] = (f, l) => this.inner.getUserTxnGas(f, l);
-  getFingerprints: LedgerStore["getFingerprints"] = (f, t) => this.inner.getFingerprints(f, t);
-  commitBlock: LedgerStore["commitBlock"] = (w) => this.inner.commitBlock(w);
-  prune: LedgerStore["prune"] = (t) => this.inner.prune(t);
-  getBaseRecord: LedgerStore["getBaseRecord"] = (w) => this.inner.getBaseRecord(w);
-  writeBaseState: LedgerStore["writeBaseState"] = (w) => this.inner.writeBaseState(w);
-  newestStateVersion: LedgerStore["newestStateVersion"] = (k, u) => this.inner.newestStateVersion(k, u);
+  getBlockByHeight: Storage["getBlockByHeight"] = (h) => this.inner.getBlockByHeight(h);
+  getFirstBlockAtOrAfter: Storage["getFirstBlockAtOrAfter"] = (t) => this.inner.getFirstBlockAtOrAfter(t);
+  getUserTxnGas: Storage["getUserTxnGas"] = (f, l) => this.inner.getUserTxnGas(f, l);
+  getFingerprints: Storage["getFingerprints"] = (f, t) => this.inner.getFingerprints(f, t);
+  commitBlock: Storage["commitBlock"] = (w) => this.inner.commitBlock(w);
+  prune: Storage["prune"] = (t) => this.inner.prune(t);
+  getBaseRecord: Storage["getBaseRecord"] = (w) => this.inner.getBaseRecord(w);
+  writeBaseState: Storage["writeBaseState"] = (w) => this.inner.writeBaseState(w);
+  newestStateVersion: Storage["newestStateVersion"] = (k, u) => this.inner.newestStateVersion(k, u);
   close = () => this.inner.close();
 }
 

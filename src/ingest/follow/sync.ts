@@ -17,17 +17,14 @@
  *   with backoff, and the recovery reported; only a permanent stop ends `run`.
  */
 import { defaultGasConfig } from "../../ledger/gasConfig.js";
-import type { LedgerStore } from "../../storage/LedgerStore.js";
+import { FIRST_SYNCED_RECORD } from "../../storage/followBase.js";
+import type { Storage } from "../../storage/storage.js";
 import { describeUnknown, IngestError, type UnknownKind } from "../aptosJson.js";
 import { Importer } from "../importer.js";
 import { WriterStatus } from "../writerStatus.js";
 import { type UpstreamClient, UpstreamGarbageError, UpstreamUnavailableError } from "./client.js";
 
-/**
- * The store record of the first version this ledger synced (`LedgerStore.getBaseRecord`): the
- * state before it is the upstream's, fetched on demand (`FollowedStore`). 0 when synced from genesis.
- */
-export const FIRST_SYNCED_RECORD = "first_synced_version";
+export { FIRST_SYNCED_RECORD } from "../../storage/followBase.js";
 
 /** The reference node's largest page of `GET /v1/transactions`. */
 export const PAGE_SIZE = 100;
@@ -198,7 +195,7 @@ export class Follower {
   private readonly unknownLogged = new Set<string>();
 
   constructor(
-    private readonly store: LedgerStore,
+    private readonly store: Storage,
     private readonly client: UpstreamClient,
     private readonly o: FollowerOptions,
   ) {

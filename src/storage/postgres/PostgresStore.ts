@@ -27,26 +27,11 @@ import { formatAddress, parseAddress } from "../../ledger/address.js";
 import { codeHash } from "../../ledger/codeHash.js";
 import { moduleAbiJson } from "../../move/abi.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
-import type {
-  BaseStateWrite,
-  StateKeyRef,
-  BlockWrite,
-  LedgerStore,
-  PruneResult,
-  PruneTarget,
-  Snapshot,
-  ModuleCodeForm,
-  ModulesPage,
-  ModulesPageAsk,
-  ModulesVersionSnapshot,
-  SummariesPageAsk,
-  SummariesVersionSnapshot,
-  StoredTxnFingerprint,
-  SummariesJsonPage,
-  SummariesPage,
-  SummaryQuery,
-} from "../LedgerStore.js";
-import { StorageUnavailableError } from "../LedgerStore.js";
+import type { BaseStateWrite, StateKeyRef } from "../followBase.js";
+import type { BlockWrite, PruneResult, PruneTarget, StoredTxnFingerprint } from "../writer.js";
+import type { Storage } from "../storage.js";
+import type { Snapshot, ModulesPage, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../errors.js";
 import { packResourceValue, unpackResourceValue } from "../resourceValue.js";
 import {
   NOTHING_PRUNED,
@@ -63,7 +48,7 @@ import {
   replayKindCode,
   snapshotValue,
   summaryOf,
-  summaryRange,
+  type ModuleCodeForm,
   storedAbiText,
   txnKindCode,
   userTxnGasOf,
@@ -71,7 +56,6 @@ import {
   type ColumnDecoder,
   type FingerprintRow,
   type LedgerTuple,
-  type ModuleRow,
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
@@ -411,8 +395,10 @@ function storageError(e: unknown, what: string): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
-export class PostgresStore implements LedgerStore {
+export class PostgresStore implements Storage {
   readonly kind = "postgres" as const;
+  /** Every read is a round trip: no reads in the calling turn. */
+  readonly immediate = null;
   private closed = false;
   private readonly memo: PositionMemo;
 
@@ -576,21 +562,15 @@ export class PostgresStore implements LedgerStore {
     );
   }
 
-  async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
-    const rows = await this.query<ModuleRow>("modules", [address, start ?? Buffer.alloc(0), u64Param(version), limit]);
-    return rows.map(moduleEntryOf);
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
+    return this.memoized(null, () => this.modulesPage(address, version, start, limit, code, "bytecode"));
   }
 
-  async readModules(
-    address: Uint8Array,
-    version: bigint | undefined,
-    start: Uint8Array | null,
-    limit: number,
-    code?: (codeHash: string) => boolean,
-    form: ModuleCodeForm = "bytecode",
-  ): Promise<Snapshot<ModulesPage> | null> {
-    return this.memoized(null, () => this.modulesPage(address, version, start, limit, code, form));
-  }
+  /** The API's JSON written by the page statements (`SQL.summariesJson…`, a module's record). */
+  readonly wire: WireReads = {
+    readSummaries: (q) => this.memoized(null, () => this.summariesJsonPage(q)),
+    readModules: (address, version, start, limit, code) => this.memoized(null, () => this.modulesPage(address, version, start, limit, code, "record")),
+  };
 
   /**
    * The page in one statement, with the code of every listed module when `code` is given (in
@@ -604,7 +584,7 @@ export class PostgresStore implements LedgerStore {
     version: bigint | undefined,
     start: Uint8Array | null,
     limit: number,
-    code: ((codeHash: string) => boolean) | undefined,
+    code: WantsCode | undefined,
     form: ModuleCodeForm,
   ): Promise<Snapshot<ModulesPage> | null> {
     const values = [address, start ?? Buffer.alloc(0), optionalVersion(version), limit, code ? form : null];
@@ -632,41 +612,18 @@ export class PostgresStore implements LedgerStore {
     return rows[0]?.bytecode ?? null;
   }
 
-  /**
-   * With `page`, when the database is asked (the version is not memoized), the page statement
-   * answers it: the same position and changed version, and the page with every row's code.
-   * Only the position is memoized, never a page.
-   */
-  async readModulesVersion(address: Uint8Array, version: bigint | undefined, page?: ModulesPageAsk): Promise<ModulesVersionSnapshot | null> {
-    let rows: ModuleEntry[] | undefined;
-    const position = await this.memoized(memoKeys.modulesVersion(address, version), async () => {
-      if (page) {
-        const read = await this.modulesPage(address, version, page.start, page.limit, ALL_CODE, page.form);
-        rows = read?.value.rows;
-        return read && { info: read.info, value: read.value.changed };
-      }
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    return this.memoized(memoKeys.modulesVersion(address, version), async () => {
       const row = (await this.queryTuples<SnapshotTuple<string, string>>("modulesVersionAt", [address, optionalVersion(version)]))[0];
       return row ? versionSnapshot(row) : null;
     });
-    return position && rows ? { ...position, rows } : position;
   }
 
-  /**
-   * With `page`, when the database is asked (the position is not memoized), the page's statement
-   * answers it: its newest version is this read's answer. Only the position is memoized.
-   */
-  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined, page?: SummariesPageAsk): Promise<SummariesVersionSnapshot | null> {
-    let read: SummariesPage | SummariesJsonPage | undefined;
-    const position = await this.memoized(memoKeys.summariesVersion(sender, end), async () => {
-      if (page) {
-        const snap = page.json ? await this.summariesJsonPage(page.query) : await this.summariesPage(page.query);
-        read = snap?.value;
-        return snap && { info: snap.info, value: snap.value.newest };
-      }
+  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    return this.memoized(memoKeys.summariesVersion(sender, end), async () => {
       const row = (await this.queryTuples<SnapshotTuple<string, string>>("summariesVersionAt", [sender, optionalVersion(end)]))[0];
       return row ? versionSnapshot(row) : null;
     });
-    return position && read ? { ...position, page: read } : position;
   }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
@@ -674,26 +631,11 @@ export class PostgresStore implements LedgerStore {
     return value === null ? null : unpackResourceValue(address, value);
   }
 
-  async getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]> {
-    const range = summaryRange(q);
-    if (!range) return [];
-    const rows =
-      range.direction === "forward"
-        ? await this.queryTuples<SummaryTuple<string>>("summariesForward", [q.sender, u64Param(range.from), u64Param(range.to), range.limit])
-        : await this.queryTuples<SummaryTuple<string>>("summariesBackward", [q.sender, u64Param(range.to), range.limit]);
-    const sender = Buffer.from(q.sender);
-    return rows.map((row) => summaryOf(sender, row, PG_COLUMNS));
-  }
-
-  async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
+  async readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
     return this.memoized(null, () => this.summariesPage(q));
   }
 
-  async readSummariesJson(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null> {
-    return this.memoized(null, () => this.summariesJsonPage(q));
-  }
-
-  private async summariesPage(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
+  private async summariesPage(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
     // The window rules run on the snapshot's own ledger version, which the statement reads itself:
     // `summaryRange` with an unbounded ledger version gives the same direction and bounds.
     if (q.limit <= 0) {
@@ -716,7 +658,7 @@ export class PostgresStore implements LedgerStore {
     return { info: ledgerInfoOf(first, PG_COLUMNS), value: { newest: newest === null ? null : u64FromColumn(newest), rows: summaries } };
   }
 
-  private async summariesJsonPage(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null> {
+  private async summariesJsonPage(q: SummaryQuery): Promise<Snapshot<SummariesJsonPage> | null> {
     if (q.limit <= 0) {
       const empty = await this.summariesPage(q);
       return empty && { info: empty.info, value: { newest: empty.value.newest, first: null, json: "[]" } };
@@ -760,6 +702,24 @@ export class PostgresStore implements LedgerStore {
   async getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
     const rows = await this.query<FingerprintRow<string>>("fingerprints", [u64Param(from), u64Param(to)]);
     return rows.map((row) => fingerprintOf(row, PG_COLUMNS));
+  }
+
+  /**
+   * By PostgreSQL's SQLSTATE: XX001 and XX002 are a damaged table or index. An unreachable or
+   * refusing server is a `StorageUnavailableError` already (`storageError`).
+   */
+  errorKind(e: unknown): StorageErrorKind | null {
+    if (e instanceof StorageError) return e.kind;
+    return e instanceof DatabaseError && (e.code === "XX001" || e.code === "XX002") ? "corrupt" : null;
+  }
+
+  /** A database server's files are its own: nothing for this process to check. */
+  fileProblem(): null {
+    return null;
+  }
+
+  followLag(): null {
+    return null;
   }
 
   async commitBlock(w: BlockWrite): Promise<void> {
@@ -1181,7 +1141,6 @@ type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(Su
 type SummariesJsonTuple = [...LedgerTuple<string>, newest: string | null, first: string | null, json: string | null];
 
 /** `readModules`' `code` for a page read with the position: every row's code. */
-const ALL_CODE = (): boolean => true;
 
 /** A module of the module page statement: state key, name, code hash, then its code (`modulesPage`). */
 type ModuleColumns = [Buffer, string, string, record: string | null, bytecode: Buffer | null, abi: string | null] | [null, null, null, null, null, null];

@@ -14,7 +14,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { Snapshot } from "../LedgerStore.js";
+import type { Snapshot } from "../reader.js";
 import { MEMO_BYTES, MEMO_ENTRY_BYTES, memoEntrySize } from "../rules.js";
 
 /** Sign of how position `a` stands to `b`: ledger version first, then oldest version (both only grow). */

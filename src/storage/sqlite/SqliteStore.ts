@@ -16,23 +16,11 @@ import { formatAddress } from "../../ledger/address.js";
 import { CODE_HASH_DIGITS, codeHash } from "../../ledger/codeHash.js";
 import { moduleAbiJson } from "../../move/abi.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
-import type {
-  BaseStateWrite,
-  StateKeyRef,
-  BlockWrite,
-  ImmediateReads,
-  LedgerStore,
-  PruneResult,
-  PruneTarget,
-  Snapshot,
-  ModuleCodeForm,
-  ModulesPage,
-  StoredTxnFingerprint,
-  SummariesJsonPage,
-  SummariesPage,
-  SummaryQuery,
-} from "../LedgerStore.js";
-import { StorageUnavailableError } from "../LedgerStore.js";
+import type { BaseStateWrite, StateKeyRef } from "../followBase.js";
+import type { BlockWrite, PruneResult, PruneTarget, StoredTxnFingerprint } from "../writer.js";
+import type { ImmediateReads, Snapshot, ModulesPage, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import type { Storage } from "../storage.js";
+import { StorageCorruptError, StorageError, StorageUnavailableError, type StorageErrorKind } from "../errors.js";
 import { packResourceValue, unpackResourceValue } from "../resourceValue.js";
 import {
   NOTHING_PRUNED,
@@ -47,6 +35,8 @@ import {
   summaryColumns,
   summaryOf,
   summaryRange,
+  type SummaryWindow,
+  type ModuleCodeForm,
   storedAbiText,
   txnKindCode,
   userTxnGasOf,
@@ -296,7 +286,7 @@ function prepareStatements(db: Db) {
 
 type Statements = ReturnType<typeof prepareStatements>;
 
-/** What a follower reads and writes besides blocks (`LedgerStore.writeBaseState`). */
+/** What a follower reads and writes besides blocks (`Storage.writeBaseState`). */
 function prepareFollowStatements(db: Db) {
   return {
     record: db.prepare<[string], { version: bigint }>("SELECT version FROM follow_base WHERE what = ?").safeIntegers(true),
@@ -318,7 +308,7 @@ function prepareFollowStatements(db: Db) {
 class OlderSchemaError extends Error {}
 
 /** The file is not a SQLite database: SQLite refused its header (SQLITE_NOTADB) on the first read. */
-export class NotADatabaseError extends StorageUnavailableError {
+export class NotADatabaseError extends StorageCorruptError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "NotADatabaseError";
@@ -380,7 +370,10 @@ export const DEFAULT_PRUNE_BATCH: Readonly<PruneBatch> = Object.freeze({ version
 export const SQLITE_CACHE_SIZE_MIB = 32;
 export const SQLITE_MMAP_SIZE_MIB = 256;
 
-export class SqliteStore implements LedgerStore {
+/** The connection of each store, for the test helpers in `testing.ts` (never for production code). */
+export const connections = new WeakMap<SqliteStore, Db>();
+
+export class SqliteStore implements Storage {
   readonly kind = "sqlite" as const;
   private readonly db: Db;
   private readonly statements: Statements;
@@ -476,6 +469,7 @@ export class SqliteStore implements LedgerStore {
       const hint = opts.readonly && !(e instanceof OlderSchemaError) ? ` (reading needs ${path}-wal and ${path}-shm: they must exist or the directory must be writable)` : "";
       throw new StorageUnavailableError(`cannot ${opts.readonly ? "read" : "write"} SQLite database ${path}: ${(e as Error).message}${hint}`, { cause: e });
     }
+    connections.set(this, this.db);
     this.fileId = path === ":memory:" ? null : fileIdOf(path);
     this.memoLagMs = opts.memoLagMs ?? 0;
     this.statements = prepareStatements(this.db);
@@ -660,18 +654,19 @@ export class SqliteStore implements LedgerStore {
     return this.turnLedger;
   }
 
-  async getModules(address: Uint8Array, version: bigint, start: Uint8Array | null, limit: number): Promise<ModuleEntry[]> {
-    return this.readTx(() => this.moduleList(address, versionParam(version), start, limit, undefined));
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
+    return this.modulesPage(address, version, start, limit, code, "bytecode");
   }
 
-  async readModules(
+  /** `readModules`, the listed code in either form (see `moduleList`). */
+  private modulesPage(
     address: Uint8Array,
     version: bigint | undefined,
     start: Uint8Array | null,
     limit: number,
-    code?: (codeHash: string) => boolean,
-    form?: ModuleCodeForm,
-  ): Promise<Snapshot<ModulesPage> | null> {
+    code: WantsCode | undefined,
+    form: ModuleCodeForm,
+  ): Snapshot<ModulesPage> | null {
     return this.readTx(() => {
       const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
       if (!row) return null;
@@ -693,8 +688,8 @@ export class SqliteStore implements LedgerStore {
     version: bigint,
     start: Uint8Array | null,
     limit: number,
-    code: ((codeHash: string) => boolean) | undefined,
-    form: ModuleCodeForm = "bytecode",
+    code: WantsCode | undefined,
+    form: ModuleCodeForm,
   ): ModuleEntry[] {
     const st = this.statements;
     const out: ModuleEntry[] = [];
@@ -753,18 +748,20 @@ export class SqliteStore implements LedgerStore {
     return value === null ? null : unpackResourceValue(address, value);
   }
 
-  async getTransactionSummaries(q: SummaryQuery): Promise<TransactionSummary[]> {
-    return this.summaryRows(q);
-  }
-
-  async readSummaries(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesPage> | null> {
+  async readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
     return this.readTx(() => {
       const page = this.summariesPage(q, (full) => this.summaryRows(full), (row) => row.version);
       return page && { info: page.info, value: { newest: page.newest, rows: page.rows } };
     });
   }
 
-  async readSummariesJson(q: Omit<SummaryQuery, "ledgerVersion">): Promise<Snapshot<SummariesJsonPage> | null> {
+  /** The API's JSON written by the statements (`SUMMARY_JSON`, `codeRecord`): cheaper than rows and their encoding. */
+  readonly wire: WireReads = {
+    readSummaries: async (q) => this.summariesJsonPage(q),
+    readModules: async (address, version, start, limit, code) => this.modulesPage(address, version, start, limit, code, "record"),
+  };
+
+  private summariesJsonPage(q: SummaryQuery): Snapshot<SummariesJsonPage> | null {
     return this.readTx(() => {
       const sender = formatAddress(q.sender);
       // each row starts `{"sender":"<sender>","version":"<digits>"`
@@ -781,7 +778,7 @@ export class SqliteStore implements LedgerStore {
    * The reads of a summaries page (`readSummaries`), its rows in either form: the ledger row, the
    * page and its newest version. Call inside a read transaction.
    */
-  private summariesPage<R>(q: Omit<SummaryQuery, "ledgerVersion">, read: (q: SummaryQuery) => R[], versionOf: (row: R) => bigint) {
+  private summariesPage<R>(q: SummaryQuery, read: (q: SummaryWindow) => R[], versionOf: (row: R) => bigint) {
     if (q.start === undefined && q.limit > 0) {
       // A backward page ends at the sender's newest row at or below the bound, so that row is
       // the page's last: the ledger row alone, and no second seek for it (the position read
@@ -799,7 +796,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   /** A page's rows as their JSON text (`SUMMARY_JSON`), ascending; `sender` formatted. */
-  private summaryJsonRows(q: SummaryQuery, sender: string): string[] {
+  private summaryJsonRows(q: SummaryWindow, sender: string): string[] {
     const range = summaryRange(q);
     if (!range) return [];
     const st = this.statements;
@@ -808,7 +805,7 @@ export class SqliteStore implements LedgerStore {
       : st.summariesJsonBackward.all(sender, q.sender, versionParam(range.to), range.limit).reverse();
   }
 
-  private summaryRows(q: SummaryQuery): TransactionSummary[] {
+  private summaryRows(q: SummaryWindow): TransactionSummary[] {
     const range = summaryRange(q);
     if (!range) return [];
     const rows =
@@ -845,6 +842,20 @@ export class SqliteStore implements LedgerStore {
   }
 
   /**
+   * By SQLite's result code: a damaged file is SQLITE_CORRUPT (extended codes included) or
+   * SQLITE_NOTADB. Failures this store could not reach the file for are `StorageError`s already.
+   */
+  errorKind(e: unknown): StorageErrorKind | null {
+    if (e instanceof StorageError) return e.kind;
+    const code = (e as { code?: unknown } | null)?.code;
+    return typeof code === "string" && (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") ? "corrupt" : null;
+  }
+
+  followLag(): null {
+    return null;
+  }
+
+  /**
    * Why the database file is not the one this connection writes, or null when it is: the path now
    * leads to no file or to another one (deleted, or replaced by a copy). Writing on would go into
    * an unlinked file that the next start never sees, so the writer checks before every commit.
@@ -877,15 +888,6 @@ export class SqliteStore implements LedgerStore {
   }
 
   /**
-   * Test and operator seam: while on, every write fails as on a read-only database file
-   * (`PRAGMA query_only`; SQLITE_READONLY). As root, chmod does not stop writes through an open
-   * descriptor, so the tests make a read-only database this way.
-   */
-  setQueryOnly(on: boolean): void {
-    this.db.pragma(`query_only = ${on ? 1 : 0}`);
-  }
-
-  /**
    * Converts a file made before incremental vacuum (auto_vacuum NONE) so that later prunes give
    * their free pages back to the file system; a no-op on a file that has it. Rewrites the whole
    * file (VACUUM): it holds the write lock throughout and needs free disk space for a second
@@ -904,23 +906,6 @@ export class SqliteStore implements LedgerStore {
   /** Whether later prunes give free pages back to the file system (see `enableIncrementalVacuum`). */
   hasIncrementalVacuum(): boolean {
     return Number(this.db.pragma("auto_vacuum", { simple: true })) === AUTO_VACUUM_INCREMENTAL;
-  }
-
-  /** The page cache and memory map this connection runs with (`cacheSizeMiB`, `mmapSizeMiB`), in bytes. */
-  memorySettings(): { cacheBytes: number; mmapBytes: number } {
-    const cache = Number(this.db.pragma("cache_size", { simple: true }));
-    const pageSize = Number(this.db.pragma("page_size", { simple: true }));
-    // cache_size: pages when positive, KiB when negative
-    return { cacheBytes: cache < 0 ? -cache * 1024 : cache * pageSize, mmapBytes: Number(this.db.pragma("mmap_size", { simple: true })) };
-  }
-
-  /**
-   * Test seam for a full disk where no size-limited file system can be mounted: while on, the
-   * file cannot grow past its size now (`PRAGMA max_page_count`; SQLITE_FULL, as on a full disk).
-   */
-  setSizeLimit(on: boolean): void {
-    const pages = on ? Number(this.db.pragma("page_count", { simple: true })) : 0xfffffffe;
-    this.db.pragma(`max_page_count = ${pages}`);
   }
 
   async commitBlock(write: BlockWrite): Promise<void> {

@@ -1,0 +1,78 @@
+/**
+ * Storage failures, each with a typed `kind` the API maps to a status without reading message text:
+ * - `unavailable`: the database cannot be reached or refused the work (503);
+ * - `corrupt`: the database is damaged (500, and /-/healthy says so until a restart);
+ * - `pruned`: the state a read needs at a version in the window is gone (410);
+ * - `before-base`: a replica started at a chain's head holds no state for the key before its first
+ *   synced block (the caller may fetch it and read again).
+ * Each dialect maps its driver's errors to these kinds by error code (`errorKind` of the reader).
+ */
+export type StorageErrorKind = "unavailable" | "corrupt" | "pruned" | "before-base";
+
+export class StorageError extends Error {
+  constructor(
+    readonly kind: StorageErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "StorageError";
+  }
+}
+
+/** The store could not be reached or failed (503 at the API edge). */
+export class StorageUnavailableError extends StorageError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("unavailable", message, options);
+    this.name = "StorageUnavailableError";
+  }
+}
+
+/** The database is damaged, or the file is not a database of this kind. */
+export class StorageCorruptError extends StorageError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("corrupt", message, options);
+    this.name = "StorageCorruptError";
+  }
+}
+
+/**
+ * The state a read asked for at `version` cannot be answered exactly, though the version is in the
+ * ledger's window: the history it needs is gone (a follower's upstream pruned it). Maps to 410.
+ */
+export class StatePrunedError extends StorageError {
+  constructor(
+    readonly version: bigint,
+    message: string,
+  ) {
+    super("pruned", message);
+    this.name = "StatePrunedError";
+  }
+}
+
+/** What a replica's base miss names: the state a read needed that no synced block wrote. */
+export type BaseStateKey =
+  | { kind: "modules"; address: Uint8Array }
+  | { kind: "table_item"; handle: Uint8Array; key: Uint8Array }
+  | { kind: "resource"; address: Uint8Array; type: string };
+
+/**
+ * A read of state at `version`, on a ledger started at a chain's head, for a key no synced block
+ * wrote and whose base state was never fetched: the store cannot say whether it is absent. A
+ * base-state service fetches `missing` from the upstream, stores it and runs the read again.
+ */
+export class StateBeforeBaseError extends StorageError {
+  constructor(
+    readonly missing: BaseStateKey,
+    readonly version: bigint,
+    message: string,
+  ) {
+    super("before-base", message);
+    this.name = "StateBeforeBaseError";
+  }
+}
+
+/** The kind of a failure already typed by a dialect, or null for an error no dialect classified. */
+export function typedKind(e: unknown): StorageErrorKind | null {
+  return e instanceof StorageError ? e.kind : null;
+}

@@ -1,0 +1,150 @@
+/**
+ * What the API and the ledger services read: domain rows, never API JSON (the one exception is a
+ * declared capability, `WireReads`). SQLite (`sqlite/`) and PostgreSQL (`postgres/`) implement it;
+ * `test/store.suite.ts` runs the same suite on both.
+ *
+ * The rules every reader keeps:
+ * - A read "at version V" sees the newest value of a key with version <= V; a deleted key reads null.
+ * - A snapshot read (`readTableItem`, `readModulesVersion`, `readModules`, `readSummariesVersion`,
+ *   `readSummaries`) returns its value with the ledger position of the same snapshot, so a caller
+ *   judging the requested version against it (404 above, 410 below the oldest version) cannot be
+ *   overtaken by a concurrent prune. A version above the position reads as at the position.
+ *   Other reads carry no position: a caller that must know they were not pruned meanwhile re-checks
+ *   with `getLedgerInfo(true)`.
+ * - Every read returns null (or an empty page) on an empty ledger, never throws for it.
+ * - An answer may lag another process's commits by a bounded time (`memoLagMs` of either backend);
+ *   commits made through the same store are seen at once, and `getLedgerInfo(true)` never lags.
+ * - Failures are `StorageError`s (`errors.ts`) or driver errors the reader's `errorKind` classifies.
+ * - `LedgerInfo` values are plain values: compare their fields, never their identity.
+ */
+import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../ledger/types.js";
+import type { StorageErrorKind } from "./errors.js";
+
+export type StorageKind = "sqlite" | "postgres";
+
+/** A value and the ledger position it was read with, from one consistent snapshot. */
+export interface Snapshot<T> {
+  info: LedgerInfo;
+  value: T;
+}
+
+/** A summaries page: forward from `start`, else backward from `end`, else the newest (DECISIONS §9). */
+export interface SummaryQuery {
+  sender: Uint8Array;
+  /** Forward from this version (inclusive); `end` is then ignored. */
+  start?: bigint | undefined;
+  /** Backward from this version (inclusive). */
+  end?: bigint | undefined;
+  limit: number;
+}
+
+/** A summaries page with the version that names it, read in one snapshot. */
+export interface SummariesPage {
+  /** What `readSummariesVersion` gives for the same bound in the same snapshot (the page's name). */
+  newest: bigint | null;
+  /** The page, ascending by version. */
+  rows: TransactionSummary[];
+}
+
+/** An account's module page with the version it is keyed by, read in one snapshot. */
+export interface ModulesPage {
+  /** What `readModulesVersion` gives for the same account and version in the same snapshot. */
+  changed: bigint | null;
+  /** The page's modules in state-key order. */
+  rows: ModuleEntry[];
+}
+
+/** Which listed modules' code a page read brings with it (by code hash); absent: none. */
+export type WantsCode = (codeHash: string) => boolean;
+
+/**
+ * Capability of a reader whose reads run in process (SQLite): the position reads answered in the
+ * calling turn, with the same answers and guarantees as the reader's methods of the same name.
+ */
+export interface ImmediateReads {
+  getLedgerInfo(fresh?: boolean): LedgerInfo | null;
+  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Snapshot<Uint8Array | null> | null;
+  readModulesVersion(address: Uint8Array, version: bigint | undefined): Snapshot<bigint | null> | null;
+  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Snapshot<bigint | null> | null;
+}
+
+/** A summaries page as the JSON text the API sends for its rows (`WireReads.readSummaries`). */
+export interface SummariesJsonPage {
+  newest: bigint | null;
+  /** Version of the page's first summary; null for an empty page. */
+  first: bigint | null;
+  /** The rows as a JSON array of `TransactionSummary` objects, ascending by version. */
+  json: string;
+}
+
+/**
+ * Capability of a reader whose database writes the API's JSON text for less than the rows and the
+ * API's own encoding cost (both dialects: bench/RESULTS.md). Its bytes must equal what the API's
+ * serializer writes for the rows the plain reads give: `test/wireReads.test.ts` checks it.
+ */
+export interface WireReads {
+  /** `readSummaries`, the page as its JSON text. */
+  readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesJsonPage> | null>;
+  /**
+   * `readModules`, each wanted module as its JSON `record` (`{"bytecode":…,"abi":…}`) where its
+   * ABI text is stored, else with its `bytecode`.
+   */
+  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code: WantsCode): Promise<Snapshot<ModulesPage> | null>;
+}
+
+/** How far behind its upstream a ledger that follows a chain is (versions, seconds of chain time). */
+export interface FollowLagReport {
+  versions: bigint;
+  seconds: number;
+}
+
+export interface LedgerReader {
+  readonly kind: StorageKind;
+  /** The position reads in the calling turn, or null where every read is a round trip. */
+  readonly immediate: ImmediateReads | null;
+  /** Pages as wire-ready JSON text, or null where the database does not write it. */
+  readonly wire: WireReads | null;
+
+  /** Chain id stored at the first import, or null for an empty ledger. */
+  getChainId(): Promise<number | null>;
+  /** The ledger's position, or null before the first block; `fresh` bypasses every memo. */
+  getLedgerInfo(fresh?: boolean): Promise<LedgerInfo | null>;
+
+  /** A table item at `version` (the snapshot's ledger version when undefined), with its position. */
+  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null>;
+  /**
+   * The version of the newest module write or deletion of `address` at or below `version`, with the
+   * position: every module page of the account is the same at every version with the same answer.
+   */
+  readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
+  /**
+   * Up to `limit` modules of `address` at `version` from state key `start` (inclusive), with the
+   * position and the changed version, in one snapshot; the code of the rows `code` wants with them.
+   */
+  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null>;
+  /** The bytecode with this content hash (a listed module whose code the page did not bring). */
+  getModuleCode(codeHash: string): Promise<Uint8Array | null>;
+  /** The version of the sender's newest transaction at or below `end` and the position, with the position. */
+  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
+  /** A summaries page up to the snapshot's ledger version, with its position and its `newest`. */
+  readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null>;
+  /** A resource's JSON text at `version`, or null. */
+  getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
+
+  /** The block holding `version`, or null (pruned or not yet committed). */
+  getBlockByVersion(version: bigint): Promise<BlockInfo | null>;
+  getBlockByHeight(height: bigint): Promise<BlockInfo | null>;
+  /** First block whose timestamp is >= `timestampUsec` (pruning by time). */
+  getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null>;
+  /** User transactions with first <= version <= last, ascending (the gas estimator's walk). */
+  getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]>;
+
+  /** The kind of a failure this reader's driver threw (by its error code), or null: not a storage fault. */
+  errorKind(e: unknown): StorageErrorKind | null;
+  /** Why the store's files are not the ones it has open (SQLite: deleted or replaced), or null. A stat. */
+  fileProblem(): string | null;
+  /** How far behind its upstream a followed ledger is, or null when it follows nothing. */
+  followLag(): FollowLagReport | null;
+
+  close(): Promise<void>;
+}

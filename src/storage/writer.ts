@@ -1,0 +1,108 @@
+/**
+ * What ingest writes through: the chain's id, whole blocks (atomically), and pruning. Both dialects
+ * implement it; the importer, the devnet, the follower and the pruner use it.
+ *
+ * - A block commits atomically: readers see all of it or none of it.
+ * - Pruning never removes the newest value of a key at or below the new oldest version, so every
+ *   read at V >= the oldest version stays exact, at every moment of a prune.
+ */
+import type { BlockInfo, ReplayProtector } from "../ledger/types.js";
+
+/** Kinds of transaction kept per version (so a re-import can check what it skips). */
+export type TxnKind =
+  | "genesis_transaction"
+  | "block_metadata_transaction"
+  | "user_transaction"
+  | "state_checkpoint_transaction"
+  | "block_epilogue_transaction"
+  | "validator_transaction"
+  /** A type added to the chain after this version of the reader (`UNKNOWN_TXN_KIND`). */
+  | "unknown_transaction";
+
+export interface UserTxnWrite {
+  sender: Uint8Array; // 32 bytes
+  replayProtector: ReplayProtector;
+  gasUnitPrice: bigint;
+  gasUsed: bigint;
+  success: boolean;
+  contractAddress: string | null;
+}
+
+export interface TxnWrite {
+  version: bigint;
+  kind: TxnKind;
+  /** 32 bytes; all zeros when the source had no hash (the shared fixture blanks hashes). */
+  hash: Uint8Array;
+  user: UserTxnWrite | null;
+}
+
+export interface ModuleWrite {
+  version: bigint;
+  address: Uint8Array; // 32 bytes
+  name: string;
+  stateKey: Uint8Array;
+  bytecode: Uint8Array | null; // null: deleted
+  /**
+   * The source's ABI as JSON text, stored (and served) in place of the decoded one when the
+   * bytecode does not decode here (a bytecode version newer than the decoder).
+   */
+  upstreamAbi?: string;
+}
+
+export interface TableItemWrite {
+  version: bigint;
+  handle: Uint8Array; // 32 bytes
+  key: Uint8Array;
+  value: Uint8Array | null; // null: deleted
+}
+
+export interface ResourceWrite {
+  version: bigint;
+  address: Uint8Array; // 32 bytes
+  /** Struct tag as the source printed it, e.g. `0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>`. */
+  type: string;
+  json: string | null; // null: deleted
+}
+
+/** Everything one block writes. Versions are contiguous and follow the stored ledger. */
+export interface BlockWrite {
+  block: BlockInfo;
+  transactions: TxnWrite[];
+  modules: ModuleWrite[];
+  tableItems: TableItemWrite[];
+  resources: ResourceWrite[];
+}
+
+export interface StoredTxnFingerprint {
+  version: bigint;
+  kind: TxnKind;
+  hash: Uint8Array;
+}
+
+export interface PruneTarget {
+  /** First version kept: the first version of block `oldestBlockHeight`. */
+  oldestVersion: bigint;
+  oldestBlockHeight: bigint;
+}
+
+export interface PruneResult {
+  transactionsDeleted: number;
+  stateRowsDeleted: number;
+  blocksDeleted: number;
+}
+
+export interface LedgerWriter {
+  /** Sets the chain id once; throws if a different one is stored. */
+  initChain(chainId: number): Promise<void>;
+  /** Kinds and hashes of stored versions in [from, to], ascending: what a re-import checks it skips. */
+  getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]>;
+  /** Commits one block atomically. */
+  commitBlock(write: BlockWrite): Promise<void>;
+  /** Commits consecutive whole blocks in one atomic commit (bulk import: fewer syncs). */
+  commitBlocks(writes: BlockWrite[]): Promise<void>;
+  /**
+   * Raises the oldest kept version and removes what no read at or above it can see, in steps of
+   * their own commits (each leaves a correct ledger; a prune cut off anywhere is resumed by the next).
+   */
+  prune(target: PruneTarget): Promise<PruneResult>;
+}
