@@ -15,11 +15,11 @@ import { ApiError, clip } from "./errors.js";
 import { NodeMetrics, type OperationMetrics } from "./metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
 import { JSON_TYPE } from "./negotiate.js";
-import { queryParamMessage } from "./params.js";
+import { paramKinds, queryParamMessage, type ParamKind } from "./params.js";
 import { requestId } from "./requestId.js";
 import { routeSchema, sendsLedgerHeaders, type AnyOperation } from "./operation.js";
-import { operations } from "./routes/index.js";
-import { sharedSchemas } from "./schemas.js";
+import { operations } from "./operations/index.js";
+import { DOC_FORMATS, sharedSchemas } from "./schemas.js";
 import { answerRawEvents, capConnections, clientErrorHandler } from "./transport.js";
 
 declare module "fastify" {
@@ -32,11 +32,11 @@ declare module "fastify" {
     ledgerHeaders?: boolean;
     /** The request metrics of the route's operation. */
     metrics?: OperationMetrics;
+    /** What each query parameter holds (from the route's schema), for the 400 of a value the schema refused. */
+    queryKinds?: Record<string, ParamKind>;
   }
 }
 
-/** The OpenAPI formats our schemas use for documentation; validation is by type and pattern. */
-const DOC_FORMATS = ["hex", "uint8", "uint16", "uint32", "uint64", "binary"];
 function openApiFormats(ajv: { addFormat(name: string, format: true): unknown }): void {
   for (const f of DOC_FORMATS) ajv.addFormat(f, true);
 }
@@ -127,7 +127,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       method: op.method,
       url: op.url,
       schema: routeSchema(op),
-      config: { ledgerHeaders: sendsLedgerHeaders(op), metrics: metrics.operation(op.operationId) },
+      config: { ledgerHeaders: sendsLedgerHeaders(op), metrics: metrics.operation(op.operationId), queryKinds: paramKinds(op.query) },
       preValidation: strictInput(op),
       handler: operationHandler(op, ctx),
     });
@@ -219,7 +219,7 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
     if (err.validationContext === "querystring") {
       const name = v.instancePath.replace(/^\//, "") || String((v.params as { missingProperty?: string }).missingProperty ?? "");
       const raw = (req.query as Record<string, unknown>)[name];
-      return ApiError.badParam(queryParamMessage(name, raw));
+      return ApiError.badParam(queryParamMessage(name, req.routeOptions.config?.queryKinds?.[name], raw));
     }
     if (err.validationContext === "body") {
       const where = v.instancePath ? v.instancePath.slice(1) : "body";

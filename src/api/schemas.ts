@@ -154,3 +154,9 @@ export const sharedSchemas = [
   gasEstimation,
   rawTableItemRequest,
 ] as const;
+
+/**
+ * The OpenAPI formats our schemas name for documentation only: ajv (validation) and
+ * fast-json-stringify (serialization) accept any value for them; validation is by type and pattern.
+ */
+export const DOC_FORMATS = ["hex", "uint8", "uint16", "uint32", "uint64", "binary"] as const;

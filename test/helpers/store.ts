@@ -1,5 +1,5 @@
 /** Store reads the tests share. */
-import { summariesJson } from "../../src/api/routes/getAccountTransactionSummaries.js";
+import { summariesJson } from "../../src/api/operations/getAccountTransactionSummaries/encode.js";
 import type { LedgerStore, SummariesJsonPage, SummariesPage } from "../../src/storage/LedgerStore.js";
 
 /** A table item's value at `version` (null: absent, deleted, or an empty ledger). */
