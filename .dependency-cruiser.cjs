@@ -63,6 +63,16 @@ module.exports = {
       to: { path: ["^src/api/", "^src/ingest/", ...FASTIFY] },
     },
     {
+      name: "operations-not-to-later",
+      comment:
+        "An operation's code is plain values or plain async: the sync-or-async plumbing of version " +
+        "resolution (src/api/later.ts: Later, after, guard) belongs to handler.ts and context.ts only. " +
+        "Operations get the position reads' type from operation.ts.",
+      severity: "error",
+      from: { path: "^src/api/operations/" },
+      to: { path: "^src/api/later\\.ts$" },
+    },
+    {
       name: "api-not-to-sql",
       comment:
         "SQL lives in storage: the API talks to the LedgerStore interface only, so it must not import a " +

@@ -13,6 +13,8 @@ import type { NodeContext } from "./context.js";
 import type { ApiError } from "./errors.js";
 import { ledgerHeaderSchemas } from "./headers.js";
 import type { Later, PositionReads } from "./later.js";
+
+export type { PositionReads };
 import type { WireFormat } from "./negotiate.js";
 
 // ---------------------------------------------------------------------------------------------

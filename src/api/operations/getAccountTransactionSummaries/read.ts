@@ -7,7 +7,7 @@ import type { LedgerInfo } from "../../../ledger/types.js";
 import type { SummariesJsonPage, SummariesPage, SummariesPageAsk, SummariesVersionSnapshot } from "../../../storage/LedgerStore.js";
 import type { NodeContext } from "../../context.js";
 import { ApiError } from "../../errors.js";
-import type { PositionReads } from "../../later.js";
+import type { PositionReads } from "../../operation.js";
 import type { WireFormat } from "../../negotiate.js";
 import type { Position } from "../../operation.js";
 import { pageLimit, settledEnd, summariesPageKey, type SummariesQuery } from "./page.js";
