@@ -85,13 +85,23 @@ module.exports = {
       to: { path: "^src/storage/(sqlite|postgres)/", pathNot: "^src/storage/$1/" },
     },
     {
+      name: "operations-not-to-later",
+      comment:
+        "An operation's code is plain values or plain async: the sync-or-async plumbing of version " +
+        "resolution (src/api/later.ts: Later, after, guard) belongs to handler.ts and context.ts only. " +
+        "Operations get the position reads' type from operation.ts.",
+      severity: "error",
+      from: { path: "^src/api/operations/" },
+      to: { path: "^src/api/later\\.ts$" },
+    },
+    {
       name: "api-not-to-sql",
       comment:
         "SQL lives in storage: the API talks to the storage contracts only, so it must not import a " +
         "backend (sqlite/, postgres/), a driver (better-sqlite3, pg) or src/storage/open.ts (choosing a " +
         "backend from a URL is the composition root's job: src/server.ts and src/cli.ts).",
       severity: "error",
-      from: { path: "^src/api/" },
+      from: { path: "^src/api/", pathNot: "\\.test\\.ts$" },
       to: { path: ["^src/storage/(sqlite|postgres)/", "^src/storage/open\\.ts$", ...SQL_DRIVERS] },
     },
     {

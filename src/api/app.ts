@@ -15,10 +15,10 @@ import { ApiError, clip } from "./errors.js";
 import { NodeMetrics, type OperationMetrics } from "./metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
 import { JSON_TYPE } from "./negotiate.js";
-import { queryParamMessage } from "./params.js";
+import { paramKinds, queryParamMessage, type ParamKind } from "./params.js";
 import { requestId } from "./requestId.js";
 import { routeSchema, sendsLedgerHeaders, type AnyOperation } from "./operation.js";
-import { operations } from "./routes/index.js";
+import { operations } from "./operations/index.js";
 import { DOC_FORMATS, sharedSchemas } from "./schemas.js";
 import { answerRawEvents, capConnections, clientErrorHandler } from "./transport.js";
 
@@ -32,6 +32,8 @@ declare module "fastify" {
     ledgerHeaders?: boolean;
     /** The request metrics of the route's operation. */
     metrics?: OperationMetrics;
+    /** What each query parameter holds (from the route's schema), for the 400 of a value the schema refused. */
+    queryKinds?: Record<string, ParamKind>;
   }
 }
 
@@ -126,7 +128,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       method: op.method,
       url: op.url,
       schema: routeSchema(op),
-      config: { ledgerHeaders: sendsLedgerHeaders(op), metrics: metrics.operation(op.operationId) },
+      config: { ledgerHeaders: sendsLedgerHeaders(op), metrics: metrics.operation(op.operationId), queryKinds: paramKinds(op.query) },
       preValidation: strictInput(op),
       handler: operationHandler(op, ctx),
     });
@@ -218,7 +220,7 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
     if (err.validationContext === "querystring") {
       const name = v.instancePath.replace(/^\//, "") || String((v.params as { missingProperty?: string }).missingProperty ?? "");
       const raw = (req.query as Record<string, unknown>)[name];
-      return ApiError.badParam(queryParamMessage(name, raw));
+      return ApiError.badParam(queryParamMessage(name, req.routeOptions.config?.queryKinds?.[name], raw));
     }
     if (err.validationContext === "body") {
       const where = v.instancePath ? v.instancePath.slice(1) : "body";

@@ -6,10 +6,10 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
 import { StatePrunedError, typedKind } from "../storage/errors.js";
 import type { Storage } from "../storage/storage.js";
-import type { Snapshot } from "../storage/reader.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
+import { ModuleRecords } from "./moduleRecords.js";
 import { PageCache } from "./pageCache.js";
 import { Compression, type EncodedBody } from "./compression.js";
 import type { WriterStatus } from "../ingest/writerStatus.js";
@@ -21,6 +21,8 @@ export class NodeContext {
   readonly headers: HeaderWriter;
   /** Encoded pages of the page operations, keyed by what they depend on. */
   readonly pages: PageCache;
+  /** Module records (a module's bytecode as hex and its ABI) by code hash, for the modules pages. */
+  readonly moduleRecords: ModuleRecords;
   /** The response compression (every answer is sent through it). */
   readonly compression: Compression;
   /** The generated OpenAPI document, set once the app is ready (encoded once per encoding). */
@@ -45,6 +47,7 @@ export class NodeContext {
   ) {
     this.headers = headerWriter(config.aptosHeaders);
     this.pages = new PageCache(config.pageCacheBytes);
+    this.moduleRecords = new ModuleRecords(config.moduleCacheBytes);
     this.compression = new Compression(config);
     this.reads = store.immediate ?? store;
   }
@@ -57,21 +60,42 @@ export class NodeContext {
    * `Storage.getLedgerInfo`); 503 when the store cannot be read or holds no block yet.
    */
   async ledger(fresh = false): Promise<LedgerInfo> {
-    return (await this.readPosition(null, "the ledger store is unavailable", fresh)).info;
+    const info = await this.readLedger("the ledger store is unavailable", true, fresh);
+    if (!info) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+    return info;
   }
 
   /**
-   * The ledger position with what an operation's position read (`read`) returns in the same
-   * snapshot, or the position alone (`read` null); 503 when the ledger is empty or cannot be read.
-   * At once when the store answers at once.
+   * The ledger position, null for an empty ledger; a failure is the error `storageError` maps it to
+   * (`unavailable`: 503 whatever failed). At once when the store answers at once.
    */
-  readPosition<T>(read: (() => Later<Snapshot<T> | null>) | null, what: string | (() => string), fresh = false): Later<Snapshot<T | undefined>> {
-    const snapshot = guard<Snapshot<T | undefined> | null>(
-      read ?? (() => after(this.reads.getLedgerInfo(fresh), (info) => info && { info, value: undefined })),
+  readLedger(what: string | (() => string), unavailable: boolean, fresh = false): Later<LedgerInfo | null> {
+    return guard(
+      () => this.reads.getLedgerInfo(fresh),
       (e) => {
-        throw this.storageError(e, what, null, read === null);
+        throw this.storageError(e, what, null, unavailable);
       },
     );
+  }
+
+  /** The ledger position, or null when the ledger is empty or cannot be read. At once when the store answers at once. */
+  readLedgerOrNull(): Later<LedgerInfo | null> {
+    try {
+      const info = this.reads.getLedgerInfo();
+      return info instanceof Promise ? info.catch(() => null) : info;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * A position read (`read`: a snapshot with the ledger position it was read at); 503 when the
+   * ledger is empty, a failure mapped by `storageError`. At once when the store answers at once.
+   */
+  readSnapshot<T extends { info: LedgerInfo }>(read: () => Later<T | null>, what: string | (() => string)): Later<T> {
+    const snapshot = guard(read, (e) => {
+      throw this.storageError(e, what, null);
+    });
     return after(snapshot, nonEmpty);
   }
 
@@ -125,7 +149,7 @@ export class NodeContext {
   }
 }
 
-function nonEmpty<T>(snapshot: Snapshot<T> | null): Snapshot<T> {
+function nonEmpty<T>(snapshot: T | null): T {
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   return snapshot;
 }

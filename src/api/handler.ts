@@ -1,26 +1,32 @@
 /**
- * The one handler every operation runs through, in the same steps for all (STYLE rule 3):
- * 1. validate: parse the input the route schemas checked (addresses to bytes, u64 to bigint) and
- *    negotiate the wire format (403 for JSON from a BCS-only operation);
- * 2. resolve: read the ledger position and judge the requested versions against it
- *    (`refusedVersions`: 404 above the newest, 410 below the oldest kept);
- * 3. read: the operation's own handler;
- * 4. check the versions again against the position the answer is exact for, then send it with
- *    the ledger headers, its content type and, when asked for, compressed.
- * Store failures become the one error class here, whichever step they happen in, and an error of
- * the class is sent from here too.
+ * The one handler every operation runs through, in the reference node's order, the same for all
+ * (STYLE rule 3):
+ * 1. validate: parse the input the route schemas checked, each property by the kind its schema
+ *    names (`$ref: "Address#"` to bytes, `"U64#"` to bigint), and negotiate the wire format (403
+ *    for JSON from a BCS-only operation);
+ * 2. resolve the version: read the ledger position, with what the operation's `resolve` reads in
+ *    the same snapshot, and judge the requested versions against it (`refusedVersions`: 404 above
+ *    the newest, 410 below the oldest kept);
+ * 3. read: the page the page cache holds under the operation's `pageKey`, else its `read`;
+ * 4. encode: the operation's `encode`, in the negotiated format (a page is offered to the cache);
+ * 5. send: check the versions again against the position the answer is exact for, then send it
+ *    with the ledger headers, its content type and, when asked for, compressed.
+ * Version resolution is where the store may answer in the calling turn (`LedgerStore.immediate`):
+ * a memoized position and a cached page are sent without a promise. Store failures become the one
+ * error class here, whichever step they happen in, and an error of the class is sent from here too.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
-import fastJson from "fast-json-stringify";
 import { parseHexBytes } from "../ledger/address.js";
 import type { LedgerInfo } from "../ledger/types.js";
+import { EncodedBody } from "./compression.js";
 import type { NodeContext } from "./context.js";
 import { ApiError, quote } from "./errors.js";
-import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
-import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type ObjectSchema, type Position } from "./operation.js";
-import { addressPath, checkDecimalQuery, QUERY_KINDS, u64Query } from "./params.js";
-import { sharedSchemas } from "./schemas.js";
 import { after, guard, type Later } from "./later.js";
+import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
+import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type Position } from "./operation.js";
+import { addressPath, checkDecimalQuery, paramKind, type ParamKind, u64Query } from "./params.js";
+import { jsonSerializer } from "./serialize.js";
+import { sharedSchemas } from "./schemas.js";
 
 /** Versions a request names: the one to read at, and bounds that must not have been pruned. */
 export interface RequestedVersions {
@@ -58,18 +64,10 @@ function requestedVersions(versions: { at?: string; bounds?: readonly string[] }
   return { at: versions.at ? query[versions.at] : undefined, bounds: bounds ? bounds.map((n) => query[n]) : NO_BOUNDS };
 }
 
-/** How one input property is parsed after the schema checked it. */
-type PropertyKind = "address" | "u64" | "hex" | "as-is";
-
-function propertyKinds(schema: unknown): Array<[string, PropertyKind]> {
-  const props = (resolveRef(schema) as ObjectSchema | undefined)?.properties ?? {};
-  return Object.entries(props).map(([name, p]) => {
-    const property = p as { $ref?: string; type?: string; format?: string };
-    if (property.$ref === "Address#") return [name, "address"];
-    if (property.$ref === "U64#") return [name, "u64"];
-    if (property.type === "string" && property.format === "hex") return [name, "hex"];
-    return [name, "as-is"];
-  });
+/** The kind of each property of an input schema, as parsing goes by them. */
+function propertyKinds(schema: unknown): Array<[string, ParamKind]> {
+  const props = (resolveRef(schema) as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  return Object.entries(props).map(([name, p]) => [name, paramKind(p)]);
 }
 
 /** A shared schema by its `$ref`, or the schema itself. */
@@ -78,7 +76,7 @@ function resolveRef(schema: unknown): unknown {
   return ref ? sharedSchemas.find((s) => `${s.$id}#` === ref) : schema;
 }
 
-function parseObject(kinds: Array<[string, PropertyKind]>, raw: unknown): Record<string, unknown> {
+function parseObject(kinds: Array<[string, ParamKind]>, raw: unknown): Record<string, unknown> {
   const values = (raw ?? {}) as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const [name, kind] of kinds) {
@@ -108,15 +106,8 @@ function parseObject(kinds: Array<[string, PropertyKind]>, raw: unknown): Record
   return out;
 }
 
-/** Shared schemas by id, for the response serializers' `$ref`s. */
-const REFERENCED = Object.fromEntries(sharedSchemas.map((s) => [s.$id, s]));
-/** Formats our schemas name for documentation only. */
-const DOC_FORMATS = Object.fromEntries(["hex", "uint8", "uint16", "uint32", "uint64", "binary"].map((f) => [f, true]));
-
-/** A serializer compiled from a response schema (its `$ref`s to the shared schemas resolved). */
-export function jsonSerializer<T>(schema: object): (value: T) => string {
-  return fastJson(schema as fastJson.AnySchema, { schema: REFERENCED, ajv: { formats: DOC_FORMATS } } as fastJson.Options) as (value: T) => string;
-}
+/** Compiled response serializers (kept here too for the code that imported them from the handler). */
+export { jsonSerializer } from "./serialize.js";
 
 /**
  * Strict input types before the schema's coercion: u16 query values decimal digits only, and body
@@ -124,8 +115,9 @@ export function jsonSerializer<T>(schema: object): (value: T) => string {
  * text "11", and raw_item would read its digits as hex). Undefined for a route with neither.
  */
 export function strictInput(op: AnyOperation) {
-  const query = (op.query as ObjectSchema | undefined)?.properties ?? {};
-  const decimals = Object.keys(query).filter((n) => QUERY_KINDS[n] === "u16");
+  const decimals = propertyKinds(op.query)
+    .filter(([, kind]) => kind === "u16")
+    .map(([name]) => name);
   const bodySchema = resolveRef(op.body) as { properties?: Record<string, { type?: string }> } | undefined;
   const strings = Object.entries(bodySchema?.properties ?? {})
     .filter(([, p]) => p.type === "string")
@@ -151,9 +143,23 @@ export function strictInput(op: AnyOperation) {
   };
 }
 
+/** The cached form of a page: its body, and what an answer sends or checks besides it. */
+interface CachedPage {
+  cursor: string | null | undefined;
+  firstVersion: bigint | null | undefined;
+}
+
+/** Whether two positions answer the same: the same newest and oldest versions. */
+function samePosition(a: LedgerInfo, b: LedgerInfo): boolean {
+  return a === b || (a.ledgerVersion === b.ledgerVersion && a.oldestVersion === b.oldestVersion);
+}
+
 /** The operation's Fastify handler. */
 export function operationHandler(op: AnyOperation, ctx: NodeContext) {
-  const handle = op.handler(ctx);
+  const read = op.read(ctx);
+  const encode = op.encode ? op.encode(ctx) : null;
+  const pageKey = op.pageKey?.(ctx);
+  const { resolve, settledAt } = op;
   const paramKinds = propertyKinds(op.params);
   const queryKinds = propertyKinds(op.query);
   const bodyKinds = propertyKinds(op.body);
@@ -161,7 +167,6 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const versions = typeof op.ledger === "object" ? op.ledger : null;
   const jsonAllowed = op.formats.includes("json");
   const ledgerHeaders = sendsLedgerHeaders(op);
-  const position = op.position;
   // The last JSON answer and its text: an operation that answers with the same object again
   // (the gas estimate between blocks) is serialized once.
   let lastJson: unknown;
@@ -186,54 +191,110 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       body: (bodyKinds.length > 0 ? parseObject(bodyKinds, req.body) : NOTHING) as never,
     };
     const format = negotiate(req.headers.accept);
-    // 2. resolve
+    if (op.ledger === "none") return readAndSend(req, reply, input, format, NO_VERSIONS, null, null);
+    if (op.ledger === "latest-or-empty") {
+      return after(ctx.readLedgerOrNull(), (info) => readAndSend(req, reply, input, format, NO_VERSIONS, { info }, null));
+    }
+    // 2. resolve the version
     const requested = versions ? requestedVersions(versions, input.query as Record<string, bigint | undefined>) : NO_VERSIONS;
-    if (op.ledger === "none") return after(read(input, null, format), (answer) => send(req, reply, format, requested, null, answer));
-    const snapshot = ctx.readPosition(position ? () => position(ctx.reads, input, requested.at, format, ctx) : null, () => failureText(input));
-    return after(snapshot, ({ info, value }): Later<undefined> => {
-      const refused = refusedVersions(info, requested);
+    return after(resolveVersion(input, requested.at, format), (at): Later<undefined> => {
+      const refused = refusedVersions(at.info, requested);
       if (refused) return ctx.sendError(req, reply, refused);
-      const at: Position<unknown> = { info, version: requested.at ?? info.ledgerVersion, found: value };
-      // 3. read
-      return after(read(input, at, format), (answer) => send(req, reply, format, requested, at, answer));
+      // 3. read: the page the cache holds, else the operation's read
+      if (pageKey === undefined) return readAndSend(req, reply, input, format, requested, at, null);
+      const key = pageKey(input, at, format);
+      const page = ctx.pages.get<CachedPage>(key);
+      const first = page?.meta.firstVersion;
+      // a page serves until pruning passes its first version
+      if (page && (first === undefined || first === null || first >= at.info.oldestVersion)) {
+        return send(req, reply, format, requested, at.info, { body: page.body, cursor: page.meta.cursor }, null);
+      }
+      return readAndSend(req, reply, input, format, requested, at, key);
     });
   }
 
   /**
-   * An error of the one class thrown by a step (a store failure, a handler's refusal of its input)
-   * is sent from here, not through Fastify's error path (its error hooks and an async error
-   * handler): the missing-key row of bench:scale at 10M versions, then a thrown 404, went 86 -> 82
-   * µs of server CPU a request (medians of 5 alternating rounds, lower in each round). Errors that
-   * are common answers are not thrown at all (`refusedVersions`, `Answer.error`). Anything else
-   * goes to the app's error handler, which maps it to the class first; all of them are sent with
-   * `NodeContext.sendError`.
+   * The position to read at: the ledger position with what the operation's `resolve` reads in the
+   * same snapshot; the position alone for an operation without one, or for a request that
+   * `settledAt` names a committed version for.
+   */
+  function resolveVersion(input: Input<unknown, unknown, unknown>, version: bigint | undefined, format: WireFormat): Later<Position<unknown>> {
+    const what = () => failureText(input);
+    const settled = settledAt?.(input);
+    if (resolve === undefined || settled !== undefined) {
+      return after(ctx.readLedger(what, resolve === undefined), (info): Later<Position<unknown>> => {
+        if (resolve === undefined || (info !== null && settled! <= info.ledgerVersion)) {
+          return { info: nonEmpty(info), version: version ?? nonEmpty(info).ledgerVersion, found: undefined };
+        }
+        return resolveWith(resolve, input, version, format, what);
+      });
+    }
+    return resolveWith(resolve, input, version, format, what);
+  }
+
+  function resolveWith(
+    resolve: NonNullable<AnyOperation["resolve"]>,
+    input: Input<unknown, unknown, unknown>,
+    version: bigint | undefined,
+    format: WireFormat,
+    what: () => string,
+  ): Later<Position<unknown>> {
+    return after(
+      ctx.readSnapshot(() => resolve(ctx.reads, input, version, format, ctx), what),
+      (found) => ({ info: found.info, version: version ?? found.info.ledgerVersion, found }),
+    );
+  }
+
+  /**
+   * An error of the one class thrown by a step (a store failure, an operation's refusal of its
+   * input) is sent from here, not through Fastify's error path (its error hooks and an async error
+   * handler, which cost a request more). Errors that are common answers are not thrown at all
+   * (`refusedVersions`, `Answer.error`). Anything else goes to the app's error handler, which maps
+   * it to the class first; all of them are sent with `NodeContext.sendError`.
    */
   function failed(req: FastifyRequest, reply: FastifyReply, e: unknown): Later<undefined> {
     if (!(e instanceof ApiError)) throw e;
     return ctx.sendError(req, reply, e);
   }
 
-  function read(input: Input<unknown, unknown, unknown>, at: Position<unknown> | null, format: WireFormat): Later<Answer> {
-    return guard(
-      () => handle(input, at as Position<unknown>, format),
+  // 3. read (a store failure mapped to the one error class) and 4. encode
+  function readAndSend(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    input: Input<unknown, unknown, unknown>,
+    format: WireFormat,
+    requested: RequestedVersions,
+    at: { info: LedgerInfo | null } | null,
+    key: string | null,
+  ): Later<undefined> {
+    const info = at?.info ?? null;
+    const value = guard(
+      () => read(input, at, format),
       (e) => {
-        throw ctx.storageError(e, () => failureText(input), at?.info ?? null);
+        throw ctx.storageError(e, () => failureText(input), info);
       },
     );
+    return after(value, (v) => send(req, reply, format, requested, info, encode ? encode(v, format, input, at) : (v as Answer), key));
   }
 
-  // 4. check the versions again against the position the answer is exact for, and send
+  // 5. check the versions again against the position the answer is exact for, and send
   function send(
     req: FastifyRequest,
     reply: FastifyReply,
     format: WireFormat,
     requested: RequestedVersions,
-    at: Position<unknown> | null,
+    at: LedgerInfo | null,
     answer: Answer,
+    key: string | null,
   ): Later<undefined> {
     const refused = answer.error ?? (answer.exactAt ? refusedVersions(answer.exactAt, requested) : null);
     if (refused) return ctx.sendError(req, reply, refused);
-    const exactAt = answer.exactAt ?? at?.info;
+    const exactAt = answer.exactAt ?? at;
+    // A page read at another position than the key's (a block or a prune came in between) may not
+    // be the page of this key: sent, not cached.
+    if (key !== null && answer.body instanceof EncodedBody && exactAt !== null && at !== null && samePosition(exactAt, at)) {
+      ctx.pages.offer<CachedPage>(key, { body: answer.body, meta: { cursor: answer.cursor, firstVersion: answer.firstVersion } });
+    }
     if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));
     if (answer.cursor) reply.headers(ctx.headers.cursor(answer.cursor));
     if (answer.headers) reply.headers(answer.headers);
@@ -265,4 +326,10 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   function failureText(input: Input<unknown, unknown, unknown>): string {
     return typeof op.failure === "string" ? op.failure : op.failure(input);
   }
+}
+
+/** The position, or the 503 of an empty ledger. */
+function nonEmpty(info: LedgerInfo | null): LedgerInfo {
+  if (!info) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+  return info;
 }

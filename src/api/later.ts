@@ -1,15 +1,15 @@
 import type { ImmediateReads } from "../storage/reader.js";
 
 /**
- * A value now or later: what the request wrapper's steps pass on when the store may answer in
- * the calling turn (`Storage.immediate`). A handler returns either; only one that reads the
- * position on its own terms (`/v1/info`) chains its steps with `after`.
+ * A value now or later: what version resolution passes on when the store may answer in the
+ * calling turn (`Storage.immediate`). Only the handler and the context's position reads
+ * chain such values (`after`, `guard`); an operation's code is plain values or plain async.
  */
 export type Later<T> = T | Promise<T>;
 
 /**
  * The store's reads that fix a ledger position, as the store answers them: at once (SQLite) or
- * through a promise. A `position` read only passes the answer on.
+ * through a promise. An operation's `resolve` only passes the answer on.
  */
 export type PositionReads = {
   [K in keyof ImmediateReads]: (...args: Parameters<ImmediateReads[K]>) => Later<ReturnType<ImmediateReads[K]>>;

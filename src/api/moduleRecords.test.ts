@@ -4,7 +4,7 @@ import { appModuleBytecode, frameworkModules } from "../ingest/devnetModules.js"
 import { moduleAbi, moduleAbiJson, type MoveModuleAbi } from "../move/abi.js";
 import { ModuleRecords, RECORD_OVERHEAD } from "./moduleRecords.js";
 import { genesisModules, goldenNullAbiBytecodes, guidV9 } from "../../test/helpers/moveFixtures.js";
-import { jsonSerializer } from "./handler.js";
+import { jsonSerializer } from "./serialize.js";
 import { ref } from "./operation.js";
 import { moveModule, moveModuleBytecode } from "./schemas.js";
 

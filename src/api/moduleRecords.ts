@@ -18,8 +18,7 @@
 import { LRUCache } from "lru-cache";
 import { moduleAbi, type MoveModuleAbi } from "../move/abi.js";
 import { DEFAULT_MODULE_CACHE_BYTES } from "./config.js";
-import { jsonSerializer } from "./handler.js";
-import { ref } from "./operation.js";
+import { jsonSerializer } from "./serialize.js";
 import { moveModule } from "./schemas.js";
 
 /** Bytes a record counts besides its own: its key (64 hex digits), its Buffer and the cache's slot. */
@@ -28,7 +27,7 @@ export const RECORD_OVERHEAD = 256;
 export class ModuleRecords {
   /** null: a bound of 0, nothing kept. */
   private readonly records: LRUCache<string, Buffer> | null;
-  private readonly serializeAbi = jsonSerializer<MoveModuleAbi>(ref(moveModule));
+  private readonly serializeAbi = jsonSerializer<MoveModuleAbi>({ $ref: `${moveModule.$id}#` });
 
   /**
    * @param maxBytes - bytes of records kept (each counted with `RECORD_OVERHEAD`) before the least

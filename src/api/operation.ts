@@ -1,18 +1,20 @@
 /**
- * One operation = one `Operation` object in `routes/`: its route, the schemas of its input, the
- * wire formats and statuses it answers with, and a handler that gets parsed, typed input and a
- * resolved ledger position and returns what to send. Everything every operation shares (parsing,
- * negotiation, version resolution, ledger headers, content type, compression, error mapping) is
- * done once, by `operationHandler` in `handler.ts`; the OpenAPI document and each operation's
- * status list come from these same objects (`routeSchema`).
+ * One operation = one folder in `operations/`, its `index.ts` one `Operation` object: its route,
+ * the schemas of its input, the wire formats and statuses it answers with, the store read that
+ * resolves its version (`resolve`), its page cache key (`pageKey`), its `read` and its `encode`.
+ * Everything every operation shares (parsing, negotiation, version resolution, the page cache,
+ * ledger headers, content type, compression, error mapping) is done once, by `operationHandler`
+ * in `handler.ts`; the OpenAPI document and each operation's status list come from these same
+ * objects (`routeSchema`).
  */
 import type { LedgerInfo } from "../ledger/types.js";
-import type { Snapshot } from "../storage/reader.js";
 import type { EncodedBody } from "./compression.js";
 import type { NodeContext } from "./context.js";
 import type { ApiError } from "./errors.js";
 import { ledgerHeaderSchemas } from "./headers.js";
 import type { Later, PositionReads } from "./later.js";
+
+export type { PositionReads };
 import type { WireFormat } from "./negotiate.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -74,25 +76,38 @@ export interface ObjectSchema {
 // The operation
 // ---------------------------------------------------------------------------------------------
 
-/** The ledger position a handler reads at: the ledger as resolved, and the version to read. */
+/** The ledger position an operation reads at: the ledger as resolved, and the version to read. */
 export interface Position<T = undefined> {
   info: LedgerInfo;
   /** `ledger_version` when the request names one, else the newest version. */
   version: bigint;
-  /** What the operation's `position` read returned with the ledger position, in one snapshot. */
-  found: T;
+  /**
+   * What the operation's `resolve` read returned with the ledger position, in one snapshot;
+   * undefined when the position alone resolved the request (no `resolve`, or `settledAt`).
+   */
+  found: T | undefined;
 }
 
-/** What a handler returns; the wrapper adds the headers, content type and compression. */
+/** The position an operation of `ledger: "latest-or-empty"` reads at: null for an empty or unreadable ledger. */
+export interface MaybePosition {
+  info: LedgerInfo | null;
+}
+
+/** What an operation's `encode` returns; the handler adds the headers, content type and compression. */
 export interface Answer {
   /** A JSON value, serialized by the operation's response schema. */
   json?: unknown;
-  /** A body already in the negotiated format (a cached page, BCS bytes, a document). */
+  /** A body already in the negotiated format (a page, BCS bytes, a document). */
   body?: string | Buffer | EncodedBody;
   /** Content type of `body` when it is neither JSON nor BCS (the explorer page and its assets). */
   type?: string;
   /** The X-NODE-CURSOR of the next page, or null on the last page (paged operations). */
   cursor?: string | null;
+  /**
+   * The first version a page holds (null: an empty page): a cached copy of the page serves while
+   * the ledger's oldest version is at or below it, and is read again once pruning passes it.
+   */
+  firstVersion?: bigint | null;
   /** Other response headers particular to the operation. */
   headers?: Record<string, string>;
   /**
@@ -102,11 +117,9 @@ export interface Answer {
   exactAt?: LedgerInfo;
   /**
    * The answer is this error (sent as every error is, with `NodeContext.sendError`): for an
-   * operation whose error is a common answer, such as the 404 of a missing table item. Thrown (and
-   * rethrown by the wrapper's store-failure mapping) it cost far more: the missing-key row of
-   * bench:scale at 10M went 85 -> 57 µs of server CPU a request when the 404 was returned instead
-   * (5 alternating rounds, lower in each); a perf profile of the thrown path showed V8 iterating
-   * stack frames although the error was caught and had no stack trace.
+   * operation whose error is a common answer, such as the 404 of a missing table item. Returned,
+   * not thrown: a throw makes V8 walk the stack frames even when the error is caught, which costs
+   * more than the rest of such a request (bench/RESULTS.md).
    */
   error?: ApiError;
 }
@@ -120,14 +133,19 @@ export interface Input<P, Q, B> {
 
 /** Which ledger an operation reads. */
 export type LedgerUse =
-  /** Not the ledger (the spec), or on its own terms (`/v1/info` answers an empty ledger too). */
+  /** Not the ledger (the spec documents). */
   | "none"
+  /** The newest ledger position, or none (`/v1/info` answers an empty or unreadable ledger too). */
+  | "latest-or-empty"
   /** The newest ledger position (503 while the ledger is empty). */
   | "latest"
   /** `at`: the version to read (`ledger_version`); `bounds`: versions that must not be pruned. */
   | { at?: string; bounds?: readonly string[] };
 
-export interface Operation<P = unknown, Q = unknown, B = unknown, T = undefined> {
+/** The position an operation's `read` gets, by its `ledger`. */
+export type PositionOf<L extends LedgerUse, T> = L extends "none" ? null : L extends "latest-or-empty" ? MaybePosition : Position<T>;
+
+export interface Operation<P = unknown, Q = unknown, B = unknown, L extends LedgerUse = LedgerUse, T = undefined, R = Answer> {
   operationId: string;
   method: "GET" | "POST";
   /** Path with Fastify parameters, e.g. `/v1/accounts/:address/modules`. */
@@ -150,33 +168,58 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, T = undefined>
   response: { description: string; json?: object; type?: string };
   /** The error statuses it can answer with, for the OpenAPI document. */
   errors: readonly number[];
-  ledger: LedgerUse;
+  ledger: L;
   /** Sends X-NODE-CURSOR (cursor paging). */
   paged?: boolean;
   /** What a failing store read is reported as (500/503): "Failed to get modules from storage". */
   failure: string | ((input: Input<P, Q, B>) => string);
   /**
-   * The read that fixes the ledger position, in one snapshot with what it reads (`Position.found`);
-   * the newest ledger info when absent. `version` is the requested `at` version, if any; `format`
-   * and `ctx` say what the handler will read, for a read that may bring it along.
+   * Version resolution's store read: fixes the ledger position in one snapshot with what it reads
+   * (`Position.found`); the position alone when absent. `version` is the requested `at` version,
+   * if any. It only passes the store's answer on: the store may give it in the calling turn.
    */
-  position?: (reads: PositionReads, input: Input<P, Q, B>, version: bigint | undefined, format: WireFormat, ctx: NodeContext) => Later<Snapshot<T> | null>;
+  resolve?: (
+    reads: PositionReads,
+    input: Input<P, Q, B>,
+    version: bigint | undefined,
+    format: WireFormat,
+    ctx: NodeContext,
+  ) => Later<(T & { info: LedgerInfo }) | null>;
   /**
-   * Makes the handler for one app (per-app state such as memos lives in this closure). It gets the
-   * parsed input, the resolved position (not given to `ledger: "none"` operations, which read on
-   * their own terms) and the negotiated format.
+   * A committed version the answer ends at, if the request names one: an answer that ends at or
+   * below the ledger's newest version never changes, so the position alone resolves it and
+   * `resolve` is skipped (`Position.found` undefined).
    */
-  handler: (ctx: NodeContext) => (input: Input<P, Q, B>, at: Position<T>, format: WireFormat) => Later<Answer>;
+  settledAt?: (input: Input<P, Q, B>) => bigint | undefined;
+  /**
+   * Makes the page cache key of a request's answer, by the resolved position: everything the encoded
+   * answer depends on. An answer found under it is sent without `read` and `encode`; one read is
+   * offered under it when it is exact for the resolved position.
+   */
+  pageKey?: (ctx: NodeContext) => (input: Input<P, Q, B>, at: Position<T>, format: WireFormat) => string;
+  /**
+   * Makes the read for one app (per-app state such as memos lives in this closure): what the
+   * answer is made of, read at the resolved position (one store call; `null` for `ledger: "none"`).
+   * A plain value, or a promise when it reads the store.
+   */
+  read: (ctx: NodeContext) => (input: Input<P, Q, B>, at: PositionOf<L, T>, format: WireFormat) => R | Promise<R>;
+  /**
+   * Makes the encoding for one app: the read's value as the answer, in the negotiated format
+   * (JSON and BCS). Absent: the read's value is the answer.
+   */
+  encode?: (ctx: NodeContext) => (value: R, format: WireFormat, input: Input<P, Q, B>, at: PositionOf<L, T>) => Answer;
 }
 
 /** Types an operation from its own schemas: `Input` follows `params`, `query` and `body`. */
-export function defineOperation<P = undefined, Q = undefined, B = undefined, T = undefined>(op: Operation<P, Q, B, T>): Operation<P, Q, B, T> {
+export function defineOperation<P = undefined, Q = undefined, B = undefined, const L extends LedgerUse = LedgerUse, T = undefined, R = Answer>(
+  op: Operation<P, Q, B, L, T, R>,
+): Operation<P, Q, B, L, T, R> {
   return op;
 }
 
 /** Any operation, as the route table holds them. */
 // biome-ignore lint/suspicious/noExplicitAny: the table holds operations of every input type; each is type-checked where it is defined
-export type AnyOperation = Operation<any, any, any, any>;
+export type AnyOperation = Operation<any, any, any, any, any, any>;
 
 // ---------------------------------------------------------------------------------------------
 // The route schema (validation and OpenAPI) of an operation
@@ -195,7 +238,7 @@ const CONTENT_TYPE: Record<WireFormat, string> = { json: "application/json", bcs
 
 /** Whether the operation's answers carry the ledger headers (errors included). */
 export function sendsLedgerHeaders(op: AnyOperation): boolean {
-  return op.ledger !== "none";
+  return op.ledger !== "none" && op.ledger !== "latest-or-empty";
 }
 
 /** The Fastify route schema: validation of the input, and the operation as OpenAPI describes it. */

@@ -8,24 +8,43 @@ import { ApiError, quote } from "./errors.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 
-/** Query parameters and what they hold, for messages about schema failures. */
-export const QUERY_KINDS: Record<string, "u64" | "u16" | "cursor"> = {
-  ledger_version: "u64",
-  start_version: "u64",
-  end_version: "u64",
-  limit: "u16",
-  start: "cursor",
-};
+/**
+ * What an input property holds, read from its schema: the shared `Address`, `U64` and
+ * `StateKeyWrapper` schemas by their `$ref`, a page size (`integer`, u16) and hex bytes by type and
+ * format. Parsing (`handler.ts`) and the 400 messages of schema failures both go by it.
+ */
+export type ParamKind = "address" | "u64" | "cursor" | "u16" | "hex" | "as-is";
+
+export function paramKind(schema: unknown): ParamKind {
+  const p = schema as { $ref?: string; type?: string; format?: string };
+  switch (p.$ref) {
+    case "Address#":
+      return "address";
+    case "U64#":
+      return "u64";
+    case "StateKeyWrapper#":
+      return "cursor";
+  }
+  if (p.type === "integer" && p.format === "uint16") return "u16";
+  if (p.type === "string" && p.format === "hex") return "hex";
+  return "as-is";
+}
+
+/** The kinds of an object schema's properties, by name. */
+export function paramKinds(schema: unknown): Record<string, ParamKind> {
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  return Object.fromEntries(Object.entries(properties).map(([name, p]) => [name, paramKind(p)]));
+}
 
 /**
- * The message for a query value that is not what its parameter holds, framed as the reference's
- * (poem-openapi) parse errors: `failed to parse "string(U64)": … (occurred while parsing …)`.
+ * The message for a query value that is not what its parameter holds (`kind`), framed as the
+ * reference's (poem-openapi) parse errors: `failed to parse "string(U64)": … (occurred while parsing …)`.
  */
-export function queryParamMessage(name: string, value: unknown): string {
+export function queryParamMessage(name: string, kind: ParamKind | undefined, value: unknown): string {
   const text = typeof value === "string" ? value : String(value);
   const frame = (type: string, reason: string) =>
     `failed to parse parameter \`${name}\`: failed to parse "${type}": ${reason} (occurred while parsing "optional<${type}>")`;
-  switch (QUERY_KINDS[name]) {
+  switch (kind) {
     case "u64":
       return frame("string(U64)", `Parsing u64 string ${quote(text)} failed, caused by error: ${integerReason(text, U64_MAX)}`);
     case "u16":
@@ -51,13 +70,13 @@ function integerReason(v: string, max: bigint): string {
  */
 export function checkDecimalQuery(name: string, raw: unknown): void {
   if (raw === undefined) return;
-  if (typeof raw !== "string" || !/^[0-9]+$/.test(raw)) throw ApiError.badParam(queryParamMessage(name, raw));
+  if (typeof raw !== "string" || !/^[0-9]+$/.test(raw)) throw ApiError.badParam(queryParamMessage(name, "u16", raw));
 }
 
 /** An optional u64 query value (schema already checked the digits). */
 export function u64Query(name: string, raw: string | undefined): bigint | undefined {
   if (raw === undefined) return undefined;
-  if (!/^[0-9]{1,20}$/.test(raw) || BigInt(raw) > U64_MAX) throw ApiError.badParam(queryParamMessage(name, raw));
+  if (!/^[0-9]{1,20}$/.test(raw) || BigInt(raw) > U64_MAX) throw ApiError.badParam(queryParamMessage(name, "u64", raw));
   return BigInt(raw);
 }
 
@@ -81,18 +100,3 @@ export function addressPath(name: string, raw: string): Uint8Array {
   addresses.set(raw, a);
   return a;
 }
-
-/**
- * Parameter schemas, as the reference spec writes them: path and query values reference the shared
- * `Address`, `U64` and `StateKeyWrapper` component schemas (see `schemas.ts`).
- */
-export const u64QuerySchema = (description: string) => ({ $ref: "U64#", description });
-export const limitQuerySchema = (description: string) => ({
-  type: "integer",
-  format: "uint16",
-  minimum: 0,
-  maximum: 65535,
-  description,
-});
-export const addressPathSchema = (description: string) => ({ $ref: "Address#", description });
-export const cursorQuerySchema = (description: string) => ({ $ref: "StateKeyWrapper#", description });

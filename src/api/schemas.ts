@@ -4,7 +4,10 @@
  */
 import { errorSchema } from "./errors.js";
 
-/** The OpenAPI formats these schemas name for documentation only: validation is by type and pattern. */
+/**
+ * The OpenAPI formats these schemas name for documentation only: ajv (validation) and
+ * fast-json-stringify (serialization) accept any value for them; validation is by type and pattern.
+ */
 export const DOC_FORMATS: Readonly<Record<string, true>> = Object.fromEntries(
   ["hex", "uint8", "uint16", "uint32", "uint64", "binary"].map((f) => [f, true]),
 );
@@ -159,3 +162,4 @@ export const sharedSchemas = [
   gasEstimation,
   rawTableItemRequest,
 ] as const;
+

@@ -1,5 +1,5 @@
 /** Store reads the tests share. */
-import { summariesJson } from "../../src/api/routes/getAccountTransactionSummaries.js";
+import { summariesJson } from "../../src/api/operations/getAccountTransactionSummaries/encode.js";
 import type { ModuleEntry, TransactionSummary } from "../../src/ledger/types.js";
 import type { LedgerReader, SummariesJsonPage, SummariesPage, SummaryQuery } from "../../src/storage/reader.js";
 

@@ -5,9 +5,9 @@
  *
  * @example curl http://127.0.0.1:8080/v1/info
  */
-import type { LedgerInfo } from "../../ledger/types.js";
-import { after, type Later } from "../later.js";
-import { defineOperation } from "../operation.js";
+import type { LedgerInfo } from "../../../ledger/types.js";
+import type { Storage } from "../../../storage/storage.js";
+import { defineOperation, type Answer } from "../../operation.js";
 
 const u64 = { type: "string", format: "uint64" } as const;
 
@@ -42,22 +42,20 @@ export const getInfo = defineOperation({
     },
   },
   errors: [],
-  // Its own terms: an unreadable or empty ledger is shown as nulls, not answered 503.
-  ledger: "none",
+  // An unreadable or empty ledger is shown as nulls, not answered 503.
+  ledger: "latest-or-empty",
   failure: "Failed to read the ledger",
-  handler: (ctx) => {
+  read: (ctx) => {
     // The same answer object while the ledger has not moved, so it is serialized once per block.
-    let last: { version: bigint; oldest: bigint; json: Record<string, unknown> } | null = null;
-    return function getInfo() {
-      return after(orNull(() => ctx.reads.getLedgerInfo()), (info) => {
-        // A follower's lag moves while the ledger stands still: never the cached answer then.
-        const lag = ctx.store.followLag?.() ?? null;
-        if (!lag && info && last?.version === info.ledgerVersion && last.oldest === info.oldestVersion) return { json: last.json };
-        if (!info) return after(orNull(() => ctx.store.getChainId()), (chainId) => ({ json: withLag(infoJson(null, chainId), lag) }));
-        const json = withLag(infoJson(info, info.chainId), lag);
-        if (!lag) last = { version: info.ledgerVersion, oldest: info.oldestVersion, json };
-        return { json };
-      });
+    let last: { version: bigint; oldest: bigint; answer: Answer } | null = null;
+    return function getInfo(_input, { info }): Answer | Promise<Answer> {
+      // A follower's lag moves while the ledger stands still: never the kept answer then.
+      const lag = ctx.store.followLag?.() ?? null;
+      if (!lag && info && last?.version === info.ledgerVersion && last.oldest === info.oldestVersion) return last.answer;
+      if (!info) return chainIdOrNull(ctx.store).then((chainId) => ({ json: withLag(infoJson(null, chainId), lag) }));
+      const answer = { json: withLag(infoJson(info, info.chainId), lag) };
+      if (!lag) last = { version: info.ledgerVersion, oldest: info.oldestVersion, answer };
+      return answer;
     };
 
     function withLag(json: Record<string, unknown>, lag: { versions: bigint; seconds: number } | null): Record<string, unknown> {
@@ -87,11 +85,10 @@ export const getInfo = defineOperation({
   },
 });
 
-/** The store's answer, or null when it fails: /v1/info answers without it. */
-function orNull<T>(read: () => Later<T | null>): Later<T | null> {
+/** The stored chain id, or null when there is none or it cannot be read: /v1/info answers without it. */
+async function chainIdOrNull(store: Storage): Promise<number | null> {
   try {
-    const value = read();
-    return value instanceof Promise ? value.catch(() => null) : value;
+    return await store.getChainId();
   } catch {
     return null;
   }

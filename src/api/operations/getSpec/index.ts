@@ -4,10 +4,10 @@
  *
  * @example open http://127.0.0.1:8080/v1/spec
  */
-import { EncodedBody } from "../compression.js";
-import { ApiError, quote } from "../errors.js";
-import { explorerAssets, explorerHtml } from "../openapi/explorer.js";
-import { defineOperation } from "../operation.js";
+import { EncodedBody } from "../../compression.js";
+import { ApiError, quote } from "../../errors.js";
+import { explorerAssets, explorerHtml } from "../../openapi/explorer.js";
+import { defineOperation } from "../../operation.js";
 
 export const getSpec = defineOperation({
   operationId: "spec",
@@ -21,10 +21,10 @@ export const getSpec = defineOperation({
   errors: [],
   ledger: "none",
   failure: "Failed to show the explorer",
-  handler: () => {
+  read: () => {
     // encoded once per encoding
-    const page = new EncodedBody(Buffer.from(explorerHtml));
-    return async () => ({ body: page, type: "text/html; charset=utf-8" });
+    const page = { body: new EncodedBody(Buffer.from(explorerHtml)), type: "text/html; charset=utf-8" };
+    return () => page;
   },
 });
 
@@ -43,7 +43,7 @@ export const specDocuments = [
     errors: [],
     ledger: "none",
     failure: "Failed to send the OpenAPI document",
-    handler: (ctx) => async () => ({ body: ctx.spec!.json, type: "application/json" }),
+    read: (ctx) => () => ({ body: ctx.spec!.json, type: "application/json" }),
   }),
   defineOperation({
     operationId: "spec_yaml",
@@ -58,7 +58,7 @@ export const specDocuments = [
     errors: [],
     ledger: "none",
     failure: "Failed to send the OpenAPI document",
-    handler: (ctx) => async () => ({
+    read: (ctx) => () => ({
       body: ctx.spec!.yaml,
       type: "application/x-yaml",
       headers: { "content-disposition": 'inline; filename="spec.yaml"' },
@@ -78,8 +78,8 @@ export const specDocuments = [
     errors: [404],
     ledger: "none",
     failure: "Failed to send an explorer asset",
-    handler: () =>
-      async function specAsset({ params }) {
+    read: () =>
+      function specAsset({ params }) {
         const asset = Object.hasOwn(explorerAssets, params.name) ? explorerAssets[params.name] : undefined;
         if (!asset) throw new ApiError(404, "web_framework_error", `no explorer asset named ${quote(params.name)}`);
         return { body: asset[1], type: asset[0], headers: { "cache-control": "public, max-age=86400" } };

@@ -15,8 +15,8 @@
  *
  * @example curl http://127.0.0.1:8080/v1
  */
-import type { LedgerInfo } from "../../ledger/types.js";
-import { defineOperation } from "../operation.js";
+import type { LedgerInfo } from "../../../ledger/types.js";
+import { defineOperation } from "../../operation.js";
 
 /** The reference node's role names are `validator` and `full_node`; this node is the latter. */
 export const NODE_ROLE = "full_node";
@@ -86,10 +86,9 @@ function indexOperation(url: "/v1" | "/v1/") {
     errors: [500, 503],
     ledger: "latest",
     failure: "Failed to read the ledger",
-    handler: (ctx) =>
-      async function getIndex(_input, { info }) {
-        return { json: indexResponse(info, ctx.config.gitHash) };
-      },
+    read:
+      (ctx) =>
+      (_input, { info }) => ({ json: indexResponse(info, ctx.config.gitHash) }),
   });
 }
 

@@ -19,11 +19,14 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/-/healthy?duration_secs=30'
  */
-import { WriterStatus } from "../../ingest/writerStatus.js";
-import { ApiError } from "../errors.js";
-import { defineOperation } from "../operation.js";
+import { WriterStatus } from "../../../ingest/writerStatus.js";
+import { ApiError } from "../../errors.js";
+import { defineOperation, type Answer } from "../../operation.js";
 
 const U32_MAX = 4294967295;
+
+/** The answer of a healthy node (one object: serialized once). */
+const HEALTHY: Answer = { json: { message: "aptos-node:ok" } };
 
 /** How long a failed storage read keeps the node unhealthy (a corrupt database: until restart). */
 const STORAGE_FAILURE_MS = 30_000;
@@ -54,8 +57,8 @@ export const getHealthy = defineOperation({
   errors: [400, 500, 503],
   ledger: "latest",
   failure: "Failed to check the node's health",
-  handler: (ctx) =>
-    async function getHealthy({ query }, { info }) {
+  read: (ctx) =>
+    function getHealthy({ query }, { info }): Answer {
       const maxAgeSecs = durationSecs(query.duration_secs);
       // storage and writer health: the ledger reads fine but nothing new can be stored
       const fileProblem = ctx.store.fileProblem?.() ?? null;
@@ -80,7 +83,7 @@ export const getHealthy = defineOperation({
           );
         }
       }
-      return { json: { message: "aptos-node:ok" } };
+      return HEALTHY;
     },
 });
 

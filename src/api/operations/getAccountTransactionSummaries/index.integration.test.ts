@@ -6,9 +6,9 @@
  */
 import { bcs } from "@mysten/bcs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqliteBackend } from "./helpers/backends.js";
-import { ChainBuilder, addr } from "./helpers/chain.js";
-import { serveChain, serveOnEveryBackend, stopNode, type TestNode } from "./helpers/node.js";
+import { sqliteBackend } from "../../../../test/helpers/backends.js";
+import { ChainBuilder, addr } from "../../../../test/helpers/chain.js";
+import { serveChain, serveOnEveryBackend, stopNode, type TestNode } from "../../../../test/helpers/node.js";
 
 const ALICE = addr("a11ce");
 const BOB = addr("b0b");

@@ -1,12 +1,12 @@
 import { bcs } from "@mysten/bcs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatAddress } from "../../ledger/address.js";
-import type { TransactionSummary } from "../../ledger/types.js";
-import { jsonSerializer } from "../handler.js";
-import { ref } from "../operation.js";
-import { transactionSummary } from "../schemas.js";
-import { summariesBcs, summariesJson } from "./getAccountTransactionSummaries.js";
+import { formatAddress } from "../../../ledger/address.js";
+import type { TransactionSummary } from "../../../ledger/types.js";
+import { jsonSerializer } from "../../serialize.js";
+import { ref } from "../../operation.js";
+import { transactionSummary } from "../../schemas.js";
+import { summariesBcs, summariesJson } from "./encode.js";
 
 /** The wire forms as the response schema and the BCS library write them. */
 const bySchema = jsonSerializer<unknown[]>({ type: "array", items: ref(transactionSummary) });

@@ -3,9 +3,9 @@
  * the store's table reads are pinned on every backend by the store suite, parity and prune races.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqliteBackend } from "./helpers/backends.js";
-import { ChainBuilder, addr, deleteTable, u64le, writeTable } from "./helpers/chain.js";
-import { serveChain, stopNode, type TestNode } from "./helpers/node.js";
+import { sqliteBackend } from "../../../../test/helpers/backends.js";
+import { ChainBuilder, addr, deleteTable, u64le, writeTable } from "../../../../test/helpers/chain.js";
+import { serveChain, stopNode, type TestNode } from "../../../../test/helpers/node.js";
 
 const H = addr("7ab1e");
 const KEY = u64le(42);

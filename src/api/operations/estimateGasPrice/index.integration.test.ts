@@ -7,11 +7,11 @@
 import { bcs } from "@mysten/bcs";
 import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { EXECUTION_CONFIG_TYPE, OnChainExecutionConfigBcs } from "../src/ledger/executionConfig.js";
-import { defaultGasConfig, type GasEstimationConfig } from "../src/ledger/gas.js";
-import { sqliteBackend } from "./helpers/backends.js";
-import { ChainBuilder, addr } from "./helpers/chain.js";
-import { FIXTURES, startTestNode, type TestNode } from "./helpers/node.js";
+import { EXECUTION_CONFIG_TYPE, OnChainExecutionConfigBcs } from "../../../ledger/executionConfig.js";
+import { defaultGasConfig, type GasEstimationConfig } from "../../../ledger/gas.js";
+import { sqliteBackend } from "../../../../test/helpers/backends.js";
+import { ChainBuilder, addr } from "../../../../test/helpers/chain.js";
+import { FIXTURES, startTestNode, type TestNode } from "../../../../test/helpers/node.js";
 
 const golden = (name: string) =>
   JSON.parse(readFileSync(`${FIXTURES}goldens/aptos_api__tests__transactions_test__test_gas_estimation_${name}.json`, "utf8"));

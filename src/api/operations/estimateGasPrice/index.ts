@@ -9,10 +9,9 @@
  * @example curl http://127.0.0.1:8080/v1/estimate_gas_price
  */
 import { bcs } from "@mysten/bcs";
-import { GasEstimator, type GasEstimate } from "../../ledger/gas.js";
-import { defineOperation, ref } from "../operation.js";
-import type { WireFormat } from "../negotiate.js";
-import { gasEstimation } from "../schemas.js";
+import { GasEstimator } from "../../../ledger/gas.js";
+import { defineOperation, ref } from "../../operation.js";
+import { gasEstimation } from "../../schemas.js";
 
 export const estimateGasPrice = defineOperation({
   operationId: "estimate_gas_price",
@@ -32,14 +31,11 @@ export const estimateGasPrice = defineOperation({
   errors: [400, 403, 500, 503],
   ledger: "latest",
   failure: "Failed to estimate the gas price",
-  handler: (ctx) => {
+  read: (ctx) => {
     const estimator = new GasEstimator(ctx.config.gas, undefined, (message) => ctx.log.warn(message));
-    const answer = (estimate: Readonly<GasEstimate>, format: WireFormat) =>
-      format === "bcs" ? { body: Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()) } : { json: estimate };
-    return function estimateGasPrice(_input, { info }, format) {
-      // the on-chain configs are read once per epoch, recent blocks once per block
-      const known = estimator.peek(info);
-      return known ? answer(known, format) : estimator.estimate(info, ctx.store).then((estimate) => answer(estimate, format));
-    };
+    // the on-chain configs are read once per epoch, recent blocks once per block
+    return (_input, { info }) => estimator.peek(info) ?? estimator.estimate(info, ctx.store);
   },
+  encode: () => (estimate, format) =>
+    format === "bcs" ? { body: Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()) } : { json: estimate },
 });

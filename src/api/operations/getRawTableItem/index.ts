@@ -7,10 +7,10 @@
  * @example curl -X POST -H 'Content-Type: application/json' -H 'Accept: application/x-bcs' \
  *   -d '{"key":"0x01"}' 'http://127.0.0.1:8080/v1/tables/0x1b85/raw_item'
  */
-import { formatAddress, toHex } from "../../ledger/address.js";
-import { ApiError, clip, withoutStack } from "../errors.js";
-import { addressParam, defineOperation, ref, u64Param } from "../operation.js";
-import { rawTableItemRequest } from "../schemas.js";
+import { formatAddress, toHex } from "../../../ledger/address.js";
+import { ApiError, clip, withoutStack } from "../../errors.js";
+import { addressParam, defineOperation, ref, u64Param } from "../../operation.js";
+import { rawTableItemRequest } from "../../schemas.js";
 
 export const getRawTableItem = defineOperation({
   operationId: "get_raw_table_item",
@@ -40,11 +40,17 @@ export const getRawTableItem = defineOperation({
   errors: [400, 403, 404, 410, 500, 503],
   ledger: { at: "ledger_version" },
   failure: ({ body }) => `Failed when trying to retrieve table item from the DB with key: ${clip(toHex(body.key))}`,
-  // The ledger position and the value in one snapshot: no prune can come between them.
-  position: (reads, { params, body }, version) => reads.readTableItem(params.table_handle, body.key, version),
-  handler: () =>
-    function getRawTableItem({ params, body }, { info, version, found }) {
-      if (found === null) {
+  // The read is version resolution's: the ledger position and the value in one snapshot, so no
+  // prune can come between them.
+  resolve: (reads, { params, body }, version) => reads.readTableItem(params.table_handle, body.key, version),
+  read:
+    () =>
+    (_input, { found }) =>
+      found?.value ?? null,
+  encode:
+    () =>
+    (value, _format, { params, body }, { info, version }) => {
+      if (value === null) {
         // An answer, not a fault: returned, not thrown (see `Answer.error`).
         return {
           error: withoutStack(
@@ -58,6 +64,7 @@ export const getRawTableItem = defineOperation({
           ),
         };
       }
-      return { body: Buffer.from(found.buffer, found.byteOffset, found.byteLength) };
+      // the stored bytes as they are
+      return { body: Buffer.from(value.buffer, value.byteOffset, value.byteLength) };
     },
 });

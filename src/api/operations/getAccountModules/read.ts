@@ -1,0 +1,133 @@
+/**
+ * The store reads of the modules operation: the version resolution's read (the position and the
+ * account's newest module change, with the page itself for a request not seen before) and the
+ * page's read.
+ */
+import type { LedgerInfo, ModuleEntry } from "../../../ledger/types.js";
+import type { Snapshot } from "../../../storage/reader.js";
+import type { NodeContext } from "../../context.js";
+import { ApiError } from "../../errors.js";
+import type { PositionReads } from "../../operation.js";
+import type { WireFormat } from "../../negotiate.js";
+import type { Position } from "../../operation.js";
+import { modulesPageKey, pageLimit, readCursor, type ModulesQuery } from "./page.js";
+
+/** A page of modules as read, for `encode`. */
+export interface ModulesRead {
+  /** The ledger position the page was read in. */
+  info: LedgerInfo;
+  /** The page and one more module (whether a next page exists), each with its code where the record cache lacks it. */
+  rows: ModuleEntry[];
+  /** Modules asked for. */
+  limit: number;
+  /**
+   * JSON: the record of each module of the page the record cache held when read (taken then, so an
+   * eviction before the encoding cannot leave a module without its code).
+   */
+  records: Array<Buffer | undefined> | null;
+}
+
+const ALL = () => true;
+
+/** Version resolution's answer: the version naming the account's pages, and the page when it was read with the position. */
+export type ModulesVersion = Snapshot<bigint | null> & { rows?: ModuleEntry[] };
+
+/**
+ * Version resolution's read: the ledger position with the version of the account's newest module
+ * change at the requested version, which names the page in the page cache. A request the cache
+ * has not seen, on a store whose reads are round trips, reads its page with the position in one
+ * read (`readModules` gives that version as `changed`): one round trip where there were two. A
+ * request seen before asks for the position alone: its page is likely cached, and reading it with
+ * the position would cost the database the whole page (bench/RESULTS.md).
+ */
+export function resolveModulesVersion(
+  reads: PositionReads,
+  input: { params: { address: Uint8Array }; query: ModulesQuery },
+  version: bigint | undefined,
+  format: WireFormat,
+  ctx: NodeContext,
+): ModulesVersion | null | Promise<ModulesVersion | null> {
+  const { address } = input.params;
+  const ask = pageAsk(ctx, address, version, input.query, format);
+  if (ask) return readStorePage(ctx, address, version, ask.start, ask.limit, ALL, format).then((snap) => snap && { info: snap.info, value: snap.value.changed, rows: snap.value.rows });
+  return reads.readModulesVersion(address, version);
+}
+
+/** The page to read with the position: on a store whose reads are round trips, for a request the page cache has not seen; none for input the read refuses. */
+function pageAsk(ctx: NodeContext, address: Uint8Array, version: bigint | undefined, query: ModulesQuery, format: WireFormat): { start: Uint8Array | null; limit: number } | undefined {
+  if (ctx.store.immediate) return undefined;
+  const start = query.start === undefined ? null : readCursor(query.start, address);
+  if (start instanceof ApiError || query.limit === 0) return undefined;
+  const limit = pageLimit(query, ctx.config);
+  if (!ctx.pages.firstAsk(modulesPageKey(address, query, limit, format, `at ${version ?? "-"}`))) return undefined;
+  return { start, limit: limit + 1 };
+}
+
+/**
+ * One store read of a page with its code: JSON records where the store writes them (`WireReads`),
+ * else bytecode and ABI text, for the modules `wanted` says yes to.
+ */
+function readStorePage(
+  ctx: NodeContext,
+  address: Uint8Array,
+  version: bigint | undefined,
+  start: Uint8Array | null,
+  limit: number,
+  wanted: (codeHash: string) => boolean,
+  format: WireFormat,
+) {
+  return format === "json" && ctx.store.wire
+    ? ctx.store.wire.readModules(address, version, start, limit, wanted)
+    : ctx.store.readModules(address, version, start, limit, wanted);
+}
+
+/**
+ * The page and one more module, in the ledger position it was read in: the page version
+ * resolution read with the position, else one store read (`readModules`, the code of the modules
+ * whose record is not cached coming with the list, in the same snapshot). The code of a module the
+ * store did not bring (a store may bring none) is read by its hash.
+ */
+export async function readModulesPage(
+  ctx: NodeContext,
+  address: Uint8Array,
+  query: ModulesQuery,
+  at: Position<ModulesVersion>,
+  format: WireFormat,
+): Promise<ModulesRead> {
+  const start = query.start === undefined ? null : refused(readCursor(query.start, address));
+  if (query.limit === 0) throw ApiError.invalidInput("Given limit value (0) must not be zero", at.info);
+  const limit = pageLimit(query, ctx.config);
+  const records = ctx.moduleRecords;
+  let info = at.info;
+  let rows = at.found?.rows;
+  if (rows === undefined) {
+    const wanted = format === "json" ? (hash: string) => !records.has(hash) : ALL;
+    const snapshot = await readStorePage(ctx, address, at.version, start, limit + 1, wanted, format);
+    if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+    info = snapshot.info;
+    rows = snapshot.value.rows;
+  }
+  const count = Math.min(rows.length, limit);
+  const held: Array<Buffer | undefined> | null = format === "json" ? new Array(count) : null;
+  for (let i = 0; i < count; i++) {
+    const module = rows[i]!;
+    if (held) {
+      held[i] = records.cached(module.codeHash);
+      if (held[i] !== undefined || module.record !== undefined) continue;
+    }
+    if (module.bytecode === undefined) module.bytecode = await readCode(ctx, module);
+  }
+  return { info, rows, limit, records: held };
+}
+
+async function readCode(ctx: NodeContext, module: ModuleEntry): Promise<Uint8Array> {
+  const bytes = await ctx.store.getModuleCode(module.codeHash);
+  if (!bytes) throw new Error(`module bytecode ${module.codeHash} of ${module.name} is missing from storage`);
+  return bytes;
+}
+
+/** `value`, or the 400 its parse gave thrown: the read refuses what `pageAsk` only skips. */
+function refused<T>(value: T | ApiError): T {
+  if (value instanceof ApiError) throw value;
+  return value;
+}

@@ -1,0 +1,78 @@
+/**
+ * The store reads of the summaries operation: the version resolution's read (the position and
+ * the sender's newest transaction in the window, with the page itself for a request not seen
+ * before) and the page's read.
+ */
+import type { LedgerInfo } from "../../../ledger/types.js";
+import type { Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery } from "../../../storage/reader.js";
+import type { NodeContext } from "../../context.js";
+import { ApiError } from "../../errors.js";
+import type { PositionReads } from "../../operation.js";
+import type { WireFormat } from "../../negotiate.js";
+import type { Position } from "../../operation.js";
+import { pageLimit, settledEnd, summariesPageKey, type SummariesQuery } from "./page.js";
+
+/** A page of summaries as read, for `encode`. */
+export interface SummariesRead {
+  /** The page: its rows, or its JSON text where the store writes it. */
+  page: SummariesPage | SummariesJsonPage;
+  /** The ledger position the page is exact for. */
+  info: LedgerInfo;
+}
+
+/** Version resolution's answer: the version naming the page, and the page when it was read with the position. */
+export type SummariesVersion = Snapshot<bigint | null> & { page?: SummariesPage | SummariesJsonPage };
+
+/**
+ * Version resolution's read: the ledger position with the version of the sender's newest
+ * transaction in the window, which names the page in the page cache (a page that ends at a
+ * committed `end_version` needs no read of the account: `settledAt`). A request the cache has not
+ * seen, on a store whose reads are round trips, reads its page with the position in one read (its
+ * `newest` is that version): one round trip where there were two.
+ */
+export function resolveSummariesVersion(
+  reads: PositionReads,
+  input: { params: { address: Uint8Array }; query: SummariesQuery },
+  _version: bigint | undefined,
+  format: WireFormat,
+  ctx: NodeContext,
+): SummariesVersion | null | Promise<SummariesVersion | null> {
+  const { address } = input.params;
+  const ask = pageAsk(ctx, address, input.query, format);
+  if (ask) return readStorePage(ctx, ask, format).then((snap) => snap && { info: snap.info, value: snap.value.newest, page: snap.value });
+  return reads.readSummariesVersion(address, settledEnd(input.query));
+}
+
+/** The page to read with the position: on a store whose reads are round trips, for a request the page cache has not seen. */
+function pageAsk(ctx: NodeContext, sender: Uint8Array, query: SummariesQuery, format: WireFormat): SummaryQuery | undefined {
+  if (ctx.store.immediate) return undefined;
+  const limit = pageLimit(query, ctx.config);
+  if (!ctx.pages.firstAsk(summariesPageKey(sender, query, limit, format, "asked"))) return undefined;
+  return { sender, start: query.start_version, end: query.end_version, limit };
+}
+
+/** A page as the store reads it: its JSON where the store writes it (`WireReads`), else its rows. */
+function readStorePage(ctx: NodeContext, q: SummaryQuery, format: WireFormat): Promise<Snapshot<SummariesPage | SummariesJsonPage> | null> {
+  return format === "json" && ctx.store.wire ? ctx.store.wire.readSummaries(q) : ctx.store.readSummaries(q);
+}
+
+/**
+ * The page with the ledger position it is exact for: the page version resolution read with the
+ * position, else one store read (position and rows in one snapshot, so a prune committing
+ * meanwhile cannot cut into it; the handler judges the requested bounds against that position).
+ * JSON comes as the store writes it where it can (`WireReads`).
+ */
+export async function readSummariesPage(
+  ctx: NodeContext,
+  sender: Uint8Array,
+  query: SummariesQuery,
+  at: Position<SummariesVersion>,
+  format: WireFormat,
+): Promise<SummariesRead> {
+  const found = at.found?.page;
+  if (found) return { page: found, info: at.info };
+  const q = { sender, start: query.start_version, end: query.end_version, limit: pageLimit(query, ctx.config) };
+  const snapshot = await readStorePage(ctx, q, format);
+  if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
+  return { page: snapshot.value, info: snapshot.info };
+}

@@ -1,0 +1,23 @@
+/** The route table: every operation the app serves, each a folder named by its operation. */
+import type { AnyOperation } from "../operation.js";
+import { estimateGasPrice } from "./estimateGasPrice/index.js";
+import { getAccountModules } from "./getAccountModules/index.js";
+import { getAccountTransactionSummaries } from "./getAccountTransactionSummaries/index.js";
+import { getHealthy } from "./getHealthy/index.js";
+import { getIndex, getIndexSlash } from "./getIndex/index.js";
+import { getInfo } from "./getInfo/index.js";
+import { getRawTableItem } from "./getRawTableItem/index.js";
+import { getSpec, specDocuments } from "./getSpec/index.js";
+
+export const operations: AnyOperation[] = [
+  getSpec,
+  ...specDocuments,
+  getInfo,
+  getAccountTransactionSummaries,
+  getAccountModules,
+  getRawTableItem,
+  estimateGasPrice,
+  getIndex,
+  getIndexSlash,
+  getHealthy,
+];
