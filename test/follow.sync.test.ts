@@ -144,6 +144,7 @@ describe("ledger-node follow from genesis", () => {
     const db = newDb();
     up.faults.rateLimit = { perSecond: 40, retryAfterSec: 1 };
     up.faults.fail5xx = 15;
+    up.faults.fail429 = 3;
     up.faults.drop = 10;
     up.faults.slowMs = 5;
     // On the pages, where several requests are in flight: a burst on the one head request at the
@@ -158,6 +159,7 @@ describe("ledger-node follow from genesis", () => {
       up.heal();
     }
     expect(up.faults.fail5xx).toBe(0);
+    expect(up.faults.fail429).toBe(0);
     expect(up.faults.drop).toBe(0);
     expectSameTables(await dumpTables(db), await dumpTables(imported));
   }, 300_000);

@@ -66,6 +66,8 @@ export interface Faults {
   rateLimit: { perSecond: number; retryAfterSec: number } | null;
   /** The next N requests answer 503. */
   fail5xx: number;
+  /** The next N requests answer 429 with `Retry-After: 1` (a storm whatever the request rate). */
+  fail429: number;
   /** Each answer waits this long. */
   slowMs: number;
   /** The next N requests have their connection dropped without an answer. */
@@ -108,6 +110,7 @@ export class FakeUpstream {
   readonly faults: Faults = {
     rateLimit: null,
     fail5xx: 0,
+    fail429: 0,
     slowMs: 0,
     drop: 0,
     down: false,
@@ -270,6 +273,7 @@ export class FakeUpstream {
     Object.assign(this.faults, {
       rateLimit: null,
       fail5xx: 0,
+      fail429: 0,
       slowMs: 0,
       drop: 0,
       down: false,
@@ -390,6 +394,11 @@ export class FakeUpstream {
       if (f.fail5xx > 0) {
         f.fail5xx--;
         return this.error(reply, 503, "internal_error", "injected failure");
+      }
+      if (f.fail429 > 0) {
+        f.fail429--;
+        reply.header("retry-after", "1");
+        return reply.code(429).send({ message: "rate limited", error_code: "web_framework_error", vm_error_code: null });
       }
       if (f.rateLimit) {
         const now = Date.now();
