@@ -99,7 +99,8 @@ module.exports = {
       comment:
         "SQL lives in storage: the API talks to the storage contracts only, so it must not import a " +
         "backend (sqlite/, postgres/), a driver (better-sqlite3, pg) or src/storage/open.ts (choosing a " +
-        "backend from a URL is the composition root's job: src/server.ts and src/cli.ts).",
+        "backend from a URL is the composition root's job: src/server.ts and src/cli.ts). An operation's " +
+        "tests, beside it, open a real backend as every HTTP test does.",
       severity: "error",
       from: { path: "^src/api/", pathNot: "\\.test\\.ts$" },
       to: { path: ["^src/storage/(sqlite|postgres)/", "^src/storage/open\\.ts$", ...SQL_DRIVERS] },
