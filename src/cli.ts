@@ -7,8 +7,8 @@ import cluster from "node:cluster";
 import { createWriteStream } from "node:fs";
 import { describeUnknown, IngestError } from "./ingest/aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
-import { Importer } from "./ingest/importer.js";
-import { checkReadable, readTransactions } from "./ingest/readInput.js";
+import { importFiles } from "./ingest/fileSource.js";
+import { checkReadable } from "./ingest/readInput.js";
 import { UpstreamClient } from "./ingest/follow/client.js";
 import { Follower, type FollowFrom, type FollowLag } from "./ingest/follow/sync.js";
 import { WriterStatus } from "./ingest/writerStatus.js";
@@ -136,72 +136,50 @@ program
   .option("--require-data", "fail (exit 1) when the input holds no transaction", false)
   .action(async (files: string[], o) => {
     for (const f of files) await checkReadable(f);
-    // The database is opened at the first transaction: an empty input creates nothing.
-    let store: Storage | null = null;
-    let importer: Importer | null = null;
+    const tty = process.stderr.isTTY;
+    const started = performance.now();
+    let lastDraw = 0;
+    let drawn = false;
+    const logged = new Set<string>();
+    let result: Awaited<ReturnType<typeof importFiles>>;
     try {
-      const tty = process.stderr.isTTY;
-      const started = performance.now();
-      let lastDraw = 0;
-      let n = 0;
-      try {
-        for (const f of files) {
-          for await (const t of readTransactions(f)) {
-            store ??= await openStore(o.db, { create: true });
-            if (!importer) {
-              importer = await Importer.open(store, o.chainId);
-              const logged = new Set<string>();
-              importer.onUnknown = (u, version) => {
-                const key = `${u.what}:${u.type}`;
-                if (logged.has(key)) return;
-                logged.add(key);
-                process.stderr.write(`${tty ? "\n" : ""}version ${version}: ${describeUnknown(u)}; going on (counted as ${key}, logged once)\n`);
-              };
-            }
-            await importer.push(t);
-            n++;
-            if (tty && (n & 1023) === 0 && performance.now() - lastDraw > 200) {
-              lastDraw = performance.now();
-              const rate = Math.round(n / ((lastDraw - started) / 1000));
-              process.stderr.write(`\rimporting: ${n} transactions read, version ${importer.ledgerVersion ?? "-"}, ${rate} versions/s   `);
-            }
-          }
-        }
-      } catch (e) {
-        if (importer && e instanceof IngestError) {
-          // As README says: the whole blocks read before a bad line or transaction are committed
-          // (the last one too when it visibly ended), then the import fails naming the line.
-          if (tty) process.stderr.write("\n");
-          await importer.finish().catch((e2: unknown) => {
-            if (!(e2 instanceof IngestError)) throw e2;
-          });
-          throw new IngestError(`${e.message} (the whole blocks before it are committed: ledger version ${importer.ledgerVersion ?? "none"})`);
-        }
-        throw e;
-      }
-      if (!importer) {
-        const what = files.map((f) => (f === "-" ? "stdin" : f)).join(", ");
-        if (o.requireData) throw new IngestError(`nothing to import: ${what} held no transaction (--require-data)`);
-        console.log(`nothing to import: ${what} held no transaction`);
-        return;
-      }
-      const s = await importer.finish();
-      const secs = (performance.now() - started) / 1000;
-      if (tty) process.stderr.write("\n");
-      let line =
-        `imported ${s.committedTxns} transactions in ${s.committedBlocks} blocks, skipped ${s.skippedTxns} already committed` +
-        `, ledger version ${importer.ledgerVersion ?? "none"}, ${Math.round((s.committedTxns + s.skippedTxns) / Math.max(secs, 1e-9))} versions/s`;
-      if (s.pendingTxns > 0) line += `; ${s.pendingTxns} transactions of an unfinished last block were held back`;
-      const unknown = Object.entries(s.unknownKinds);
-      if (unknown.length > 0) line += `; of kinds unknown here (stored generically or skipped): ${unknown.map(([k, n]) => `${n} ${k}`).join(", ")}`;
-      if (o.pruneWindow) {
-        const r = await pruneNow(store!, parsePruneWindow(o.pruneWindow));
-        if (r) line += `; pruned to version ${r.oldestVersion}`;
-      }
-      console.log(line);
+      result = await importFiles(files, {
+        open: () => openStore(o.db, { create: true }),
+        chainId: o.chainId,
+        pruneWindow: o.pruneWindow ? parsePruneWindow(o.pruneWindow) : undefined,
+        onUnknown: (u, version) => {
+          const key = `${u.what}:${u.type}`;
+          if (logged.has(key)) return;
+          logged.add(key);
+          process.stderr.write(`${tty ? "\n" : ""}version ${version}: ${describeUnknown(u)}; going on (counted as ${key}, logged once)\n`);
+        },
+        onProgress: (n, version) => {
+          if (!tty || performance.now() - lastDraw <= 200) return;
+          lastDraw = performance.now();
+          drawn = true;
+          const rate = Math.round(n / ((lastDraw - started) / 1000));
+          process.stderr.write(`\rimporting: ${n} transactions read, version ${version ?? "-"}, ${rate} versions/s   `);
+        },
+      });
     } finally {
-      await store?.close();
+      if (drawn) process.stderr.write("\n");
     }
+    const s = result.stats;
+    if (!s) {
+      const what = files.map((f) => (f === "-" ? "stdin" : f)).join(", ");
+      if (o.requireData) throw new IngestError(`nothing to import: ${what} held no transaction (--require-data)`);
+      console.log(`nothing to import: ${what} held no transaction`);
+      return;
+    }
+    const secs = (performance.now() - started) / 1000;
+    let line =
+      `imported ${s.committedTxns} transactions in ${s.committedBlocks} blocks, skipped ${s.skippedTxns} already committed` +
+      `, ledger version ${result.ledgerVersion ?? "none"}, ${Math.round((s.committedTxns + s.skippedTxns) / Math.max(secs, 1e-9))} versions/s`;
+    if (s.pendingTxns > 0) line += `; ${s.pendingTxns} transactions of an unfinished last block were held back`;
+    const unknown = Object.entries(s.unknownKinds);
+    if (unknown.length > 0) line += `; of kinds unknown here (stored generically or skipped): ${unknown.map(([k, n]) => `${n} ${k}`).join(", ")}`;
+    if (result.pruned) line += `; pruned to version ${result.pruned.oldestVersion}`;
+    console.log(line);
   });
 
 function fromOption(v: string): FollowFrom {
