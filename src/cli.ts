@@ -9,13 +9,10 @@ import { describeUnknown, IngestError } from "./ingest/aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
 import { importFiles } from "./ingest/fileSource.js";
 import { checkReadable } from "./ingest/readInput.js";
-import { UpstreamClient } from "./ingest/follow/client.js";
-import { Follower, type FollowFrom, type FollowLag } from "./ingest/follow/sync.js";
-import { WriterStatus } from "./ingest/writerStatus.js";
+import type { FollowFrom } from "./ingest/follow/sync.js";
 import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
-import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
+import { PACKAGE_VERSION, followUpstream, isWriterProcess, serveWorkers, startNode } from "./server.js";
 import { displayDb, openStore } from "./storage/open.js";
-import type { Storage } from "./storage/storage.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
 
 function intOption(name: string, min: number, max: number) {
@@ -188,12 +185,6 @@ function fromOption(v: string): FollowFrom {
   throw new InvalidArgumentError(`--from must be genesis, latest or a version (u64), got ${JSON.stringify(v)}`);
 }
 
-/** CPU time this process used (user + system), in seconds. */
-function cpuSeconds(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-}
-
 /** The follower's options, for `follow` and for `serve --follow` (`note` starts their help there). */
 function addFollowOptions(cmd: Command, note: string): Command {
   return cmd
@@ -202,10 +193,6 @@ function addFollowOptions(cmd: Command, note: string): Command {
     .option("--concurrency <n>", `${note}pages of transactions in flight`, intOption("--concurrency", 1, 64), 4)
     .option("--max-rps <n>", `${note}at most this many upstream requests per second`, intOption("--max-rps", 1, 100_000), 50)
     .option("--poll <ms>", `${note}how often the head is asked for once caught up`, intOption("--poll", 10, 600_000), 1000);
-}
-
-function lagLine(lag: FollowLag, ledgerVersion: string): string {
-  return `ledger version ${ledgerVersion}, upstream head ${lag.upstreamVersion}: ${lag.versions} versions and ${lag.seconds.toFixed(1)} s behind`;
 }
 
 const follow = program
@@ -223,44 +210,20 @@ addFollowOptions(follow, "")
       },
       warn: (m: string) => console.error(m),
     };
-    const client = new UpstreamClient(o.upstream, {
+    const following = await followUpstream({
+      upstream: o.upstream,
+      db: o.db,
       apiKey: o.apiKey ?? null,
-      maxRequestsPerSecond: o.maxRps,
-      onRetry: (what, attempt, ms) => log.warn(`retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
-    });
-    const store = await openStore(o.db, { create: true });
-    let lastLog = 0;
-    const follower = new Follower(store, client, {
       from: o.from,
       concurrency: o.concurrency,
+      maxRequestsPerSecond: o.maxRps,
       pollMs: o.poll,
       exitAtHead: o.exitAtHead,
       log,
-      // Transient faults are logged, retried and their recovery logged (with --quiet too: both
-      // ends of an outage); a permanent stop ends the command with its message (exit 1).
-      status: new WriterStatus({ error: (_, m) => log.warn(m), info: (_, m) => log.warn(m) }),
-      onLag: (lag) => {
-        // A line every 10 s at most while it runs (the lag is a gauge, not an event).
-        if (performance.now() - lastLog < 10_000) return;
-        lastLog = performance.now();
-        store.getLedgerInfo().then(
-          (i) => log.info(lagLine(lag, i ? String(i.ledgerVersion) : "none")),
-          () => undefined, // a failing store is the commit's to report
-        );
-      },
     });
-    const stop = () => follower.stop();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-    try {
-      await follower.run();
-      const info = await store.getLedgerInfo(true);
-      log.info(
-        `stopped at ledger version ${info?.ledgerVersion ?? "none"} (oldest ${info?.oldestVersion ?? "none"}); ${client.requests} upstream requests; ${cpuSeconds().toFixed(2)} s CPU`,
-      );
-    } finally {
-      await store.close();
-    }
+    process.once("SIGINT", following.stop);
+    process.once("SIGTERM", following.stop);
+    await following.done;
   });
 
 program

@@ -20,7 +20,7 @@ import {
 import { type WriterFailure, WriterStatus } from "./ingest/writerStatus.js";
 import { BaseStateService } from "./ingest/follow/baseState.js";
 import { UpstreamClient } from "./ingest/follow/client.js";
-import { FOLLOWER, type FollowLag } from "./ingest/follow/sync.js";
+import { FOLLOWER, type FollowFrom, Follower, type FollowerLog, type FollowLag } from "./ingest/follow/sync.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
 import { HeadStartedStorage, mayBeHeadStarted } from "./storage/headStarted.js";
 import type { Storage } from "./storage/storage.js";
@@ -300,6 +300,67 @@ function followerState(f: WriterFailure | null): FollowerState {
 /** The follower's lag, for the log. */
 export function followLagLine(lag: FollowLag): string {
   return `upstream head ${lag.upstreamVersion}: ${lag.versions} versions and ${lag.seconds.toFixed(1)} s behind`;
+}
+
+export interface FollowCommandOptions {
+  upstream: string;
+  db: string;
+  apiKey: string | null;
+  from: FollowFrom;
+  concurrency: number;
+  maxRequestsPerSecond: number;
+  pollMs: number;
+  /** Stop once the ledger holds the upstream's head. */
+  exitAtHead: boolean;
+  log: FollowerLog;
+}
+
+/**
+ * `ledger-node follow`: a follower alone, writing the upstream's transactions into `db` through
+ * the Importer. `done` resolves when it stops (at the head with `exitAtHead`, or after `stop()`)
+ * and rejects with the reason of a permanent stop.
+ */
+export async function followUpstream(o: FollowCommandOptions): Promise<{ stop: () => void; done: Promise<void> }> {
+  const { log } = o;
+  const client = new UpstreamClient(o.upstream, {
+    apiKey: o.apiKey,
+    maxRequestsPerSecond: o.maxRequestsPerSecond,
+    onRetry: (what, attempt, ms) => log.warn(`retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
+  });
+  const store = await openStore(o.db, { create: true });
+  let lastLog = 0;
+  const follower = new Follower(store, client, {
+    from: o.from,
+    concurrency: o.concurrency,
+    pollMs: o.pollMs,
+    exitAtHead: o.exitAtHead,
+    log,
+    // Transient faults are logged, retried and their recovery logged (with --quiet too: both
+    // ends of an outage); a permanent stop ends the command with its message (exit 1).
+    status: new WriterStatus({ error: (_, m) => log.warn(m), info: (_, m) => log.warn(m) }),
+    onLag: (lag) => {
+      // A line every 10 s at most while it runs (the lag is a gauge, not an event).
+      if (performance.now() - lastLog < 10_000) return;
+      lastLog = performance.now();
+      store.getLedgerInfo().then(
+        (i) => log.info(`ledger version ${i ? String(i.ledgerVersion) : "none"}, ${followLagLine(lag)}`),
+        () => undefined, // a failing store is the commit's to report
+      );
+    },
+  });
+  const done = (async () => {
+    try {
+      await follower.run();
+      const info = await store.getLedgerInfo(true);
+      const u = process.cpuUsage();
+      log.info(
+        `stopped at ledger version ${info?.ledgerVersion ?? "none"} (oldest ${info?.oldestVersion ?? "none"}); ${client.requests} upstream requests; ${((u.user + u.system) / 1e6).toFixed(2)} s CPU`,
+      );
+    } finally {
+      await store.close();
+    }
+  })();
+  return { stop: () => follower.stop(), done };
 }
 
 /** Environment variable telling a `serve --workers` process its role. */
