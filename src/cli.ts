@@ -7,12 +7,11 @@ import cluster from "node:cluster";
 import { createWriteStream } from "node:fs";
 import { describeUnknown, IngestError } from "./ingest/aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
-import { importFiles } from "./ingest/fileSource.js";
 import { checkReadable } from "./ingest/readInput.js";
 import type { FollowFrom } from "./ingest/follow/sync.js";
-import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
-import { PACKAGE_VERSION, followUpstream, isWriterProcess, serveWorkers, startNode } from "./server.js";
-import { displayDb, openStore } from "./storage/open.js";
+import { formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
+import { PACKAGE_VERSION, followUpstream, importIntoLedger, isWriterProcess, pruneLedger, serveWorkers, startNode } from "./server.js";
+import { displayDb } from "./storage/open.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
 
 function intOption(name: string, min: number, max: number) {
@@ -138,10 +137,9 @@ program
     let lastDraw = 0;
     let drawn = false;
     const logged = new Set<string>();
-    let result: Awaited<ReturnType<typeof importFiles>>;
+    let result: Awaited<ReturnType<typeof importIntoLedger>>;
     try {
-      result = await importFiles(files, {
-        open: () => openStore(o.db, { create: true }),
+      result = await importIntoLedger(o.db, files, {
         chainId: o.chainId,
         pruneWindow: o.pruneWindow ? parsePruneWindow(o.pruneWindow) : undefined,
         onUnknown: (u, version) => {
@@ -232,18 +230,12 @@ program
   .requiredOption("--db <path>", "SQLite file path, or a postgres:// URL")
   .requiredOption("--window <window>", "versions (90000000) or chain time (7d, 12h)", windowOption)
   .action(async (o) => {
-    // Never creates: a mistyped path is an error, not a new empty ledger with nothing to prune.
-    const store = await openStore(o.db, { create: false, missingHint: "prune never creates a database: check the path" });
-    try {
-      const r = await pruneNow(store, parsePruneWindow(o.window));
-      console.log(
-        r
-          ? `pruned to version ${r.oldestVersion} (block ${r.oldestBlockHeight}): ${r.transactionsDeleted} transactions, ${r.blocksDeleted} blocks, ${r.stateRowsDeleted} state rows removed`
-          : "nothing to prune",
-      );
-    } finally {
-      await store.close();
-    }
+    const r = await pruneLedger(o.db, parsePruneWindow(o.window));
+    console.log(
+      r
+        ? `pruned to version ${r.oldestVersion} (block ${r.oldestBlockHeight}): ${r.transactionsDeleted} transactions, ${r.blocksDeleted} blocks, ${r.stateRowsDeleted} state rows removed`
+        : "nothing to prune",
+    );
   });
 
 program

@@ -9,6 +9,7 @@ import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
 import { type FollowerState, serveMetrics, type NodeMetrics } from "./api/metrics.js";
 import type { DevnetOptions } from "./ingest/devnet.js";
+import { type ImportFilesOptions, type ImportFilesResult, importFiles } from "./ingest/fileSource.js";
 import {
   type FollowWriterOptions,
   LocalWriters,
@@ -21,7 +22,7 @@ import { type WriterFailure, WriterStatus } from "./ingest/writerStatus.js";
 import { BaseStateService } from "./ingest/follow/baseState.js";
 import { UpstreamClient } from "./ingest/follow/client.js";
 import { FOLLOWER, type FollowFrom, Follower, type FollowerLog, type FollowLag } from "./ingest/follow/sync.js";
-import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
+import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, type PruneWindow, pruneNow } from "./ledger/pruning.js";
 import { HeadStartedStorage, mayBeHeadStarted } from "./storage/headStarted.js";
 import type { Storage } from "./storage/storage.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
@@ -300,6 +301,22 @@ function followerState(f: WriterFailure | null): FollowerState {
 /** The follower's lag, for the log. */
 export function followLagLine(lag: FollowLag): string {
   return `upstream head ${lag.upstreamVersion}: ${lag.versions} versions and ${lag.seconds.toFixed(1)} s behind`;
+}
+
+/** `ledger-node import`: the files pushed into the ledger at `db` (created at the first transaction). */
+export function importIntoLedger(db: string, files: readonly string[], o: Omit<ImportFilesOptions, "open">): Promise<ImportFilesResult> {
+  return importFiles(files, { ...o, open: () => openStore(db, { create: true }) });
+}
+
+/** `ledger-node prune`: the ledger at `db` pruned to `window` now; never creates a database. */
+export async function pruneLedger(db: string, window: PruneWindow) {
+  // A mistyped path is an error, not a new empty ledger with nothing to prune.
+  const store = await openStore(db, { create: false, missingHint: "prune never creates a database: check the path" });
+  try {
+    return await pruneNow(store, window);
+  } finally {
+    await store.close();
+  }
 }
 
 export interface FollowCommandOptions {
