@@ -7,15 +7,11 @@ import cluster from "node:cluster";
 import { createWriteStream } from "node:fs";
 import { describeUnknown, IngestError } from "./ingest/aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
-import { Importer } from "./ingest/importer.js";
-import { checkReadable, readTransactions } from "./ingest/readInput.js";
-import { UpstreamClient } from "./ingest/follow/client.js";
-import { Follower, type FollowFrom, type FollowLag } from "./ingest/follow/sync.js";
-import { WriterStatus } from "./ingest/writerStatus.js";
-import { formatPruneWindow, parsePruneWindow, pruneNow } from "./ledger/pruning.js";
-import { PACKAGE_VERSION, isWriterProcess, serveWorkers, startNode } from "./server.js";
-import { displayDb, openStore } from "./storage/open.js";
-import type { Storage } from "./storage/storage.js";
+import { checkReadable } from "./ingest/readInput.js";
+import type { FollowFrom } from "./ingest/follow/sync.js";
+import { formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
+import { PACKAGE_VERSION, followUpstream, importIntoLedger, isWriterProcess, pruneLedger, serveWorkers, startNode } from "./server.js";
+import { displayDb } from "./storage/open.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
 
 function intOption(name: string, min: number, max: number) {
@@ -136,84 +132,55 @@ program
   .option("--require-data", "fail (exit 1) when the input holds no transaction", false)
   .action(async (files: string[], o) => {
     for (const f of files) await checkReadable(f);
-    // The database is opened at the first transaction: an empty input creates nothing.
-    let store: Storage | null = null;
-    let importer: Importer | null = null;
+    const tty = process.stderr.isTTY;
+    const started = performance.now();
+    let lastDraw = 0;
+    let drawn = false;
+    const logged = new Set<string>();
+    let result: Awaited<ReturnType<typeof importIntoLedger>>;
     try {
-      const tty = process.stderr.isTTY;
-      const started = performance.now();
-      let lastDraw = 0;
-      let n = 0;
-      try {
-        for (const f of files) {
-          for await (const t of readTransactions(f)) {
-            store ??= await openStore(o.db, { create: true });
-            if (!importer) {
-              importer = await Importer.open(store, o.chainId);
-              const logged = new Set<string>();
-              importer.onUnknown = (u, version) => {
-                const key = `${u.what}:${u.type}`;
-                if (logged.has(key)) return;
-                logged.add(key);
-                process.stderr.write(`${tty ? "\n" : ""}version ${version}: ${describeUnknown(u)}; going on (counted as ${key}, logged once)\n`);
-              };
-            }
-            await importer.push(t);
-            n++;
-            if (tty && (n & 1023) === 0 && performance.now() - lastDraw > 200) {
-              lastDraw = performance.now();
-              const rate = Math.round(n / ((lastDraw - started) / 1000));
-              process.stderr.write(`\rimporting: ${n} transactions read, version ${importer.ledgerVersion ?? "-"}, ${rate} versions/s   `);
-            }
-          }
-        }
-      } catch (e) {
-        if (importer && e instanceof IngestError) {
-          // As README says: the whole blocks read before a bad line or transaction are committed
-          // (the last one too when it visibly ended), then the import fails naming the line.
-          if (tty) process.stderr.write("\n");
-          await importer.finish().catch((e2: unknown) => {
-            if (!(e2 instanceof IngestError)) throw e2;
-          });
-          throw new IngestError(`${e.message} (the whole blocks before it are committed: ledger version ${importer.ledgerVersion ?? "none"})`);
-        }
-        throw e;
-      }
-      if (!importer) {
-        const what = files.map((f) => (f === "-" ? "stdin" : f)).join(", ");
-        if (o.requireData) throw new IngestError(`nothing to import: ${what} held no transaction (--require-data)`);
-        console.log(`nothing to import: ${what} held no transaction`);
-        return;
-      }
-      const s = await importer.finish();
-      const secs = (performance.now() - started) / 1000;
-      if (tty) process.stderr.write("\n");
-      let line =
-        `imported ${s.committedTxns} transactions in ${s.committedBlocks} blocks, skipped ${s.skippedTxns} already committed` +
-        `, ledger version ${importer.ledgerVersion ?? "none"}, ${Math.round((s.committedTxns + s.skippedTxns) / Math.max(secs, 1e-9))} versions/s`;
-      if (s.pendingTxns > 0) line += `; ${s.pendingTxns} transactions of an unfinished last block were held back`;
-      const unknown = Object.entries(s.unknownKinds);
-      if (unknown.length > 0) line += `; of kinds unknown here (stored generically or skipped): ${unknown.map(([k, n]) => `${n} ${k}`).join(", ")}`;
-      if (o.pruneWindow) {
-        const r = await pruneNow(store!, parsePruneWindow(o.pruneWindow));
-        if (r) line += `; pruned to version ${r.oldestVersion}`;
-      }
-      console.log(line);
+      result = await importIntoLedger(o.db, files, {
+        chainId: o.chainId,
+        pruneWindow: o.pruneWindow ? parsePruneWindow(o.pruneWindow) : undefined,
+        onUnknown: (u, version) => {
+          const key = `${u.what}:${u.type}`;
+          if (logged.has(key)) return;
+          logged.add(key);
+          process.stderr.write(`${tty ? "\n" : ""}version ${version}: ${describeUnknown(u)}; going on (counted as ${key}, logged once)\n`);
+        },
+        onProgress: (n, version) => {
+          if (!tty || performance.now() - lastDraw <= 200) return;
+          lastDraw = performance.now();
+          drawn = true;
+          const rate = Math.round(n / ((lastDraw - started) / 1000));
+          process.stderr.write(`\rimporting: ${n} transactions read, version ${version ?? "-"}, ${rate} versions/s   `);
+        },
+      });
     } finally {
-      await store?.close();
+      if (drawn) process.stderr.write("\n");
     }
+    const s = result.stats;
+    if (!s) {
+      const what = files.map((f) => (f === "-" ? "stdin" : f)).join(", ");
+      if (o.requireData) throw new IngestError(`nothing to import: ${what} held no transaction (--require-data)`);
+      console.log(`nothing to import: ${what} held no transaction`);
+      return;
+    }
+    const secs = (performance.now() - started) / 1000;
+    let line =
+      `imported ${s.committedTxns} transactions in ${s.committedBlocks} blocks, skipped ${s.skippedTxns} already committed` +
+      `, ledger version ${result.ledgerVersion ?? "none"}, ${Math.round((s.committedTxns + s.skippedTxns) / Math.max(secs, 1e-9))} versions/s`;
+    if (s.pendingTxns > 0) line += `; ${s.pendingTxns} transactions of an unfinished last block were held back`;
+    const unknown = Object.entries(s.unknownKinds);
+    if (unknown.length > 0) line += `; of kinds unknown here (stored generically or skipped): ${unknown.map(([k, n]) => `${n} ${k}`).join(", ")}`;
+    if (result.pruned) line += `; pruned to version ${result.pruned.oldestVersion}`;
+    console.log(line);
   });
 
 function fromOption(v: string): FollowFrom {
   if (v === "genesis" || v === "latest") return { kind: v };
   if (/^[0-9]{1,20}$/.test(v) && BigInt(v) < 1n << 64n) return { kind: "version", version: BigInt(v) };
   throw new InvalidArgumentError(`--from must be genesis, latest or a version (u64), got ${JSON.stringify(v)}`);
-}
-
-/** CPU time this process used (user + system), in seconds. */
-function cpuSeconds(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
 }
 
 /** The follower's options, for `follow` and for `serve --follow` (`note` starts their help there). */
@@ -224,10 +191,6 @@ function addFollowOptions(cmd: Command, note: string): Command {
     .option("--concurrency <n>", `${note}pages of transactions in flight`, intOption("--concurrency", 1, 64), 4)
     .option("--max-rps <n>", `${note}at most this many upstream requests per second`, intOption("--max-rps", 1, 100_000), 50)
     .option("--poll <ms>", `${note}how often the head is asked for once caught up`, intOption("--poll", 10, 600_000), 1000);
-}
-
-function lagLine(lag: FollowLag, ledgerVersion: string): string {
-  return `ledger version ${ledgerVersion}, upstream head ${lag.upstreamVersion}: ${lag.versions} versions and ${lag.seconds.toFixed(1)} s behind`;
 }
 
 const follow = program
@@ -245,44 +208,20 @@ addFollowOptions(follow, "")
       },
       warn: (m: string) => console.error(m),
     };
-    const client = new UpstreamClient(o.upstream, {
+    const following = await followUpstream({
+      upstream: o.upstream,
+      db: o.db,
       apiKey: o.apiKey ?? null,
-      maxRequestsPerSecond: o.maxRps,
-      onRetry: (what, attempt, ms) => log.warn(`retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
-    });
-    const store = await openStore(o.db, { create: true });
-    let lastLog = 0;
-    const follower = new Follower(store, client, {
       from: o.from,
       concurrency: o.concurrency,
+      maxRequestsPerSecond: o.maxRps,
       pollMs: o.poll,
       exitAtHead: o.exitAtHead,
       log,
-      // Transient faults are logged, retried and their recovery logged (with --quiet too: both
-      // ends of an outage); a permanent stop ends the command with its message (exit 1).
-      status: new WriterStatus({ error: (_, m) => log.warn(m), info: (_, m) => log.warn(m) }),
-      onLag: (lag) => {
-        // A line every 10 s at most while it runs (the lag is a gauge, not an event).
-        if (performance.now() - lastLog < 10_000) return;
-        lastLog = performance.now();
-        store.getLedgerInfo().then(
-          (i) => log.info(lagLine(lag, i ? String(i.ledgerVersion) : "none")),
-          () => undefined, // a failing store is the commit's to report
-        );
-      },
     });
-    const stop = () => follower.stop();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-    try {
-      await follower.run();
-      const info = await store.getLedgerInfo(true);
-      log.info(
-        `stopped at ledger version ${info?.ledgerVersion ?? "none"} (oldest ${info?.oldestVersion ?? "none"}); ${client.requests} upstream requests; ${cpuSeconds().toFixed(2)} s CPU`,
-      );
-    } finally {
-      await store.close();
-    }
+    process.once("SIGINT", following.stop);
+    process.once("SIGTERM", following.stop);
+    await following.done;
   });
 
 program
@@ -291,18 +230,12 @@ program
   .requiredOption("--db <path>", "SQLite file path, or a postgres:// URL")
   .requiredOption("--window <window>", "versions (90000000) or chain time (7d, 12h)", windowOption)
   .action(async (o) => {
-    // Never creates: a mistyped path is an error, not a new empty ledger with nothing to prune.
-    const store = await openStore(o.db, { create: false, missingHint: "prune never creates a database: check the path" });
-    try {
-      const r = await pruneNow(store, parsePruneWindow(o.window));
-      console.log(
-        r
-          ? `pruned to version ${r.oldestVersion} (block ${r.oldestBlockHeight}): ${r.transactionsDeleted} transactions, ${r.blocksDeleted} blocks, ${r.stateRowsDeleted} state rows removed`
-          : "nothing to prune",
-      );
-    } finally {
-      await store.close();
-    }
+    const r = await pruneLedger(o.db, parsePruneWindow(o.window));
+    console.log(
+      r
+        ? `pruned to version ${r.oldestVersion} (block ${r.oldestBlockHeight}): ${r.transactionsDeleted} transactions, ${r.blocksDeleted} blocks, ${r.stateRowsDeleted} state rows removed`
+        : "nothing to prune",
+    );
   });
 
 program

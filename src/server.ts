@@ -9,6 +9,7 @@ import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
 import { type FollowerState, serveMetrics, type NodeMetrics } from "./api/metrics.js";
 import type { DevnetOptions } from "./ingest/devnet.js";
+import { type ImportFilesOptions, type ImportFilesResult, importFiles } from "./ingest/fileSource.js";
 import {
   type FollowWriterOptions,
   LocalWriters,
@@ -18,10 +19,11 @@ import {
   type WritersOptions,
 } from "./ingest/writers.js";
 import { type WriterFailure, WriterStatus } from "./ingest/writerStatus.js";
+import { BaseStateService } from "./ingest/follow/baseState.js";
 import { UpstreamClient } from "./ingest/follow/client.js";
-import { FollowedStore } from "./ingest/follow/followedStore.js";
-import { FIRST_SYNCED_RECORD, FOLLOWER, type FollowLag } from "./ingest/follow/sync.js";
-import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
+import { FOLLOWER, type FollowFrom, Follower, type FollowerLog, type FollowLag } from "./ingest/follow/sync.js";
+import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, type PruneWindow, pruneNow } from "./ledger/pruning.js";
+import { HeadStartedStorage, mayBeHeadStarted } from "./storage/headStarted.js";
 import type { Storage } from "./storage/storage.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
 import type { SqliteStoreOptions } from "./storage/sqlite/SqliteStore.js";
@@ -61,16 +63,13 @@ export interface ServeOptions {
   prune?: boolean;
   /** SQLite: create a missing database file (default true; the CLI: only with --devnet or --create). */
   create?: boolean;
-  /**
-   * Serve this store, already open over `db`, instead of opening one (`serve --follow`: the store
-   * that fetches what a replica started at the head lacks). The node closes it.
-   */
+  /** Serve this store, already open over `db`, instead of opening one. The node closes it. */
   store?: Storage;
   /**
    * Follow this upstream into the ledger while serving (`serve --follow`). The follower runs
-   * among the writers (on SQLite, on the writer thread); the node serves a `FollowedStore`, which
-   * fetches the state before the replica's first block from the upstream, waiting at most
-   * `upstreamTimeoutMs`. A transient fault is retried and a permanent one stops the follower
+   * among the writers (on SQLite, on the writer thread); reads of the state before the replica's
+   * first block miss (`HeadStartedStorage`), and the API has the `BaseStateService` fetch it from
+   * the upstream, waiting at most `upstreamTimeoutMs`, and reads again. A transient fault is retried and a permanent one stops the follower
    * only: the node keeps serving, and `/-/healthy`, the metrics and the log say why.
    */
   follow?: FollowWriterOptions & { upstreamTimeoutMs: number };
@@ -183,7 +182,9 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     writers = thread;
   }
   let store: Storage;
-  let followed: FollowedStore | null = null;
+  let baseState: BaseStateService | null = null;
+  // The follower's lag, told by the writers; /v1/info shows it.
+  let lag: FollowLag | null = null;
   try {
     store =
       o.store ??
@@ -194,7 +195,8 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
         readsPerTurn: true,
         ...sqliteOptions,
       }));
-    // The writers write through the store itself; the API reads through the FollowedStore.
+    // The writers write through the backend's store; the API reads a head-started ledger through
+    // `HeadStartedStorage`, whose misses the base-state service (with an upstream) fetches.
     const written = store;
     if (follow) {
       // This client fetches base state for reads; the follower has its own, where it runs.
@@ -204,11 +206,12 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
         onRetry: (what, attempt, ms) => events.followLog("warn", `retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
       });
       const writeBase = thread ? (w: Parameters<WriterThread["writeBaseState"]>[0]) => thread.writeBaseState(w) : undefined;
-      followed = new FollowedStore(store, client, { timeoutMs: follow.upstreamTimeoutMs, ...(writeBase ? { writeBase } : {}) });
-      store = followed;
-    } else if (!o.store && !o.devnet) {
-      // A devnet's ledger is its own chain from genesis: never a follower's.
-      store = await guardHeadStartedLedger(store);
+      baseState = new BaseStateService(written, client, { timeoutMs: follow.upstreamTimeoutMs, ...(writeBase ? { writeBase } : {}) });
+      store = new HeadStartedStorage(written, () => lag);
+    } else if (!o.store && !o.devnet && (await mayBeHeadStarted(store))) {
+      // A devnet's ledger is its own chain from genesis: never a follower's. Without an upstream
+      // a read of the state before the first synced block answers 503 instead of an empty answer.
+      store = new HeadStartedStorage(store);
     }
     if (writes && !threaded) writers = await LocalWriters.open(written, writersOptions, status, writerEvents);
   } catch (e) {
@@ -229,6 +232,10 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     },
   });
   if (writes) ctx.writer = status;
+  if (baseState) {
+    ctx.baseState = baseState;
+    ctx.gasReads = baseState.gasReads(store);
+  }
   statusLog = ctx.log;
   const address = await app.listen({ host: o.host, port: o.port });
   const log = ctx.log;
@@ -245,8 +252,8 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       if (r) log.info({ prune: { ...r, oldestVersion: String(r.oldestVersion), oldestBlockHeight: String(r.oldestBlockHeight) } }, "pruned");
     },
     pruneFailed: (seconds) => metrics.pruneFailed(seconds),
-    followLag: (lag) => {
-      if (followed) followed.lag = lag;
+    followLag: (next) => {
+      lag = next;
       metrics.writerLagVersions.set(Number(lag.versions));
       metrics.writerLagSeconds.set(lag.seconds);
       // A line every 10 s at most, as `follow` logs it (the lag is a gauge, not an event).
@@ -296,23 +303,81 @@ export function followLagLine(lag: FollowLag): string {
   return `upstream head ${lag.upstreamVersion}: ${lag.versions} versions and ${lag.seconds.toFixed(1)} s behind`;
 }
 
-/**
- * A ledger that `follow` started at a chain's head lacks the state before its first block; without
- * an upstream to fetch it from, reads that need it answer 503 instead of an empty answer. A
- * follower records its first version before its first block, so a ledger that holds a block
- * (read first) and no record never gets one; an empty ledger may, so its reads decide.
- */
-async function guardHeadStartedLedger(store: Storage): Promise<Storage> {
-  const hasBlock = (await store.getLedgerInfo(true).catch(() => null)) !== null;
-  let first: bigint | null;
+/** `ledger-node import`: the files pushed into the ledger at `db` (created at the first transaction). */
+export function importIntoLedger(db: string, files: readonly string[], o: Omit<ImportFilesOptions, "open">): Promise<ImportFilesResult> {
+  return importFiles(files, { ...o, open: () => openStore(db, { create: true }) });
+}
+
+/** `ledger-node prune`: the ledger at `db` pruned to `window` now; never creates a database. */
+export async function pruneLedger(db: string, window: PruneWindow) {
+  // A mistyped path is an error, not a new empty ledger with nothing to prune.
+  const store = await openStore(db, { create: false, missingHint: "prune never creates a database: check the path" });
   try {
-    first = await store.getBaseRecord(FIRST_SYNCED_RECORD);
-  } catch {
-    // A database whose schema predates the follower (opened read-only, unmigrated) has no record.
-    return store;
+    return await pruneNow(store, window);
+  } finally {
+    await store.close();
   }
-  const mayHaveBase = first !== null ? first > 0n : !hasBlock;
-  return mayHaveBase ? new FollowedStore(store, null, { timeoutMs: 0 }) : store;
+}
+
+export interface FollowCommandOptions {
+  upstream: string;
+  db: string;
+  apiKey: string | null;
+  from: FollowFrom;
+  concurrency: number;
+  maxRequestsPerSecond: number;
+  pollMs: number;
+  /** Stop once the ledger holds the upstream's head. */
+  exitAtHead: boolean;
+  log: FollowerLog;
+}
+
+/**
+ * `ledger-node follow`: a follower alone, writing the upstream's transactions into `db` through
+ * the Importer. `done` resolves when it stops (at the head with `exitAtHead`, or after `stop()`)
+ * and rejects with the reason of a permanent stop.
+ */
+export async function followUpstream(o: FollowCommandOptions): Promise<{ stop: () => void; done: Promise<void> }> {
+  const { log } = o;
+  const client = new UpstreamClient(o.upstream, {
+    apiKey: o.apiKey,
+    maxRequestsPerSecond: o.maxRequestsPerSecond,
+    onRetry: (what, attempt, ms) => log.warn(`retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
+  });
+  const store = await openStore(o.db, { create: true });
+  let lastLog = 0;
+  const follower = new Follower(store, client, {
+    from: o.from,
+    concurrency: o.concurrency,
+    pollMs: o.pollMs,
+    exitAtHead: o.exitAtHead,
+    log,
+    // Transient faults are logged, retried and their recovery logged (with --quiet too: both
+    // ends of an outage); a permanent stop ends the command with its message (exit 1).
+    status: new WriterStatus({ error: (_, m) => log.warn(m), info: (_, m) => log.warn(m) }),
+    onLag: (lag) => {
+      // A line every 10 s at most while it runs (the lag is a gauge, not an event).
+      if (performance.now() - lastLog < 10_000) return;
+      lastLog = performance.now();
+      store.getLedgerInfo().then(
+        (i) => log.info(`ledger version ${i ? String(i.ledgerVersion) : "none"}, ${followLagLine(lag)}`),
+        () => undefined, // a failing store is the commit's to report
+      );
+    },
+  });
+  const done = (async () => {
+    try {
+      await follower.run();
+      const info = await store.getLedgerInfo(true);
+      const u = process.cpuUsage();
+      log.info(
+        `stopped at ledger version ${info?.ledgerVersion ?? "none"} (oldest ${info?.oldestVersion ?? "none"}); ${client.requests} upstream requests; ${((u.user + u.system) / 1e6).toFixed(2)} s CPU`,
+      );
+    } finally {
+      await store.close();
+    }
+  })();
+  return { stop: () => follower.stop(), done };
 }
 
 /** Environment variable telling a `serve --workers` process its role. */

@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { StorageUnavailableError } from "../storage/errors.js";
+import { StateBeforeBaseError, StatePrunedError, StorageUnavailableError, UpstreamUnavailableError } from "../storage/errors.js";
 import type { Storage } from "../storage/storage.js";
 import { defaultApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";
@@ -22,5 +22,82 @@ describe("NodeContext.storageError", () => {
   it("answers 500 with the ledger for any other storage failure", () => {
     const err = ctx.storageError(new Error("disk I/O error"), "Failed to get modules", info);
     expect([err.status, err.errorCode, err.ledger]).toEqual([500, "internal_error", info]);
+  });
+});
+
+describe("NodeContext.storageError, a replica's failures", () => {
+  const fresh = () => new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
+
+  it("answers 503 for an upstream outage without reporting it as a database failure", () => {
+    const ctx = fresh();
+    const counted: number[] = [];
+    ctx.onStorageError = (status) => counted.push(status);
+    const err = ctx.storageError(new UpstreamUnavailableError("the upstream did not give the modules of 0x1 within 5 ms"), "Failed to get modules", info);
+    expect([err.status, err.errorCode, ctx.storageFailure, counted]).toEqual([503, "internal_error", null, []]);
+  });
+
+  it("answers 503 for a base miss nothing fetches, naming it", () => {
+    const ctx = fresh();
+    const miss = new StateBeforeBaseError({ kind: "modules", address: new Uint8Array(32) }, 5n, 3n, "fetched from the upstream only by serve --follow");
+    const err = ctx.storageError(miss, "Failed to get modules", info);
+    expect([err.status, err.body().message, ctx.storageFailure]).toEqual([503, "Failed to get modules: fetched from the upstream only by serve --follow", null]);
+  });
+});
+
+describe("NodeContext.readWithBase", () => {
+  const miss = () => new StateBeforeBaseError({ kind: "table_item", handle: new Uint8Array(32), key: new Uint8Array([1]) }, 7n, 3n, "missing");
+  const failed = (e: unknown): never => {
+    throw e;
+  };
+  const withService = (fetch: (m: StateBeforeBaseError) => Promise<void>) => {
+    const ctx = new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
+    ctx.baseState = { fetch };
+    return ctx;
+  };
+
+  it("without a service is the read itself: a value in the calling turn stays one", () => {
+    const ctx = new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
+    expect(ctx.readWithBase(() => 42, failed)).toBe(42);
+  });
+
+  it("fetches what the read missed and reads once more", async () => {
+    const fetched: bigint[] = [];
+    const ctx = withService(async (m) => {
+      fetched.push(m.version);
+    });
+    let reads = 0;
+    const value = await ctx.readWithBase(async () => {
+      reads++;
+      if (reads === 1) throw miss();
+      return "stored";
+    }, failed);
+    expect([value, reads, fetched]).toEqual(["stored", 2, [7n]]);
+  });
+
+  it("fails a second miss instead of fetching again", async () => {
+    let fetches = 0;
+    const ctx = withService(async () => {
+      fetches++;
+    });
+    await expect(
+      ctx.readWithBase(async () => {
+        throw miss();
+      }, failed),
+    ).rejects.toBeInstanceOf(StateBeforeBaseError);
+    expect(fetches).toBe(1);
+  });
+
+  it("passes the service's failure (pruned, upstream down) to the mapping, without reading again", async () => {
+    let reads = 0;
+    const ctx = withService(async () => {
+      throw new StatePrunedError(7n, "pruned upstream");
+    });
+    await expect(
+      ctx.readWithBase(() => {
+        reads++;
+        throw miss();
+      }, failed),
+    ).rejects.toBeInstanceOf(StatePrunedError);
+    expect(reads).toBe(1);
   });
 });

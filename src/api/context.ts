@@ -4,7 +4,8 @@
  */
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
-import { StatePrunedError, typedKind } from "../storage/errors.js";
+import type { GasHistorySource } from "../ledger/gas.js";
+import { StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/errors.js";
 import type { Storage } from "../storage/storage.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
@@ -16,6 +17,14 @@ import type { WriterStatus } from "../ingest/writerStatus.js";
 import type { NodeMetrics } from "./metrics.js";
 import { after, guard, type Later, type PositionReads } from "./later.js";
 import { JSON_TYPE } from "./negotiate.js";
+
+/**
+ * Fetches the state a replica's read missed (`StateBeforeBaseError`) and stores it, so the read
+ * can run once more (`BaseStateService` of `serve --follow`, injected by `server.ts`).
+ */
+export interface BaseStateFetcher {
+  fetch(miss: StateBeforeBaseError): Promise<void>;
+}
 
 export class NodeContext {
   readonly headers: HeaderWriter;
@@ -38,6 +47,10 @@ export class NodeContext {
    * restart (the pages that are bad fail again, while others read fine in between).
    */
   storageFailure: { message: string; atMs: number; corrupt: boolean } | null = null;
+  /** Fetches what a replica's read missed; null: a miss answers 503 (no upstream to fetch from). */
+  baseState: BaseStateFetcher | null = null;
+  /** What the gas estimator reads: the store, or its reads with the replica's misses fetched. */
+  gasReads: GasHistorySource;
 
   constructor(
     readonly store: Storage,
@@ -50,6 +63,7 @@ export class NodeContext {
     this.moduleRecords = new ModuleRecords(config.moduleCacheBytes);
     this.compression = new Compression(config);
     this.reads = store.immediate ?? store;
+    this.gasReads = store;
   }
 
   /** The store's position reads, in the calling turn where the store can (`Storage.immediate`). */
@@ -93,10 +107,30 @@ export class NodeContext {
    * ledger is empty, a failure mapped by `storageError`. At once when the store answers at once.
    */
   readSnapshot<T extends { info: LedgerInfo }>(read: () => Later<T | null>, what: string | (() => string)): Later<T> {
-    const snapshot = guard(read, (e) => {
+    const snapshot = this.readWithBase(read, (e) => {
       throw this.storageError(e, what, null);
     });
     return after(snapshot, nonEmpty);
+  }
+
+  /**
+   * `read`, its failure mapped by `failed`. With a base-state service, a replica's base miss is
+   * fetched and the read runs once more (a second miss fails); without one it is `guard` itself.
+   */
+  readWithBase<T>(read: () => Later<T>, failed: (e: unknown) => never): Later<T> {
+    const service = this.baseState;
+    if (service === null) return guard(read, failed);
+    const retry = (e: unknown): Promise<T> => {
+      if (!(e instanceof StateBeforeBaseError)) failed(e);
+      return service.fetch(e).then(read).catch(failed);
+    };
+    let value: Later<T>;
+    try {
+      value = read();
+    } catch (e) {
+      return retry(e);
+    }
+    return value instanceof Promise ? value.catch(retry) : value;
   }
 
   /**
@@ -119,8 +153,10 @@ export class NodeContext {
 
   /**
    * What a failed store read answers, by the failure's kind (`StorageErrorKind`, the store's
-   * `errorKind`): 410 for state pruned away, 503 when the store is unavailable (or `unavailable`:
-   * whatever failed), else 500 with the ledger headers when the position is known. `what` says what failed
+   * `errorKind`): 410 for state pruned away; 503 for a replica's state that was not fetched (a
+   * base miss, an upstream that could not give it), which is no database fault; 503 when the store
+   * is unavailable (or `unavailable`: whatever failed), else 500 with the ledger headers when the
+   * position is known. `what` says what failed
    * (a function where saying it costs something: it runs only on a failure).
    * An ApiError passes through unchanged.
    */
@@ -128,8 +164,9 @@ export class NodeContext {
     if (e instanceof ApiError) return e;
     if (e instanceof StatePrunedError) return ApiError.versionPruned(e.version, info, e);
     const kind = typedKind(e) ?? this.store.errorKind(e);
-    this.noteStorageFailure(e, kind === "corrupt");
     const message = `${typeof what === "string" ? what : what()}: ${(e as Error).message}`;
+    if (kind === "before-base" || kind === "upstream-unavailable") return ApiError.unavailable(message, e);
+    this.noteStorageFailure(e, kind === "corrupt");
     if (unavailable || kind === "unavailable") {
       this.onStorageError?.(503);
       return ApiError.unavailable(message, e);

@@ -21,7 +21,7 @@ import type { LedgerInfo } from "../ledger/types.js";
 import { EncodedBody } from "./compression.js";
 import type { NodeContext } from "./context.js";
 import { ApiError, quote } from "./errors.js";
-import { after, guard, type Later } from "./later.js";
+import { after, type Later } from "./later.js";
 import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
 import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type Position } from "./operation.js";
 import { addressPath, checkDecimalQuery, paramKind, type ParamKind, u64Query } from "./params.js";
@@ -268,7 +268,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     key: string | null,
   ): Later<undefined> {
     const info = at?.info ?? null;
-    const value = guard(
+    const value = ctx.readWithBase(
       () => read(input, at, format),
       (e) => {
         throw ctx.storageError(e, () => failureText(input), info);

@@ -3,7 +3,7 @@
  * `serve --follow`. They run either on the serving thread (PostgreSQL, whose driver never blocks
  * it) or, for SQLite, on a worker thread with a connection of its own (`WriterThread`):
  * better-sqlite3 waits for a lock synchronously, so a write queued behind another process's lock
- * would stop every request on the event loop. The follower's base-state writes (`FollowedStore`)
+ * would stop every request on the event loop. The replica's base-state writes (`BaseStateService`)
  * go to that thread too, by message.
  */
 import { existsSync } from "node:fs";

@@ -4,10 +4,12 @@
  * - `corrupt`: the database is damaged (500, and /-/healthy says so until a restart);
  * - `pruned`: the state a read needs at a version in the window is gone (410);
  * - `before-base`: a replica started at a chain's head holds no state for the key before its first
- *   synced block (the caller may fetch it and read again).
+ *   synced block (the caller may fetch it and read again);
+ * - `upstream-unavailable`: the upstream a replica fetches that state from could not give it (503,
+ *   but not a database fault: `/-/healthy` and the database-error metric do not count it).
  * Each dialect maps its driver's errors to these kinds by error code (`errorKind` of the reader).
  */
-export type StorageErrorKind = "unavailable" | "corrupt" | "pruned" | "before-base";
+export type StorageErrorKind = "unavailable" | "corrupt" | "pruned" | "before-base" | "upstream-unavailable";
 
 export class StorageError extends Error {
   constructor(
@@ -59,16 +61,29 @@ export type BaseStateKey =
 /**
  * A read of state at `version`, on a ledger started at a chain's head, for a key no synced block
  * wrote and whose base state was never fetched: the store cannot say whether it is absent. A
- * base-state service fetches `missing` from the upstream, stores it and runs the read again.
+ * base-state service fetches `missing` from the upstream as of `base` (the version just before the
+ * first synced block), stores it and runs the read again.
  */
 export class StateBeforeBaseError extends StorageError {
   constructor(
     readonly missing: BaseStateKey,
     readonly version: bigint,
+    readonly base: bigint,
     message: string,
   ) {
     super("before-base", message);
     this.name = "StateBeforeBaseError";
+  }
+}
+
+/**
+ * The upstream could not be reached or kept failing (network, 5xx, 429, an answer that is not its
+ * own) past the attempts or the deadline: the follower retries; a read waiting on it answers 503.
+ */
+export class UpstreamUnavailableError extends StorageError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("upstream-unavailable", message, options);
+    this.name = "UpstreamUnavailableError";
   }
 }
 

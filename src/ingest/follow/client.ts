@@ -11,6 +11,7 @@
 import http from "node:http";
 import https from "node:https";
 import zlib from "node:zlib";
+import { UpstreamUnavailableError } from "../../storage/errors.js";
 
 export interface UpstreamClientOptions {
   /** Sent as `Authorization: Bearer <key>`. */
@@ -53,13 +54,8 @@ export class AnswerTooLargeError extends Error {
   }
 }
 
-/** The upstream could not be reached or kept failing (network, 5xx, 429) past the attempts or deadline. */
-export class UpstreamUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UpstreamUnavailableError";
-  }
-}
+/** The upstream could not be reached or kept failing: a typed failure kind shared with the readers. */
+export { UpstreamUnavailableError };
 
 export interface RequestOptions {
   method?: "GET" | "POST";

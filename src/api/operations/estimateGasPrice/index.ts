@@ -34,7 +34,7 @@ export const estimateGasPrice = defineOperation({
   read: (ctx) => {
     const estimator = new GasEstimator(ctx.config.gas, undefined, (message) => ctx.log.warn(message));
     // the on-chain configs are read once per epoch, recent blocks once per block
-    return (_input, { info }) => estimator.peek(info) ?? estimator.estimate(info, ctx.store);
+    return (_input, { info }) => estimator.peek(info) ?? estimator.estimate(info, ctx.gasReads);
   },
   encode: () => (estimate, format) =>
     format === "bcs" ? { body: Buffer.from(bcs.u64().serialize(estimate.gas_estimate).toBytes()) } : { json: estimate },

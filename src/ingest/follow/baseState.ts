@@ -1,0 +1,283 @@
+/**
+ * The replica's base state as a service (issue 16): what a read of a head-started ledger missed
+ * (`StateBeforeBaseError`, reported by `HeadStartedStorage`) is fetched from the upstream and
+ * stored, so the read can run once more. `server.ts` builds it for `serve --follow` and hands it
+ * to the API, which calls it on a miss.
+ *
+ * - A fetched value is stored as rows at the base version with a record of what was fetched
+ *   (`FollowBase.writeBaseState`; on SQLite through the writer thread), so it is fetched once
+ *   ("absent" included: the record alone) and every later read, after a restart too, is local.
+ * - When the upstream has pruned the base, the value is read at the upstream's oldest version U
+ *   instead, but only when the ledger proves no synced block changed it in (base, U]; otherwise
+ *   the answer is "pruned" (the API answers 410 rather than guess).
+ * - A wait on the upstream is bounded by `timeoutMs`, then `UpstreamUnavailableError` (503);
+ *   concurrent misses of the same state share one fetch.
+ * - "Absent" is stored only on the reference node's own "not found" for that exact thing: its
+ *   error code in its JSON, with a ledger version at or above the one asked. Any other 404 (a
+ *   gateway's page, `version_not_found`, a lagging backend) is retried, then answered 503.
+ */
+import { formatAddress, toHex } from "../../ledger/address.js";
+import { moduleStateKey } from "../../ledger/stateKey.js";
+import { moduleAbi } from "../../move/abi.js";
+import type { GasHistorySource } from "../../ledger/gas.js";
+import type { BaseStateWrite } from "../../storage/followBase.js";
+import { baseRecordName } from "../../storage/headStarted.js";
+import type { Storage } from "../../storage/storage.js";
+import type { ModuleWrite } from "../../storage/writer.js";
+import { type BaseStateKey, StateBeforeBaseError, StatePrunedError, StorageError, UpstreamUnavailableError } from "../../storage/errors.js";
+import { type UpstreamClient, type UpstreamResponse, parseJson } from "./client.js";
+import { readHead, type UpstreamHead } from "./sync.js";
+
+/** The reference node's largest modules page. */
+const MODULES_PAGE = 9999;
+
+type Rows = Pick<BaseStateWrite, "modules" | "tableItems" | "resources">;
+/** What a fetch found: rows to store, or the upstream cannot give the base any more. */
+type Fetched = Rows | "pruned";
+const NO_ROWS = (): Rows => ({ modules: [], tableItems: [], resources: [] });
+
+export interface BaseStateOptions {
+  /** How long a miss waits on the upstream before it fails as upstream unavailable. */
+  timeoutMs: number;
+  /**
+   * Where a fetched base state is written (default: `store.writeBaseState`). On SQLite the serving
+   * connection only reads: the writer thread writes it (`WriterThread.writeBaseState`).
+   */
+  writeBase?: (w: BaseStateWrite) => Promise<void>;
+}
+
+export class BaseStateService {
+  /** Records known to exist (they are never removed). */
+  private readonly known = new Set<string>();
+  private readonly fetching = new Map<string, Promise<"ok" | "pruned">>();
+  private head: { at: number; head: Promise<UpstreamHead> } | null = null;
+
+  constructor(
+    /** The backend's storage, without the miss checks: what the fetch checks, reads and writes. */
+    private readonly store: Storage,
+    private readonly client: UpstreamClient,
+    private readonly o: BaseStateOptions,
+  ) {}
+
+  /**
+   * Fetches and stores what `miss` names, for the read that missed it to run once more. Throws
+   * `StatePrunedError` (410) where the upstream can no longer give it exactly, and
+   * `UpstreamUnavailableError` (503) where it could not give it within the timeout.
+   */
+  async fetch(miss: StateBeforeBaseError): Promise<void> {
+    if ((await this.ensure(miss.missing, miss.base)) === "pruned") {
+      throw new StatePrunedError(miss.version, `the state at version ${miss.version} is older than the upstream keeps, and the ledger cannot prove it unchanged since`);
+    }
+  }
+
+  /**
+   * The gas estimator's reads over `reader` (a `HeadStartedStorage`), a missed resource fetched and
+   * read once more. A resource the upstream pruned reads as the ledger has it: the estimator falls
+   * back to its defaults as for a chain without it.
+   */
+  gasReads(reader: GasHistorySource): GasHistorySource {
+    return {
+      getBlockByVersion: (v) => reader.getBlockByVersion(v),
+      getUserTxnGas: (f, l) => reader.getUserTxnGas(f, l),
+      getResource: async (address, type, version) => {
+        try {
+          return await reader.getResource(address, type, version);
+        } catch (e) {
+          if (!(e instanceof StateBeforeBaseError)) throw e;
+          if ((await this.ensure(e.missing, e.base)) === "pruned") return this.store.getResource(address, type, version);
+          return reader.getResource(address, type, version);
+        }
+      },
+    };
+  }
+
+  private ensure(key: BaseStateKey, base: bigint): Promise<"ok" | "pruned"> {
+    switch (key.kind) {
+      case "modules":
+        return this.ensureRecord(key, base, `modules of ${formatAddress(key.address)}`, (at) => this.fetchModules(key.address, base, at));
+      case "table_item":
+        return this.ensureRecord(key, base, `table item ${toHex(key.key)} of table ${formatAddress(key.handle)}`, (at) => this.fetchTableItem(key.handle, key.key, base, at));
+      case "resource":
+        return this.ensureRecord(key, base, `resource ${key.type} of ${formatAddress(key.address)}`, (at) => this.fetchResource(key.address, key.type, base, at));
+    }
+  }
+
+  private async fetchTableItem(handle: Uint8Array, key: Uint8Array, base: bigint, at: bigint): Promise<Fetched> {
+    if (at > base && (await this.store.newestStateVersion({ kind: "table_item", handle, key }, at)) !== null) return "pruned";
+    const what = `raw_item of table ${formatAddress(handle)} at version ${at}`;
+    const res = await this.client.request(`/tables/${formatAddress(handle)}/raw_item?ledger_version=${at}`, {
+      method: "POST",
+      json: { key: toHex(key) },
+      accept: "application/x-bcs",
+      deadline: this.deadline(),
+    });
+    if (res.status === 410) return "pruned";
+    if (res.status === 404) {
+      requireNotFound(res, ["table_item_not_found"], at, what);
+      return NO_ROWS();
+    }
+    expectStatus(res.status, 200, what);
+    return { ...NO_ROWS(), tableItems: [{ version: base, handle, key, value: new Uint8Array(res.body) }] };
+  }
+
+  private async fetchResource(address: Uint8Array, type: string, base: bigint, at: bigint): Promise<Fetched> {
+    if (at > base && (await this.store.newestStateVersion({ kind: "resource", address, type }, at)) !== null) return "pruned";
+    const what = `resource ${type} of ${formatAddress(address)} at version ${at}`;
+    const res = await this.client.request(`/accounts/${formatAddress(address)}/resource/${type}?ledger_version=${at}`, { deadline: this.deadline() });
+    if (res.status === 410) return "pruned";
+    if (res.status === 404) {
+      requireNotFound(res, ["resource_not_found", "account_not_found"], at, what);
+      return NO_ROWS();
+    }
+    expectStatus(res.status, 200, what);
+    const body = parseJson(res.body, `resource ${type}`) as { data?: unknown };
+    return { ...NO_ROWS(), resources: [{ version: base, address, type, json: JSON.stringify(body.data ?? null) }] };
+  }
+
+  /** An account's whole module list at the base (every page). */
+  private async fetchModules(address: Uint8Array, base: bigint, at: bigint): Promise<Fetched> {
+    if (at > base) {
+      const changed = (await this.store.readModulesVersion(address, at))?.value;
+      if (changed !== null && changed !== undefined && changed > base) return "pruned";
+    }
+    const modules: ModuleWrite[] = [];
+    let cursor: string | null = null;
+    do {
+      const path: string = `/accounts/${formatAddress(address)}/modules?ledger_version=${at}&limit=${MODULES_PAGE}${cursor ? `&start=${cursor}` : ""}`;
+      const res = await this.client.request(path, { deadline: this.deadline() });
+      if (res.status === 410) return "pruned";
+      if (res.status === 404) {
+        // Older reference nodes answer an account that does not exist so: it has no modules.
+        requireNotFound(res, ["account_not_found"], at, `modules of ${formatAddress(address)} at version ${at}`);
+        break;
+      }
+      expectStatus(res.status, 200, `modules of ${formatAddress(address)} at version ${at}`);
+      const page = parseJson(res.body, `modules of ${formatAddress(address)}`);
+      if (!Array.isArray(page)) throw new UpstreamUnavailableError(`the upstream's modules of ${formatAddress(address)} are not a JSON array`);
+      for (const m of page as Array<{ bytecode?: unknown; abi?: { name?: unknown; address?: unknown } | null }>) {
+        const bytecode = typeof m.bytecode === "string" ? Buffer.from(m.bytecode.replace(/^0x/, ""), "hex") : null;
+        const decoded = bytecode ? moduleAbi(bytecode)?.name : undefined;
+        const name = decoded ?? (typeof m.abi?.name === "string" ? m.abi.name : null);
+        if (!bytecode || !name) throw new UpstreamUnavailableError(`the upstream sent a module of ${formatAddress(address)} without bytecode or name`);
+        const write: ModuleWrite = { version: base, address, name, stateKey: moduleStateKey(address, name), bytecode: new Uint8Array(bytecode) };
+        // Bytecode the decoder does not know (a newer version): the upstream's ABI is served.
+        if (decoded === undefined && typeof m.abi?.address === "string") write.upstreamAbi = JSON.stringify(m.abi);
+        modules.push(write);
+      }
+      cursor = res.headers.get("x-aptos-cursor");
+    } while (cursor);
+    return { ...NO_ROWS(), modules };
+  }
+
+  /**
+   * Makes sure `key` is stored: fetched at the base version (or at the upstream's oldest when it
+   * pruned the base), written with its record. One fetch per key at a time; bounded by the timeout.
+   */
+  private ensureRecord(key: BaseStateKey, base: bigint, label: string, fetch: (at: bigint) => Promise<Fetched>): Promise<"ok" | "pruned"> {
+    const what = baseRecordName(key);
+    if (this.known.has(what)) return Promise.resolve("ok");
+    let p = this.fetching.get(what);
+    if (!p) {
+      const fetched = (async () => {
+        if ((await this.store.getBaseRecord(what)) !== null) return "ok" as const;
+        const head = await this.upstreamHead();
+        const at = head.oldestVersion > base ? head.oldestVersion : base;
+        const info = await this.store.getLedgerInfo(true);
+        // The ledger can vouch for an unchanged value only up to its own newest version.
+        if (!info || at > info.ledgerVersion) return "pruned" as const;
+        const rows = await this.fetchRetried(() => fetch(at));
+        if (rows === "pruned") return "pruned" as const;
+        await (this.o.writeBase ?? this.store.writeBaseState.bind(this.store))({ what, fetchedAt: at, ...rows });
+        return "ok" as const;
+      })();
+      const shared = fetched.then(
+        (r) => {
+          if (r === "ok") this.known.add(what);
+          return r;
+        },
+        (e: unknown) => {
+          // A storage failure keeps its kind; whatever the upstream did (down, 5xx, an answer we
+          // cannot read) is the upstream's.
+          throw e instanceof StorageError ? e : new UpstreamUnavailableError(`the upstream could not give the ${label}: ${(e as Error).message}`, { cause: e });
+        },
+      );
+      const done = () => this.fetching.delete(what);
+      shared.then(done, done);
+      this.fetching.set(what, shared);
+      p = shared;
+    }
+    return withTimeout(p, this.o.timeoutMs, () => new UpstreamUnavailableError(`the upstream did not give the ${label} within ${this.o.timeoutMs} ms`));
+  }
+
+  /**
+   * `fetch`, again while the upstream answers something that is neither the value nor its own
+   * "not found" (a gateway's 404, a lagging backend), with backoff until the read's timeout.
+   */
+  private async fetchRetried(fetch: () => Promise<Fetched>): Promise<Fetched> {
+    const until = this.deadline();
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      try {
+        return await fetch();
+      } catch (e) {
+        if (!(e instanceof UpstreamNotFoundUnsureError) || Date.now() + delay >= until) throw e;
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  private deadline(): number {
+    return Date.now() + this.o.timeoutMs;
+  }
+
+  /** The upstream's ledger info, asked at most once a second. */
+  private upstreamHead(): Promise<UpstreamHead> {
+    const now = Date.now();
+    if (!this.head || now - this.head.at > 1000) {
+      const head = readHead(this.client, this.deadline());
+      head.catch(() => (this.head = null));
+      this.head = { at: now, head };
+    }
+    return this.head.head;
+  }
+}
+
+/** A 404 of the upstream that is not its own "not found" of the thing asked: retried, never stored. */
+class UpstreamNotFoundUnsureError extends UpstreamUnavailableError {}
+
+/**
+ * Checks that a 404 is the reference node's "not found" of the thing asked: JSON with one of
+ * `codes` as its `error_code`, at a ledger version (`X-Aptos-Ledger-Version`) at or above `at`.
+ */
+function requireNotFound(res: UpstreamResponse, codes: string[], at: bigint, what: string): void {
+  let code: unknown;
+  try {
+    code = (JSON.parse(res.body.toString("utf8")) as { error_code?: unknown } | null)?.error_code;
+  } catch {
+    code = undefined;
+  }
+  const header = res.headers.get("x-aptos-ledger-version");
+  const ledgerVersion = header !== null && /^[0-9]{1,20}$/.test(header) ? BigInt(header) : null;
+  if (typeof code === "string" && codes.includes(code) && ledgerVersion !== null && ledgerVersion >= at) return;
+  const said = typeof code === "string" ? code : JSON.stringify(res.body.toString("utf8", 0, Math.min(res.body.length, 80)));
+  throw new UpstreamNotFoundUnsureError(`the upstream answered 404 (${said}, ledger version ${header ?? "not given"}) for ${what}: not its own "not found"`);
+}
+
+function expectStatus(status: number, want: number, what: string): void {
+  if (status !== want) throw new UpstreamUnavailableError(`the upstream answered ${status} for ${what}`);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(error()), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}

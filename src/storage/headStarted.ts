@@ -1,0 +1,191 @@
+/**
+ * The storage of a ledger that a follower started at a chain's head (a replica, issue 16): the
+ * backend's reads, with a typed miss (`StateBeforeBaseError`) where a read needs state from before
+ * the first synced block that was never fetched. It never fetches: the API hands the miss to the
+ * base-state service `server.ts` injects (or answers 503 without one) and runs the read once more.
+ *
+ * - The base is the state just before the first synced block (version `base`). A key some synced
+ *   block wrote at or below the version asked, or whose base was fetched (its record exists), is
+ *   answered from the store alone.
+ * - An account's module pages need its whole module list at the base (`modules:` record); a table
+ *   item or a resource only its own (`table_item:`, `resource:` records).
+ * - Whether the ledger has a base is decided on the reads, not once: a follower records its first
+ *   version before its first block, so until the ledger holds a block the record is read again.
+ * - It offers no `immediate` reads: a read that may miss must be able to wait for the fetch.
+ * - The gas estimator's walk below the first synced block fails as unavailable (503): those blocks
+ *   are the upstream's, and an estimate without them would differ from the upstream's.
+ */
+import { toHex } from "../ledger/address.js";
+import type { LedgerInfo } from "../ledger/types.js";
+import { type BaseStateKey, StateBeforeBaseError, StorageUnavailableError } from "./errors.js";
+import { FIRST_SYNCED_RECORD } from "./followBase.js";
+import type { FollowLagReport, ModulesPage, Snapshot, WantsCode, WireReads } from "./reader.js";
+import type { Storage } from "./storage.js";
+
+/** The base record that names what a miss needs fetched (`BaseStateWrite.what`). */
+export function baseRecordName(key: BaseStateKey): string {
+  switch (key.kind) {
+    case "modules":
+      return `modules:${toHex(key.address)}`;
+    case "table_item":
+      return `table_item:${toHex(key.handle)}:${toHex(key.key)}`;
+    case "resource":
+      return `resource:${toHex(key.address)}:${key.type}`;
+  }
+}
+
+/**
+ * Whether `store` may be a head-started ledger: it has a first-synced record above 0, or it holds
+ * no block yet (a follower may be about to start it). A ledger with blocks and no record never gets one.
+ */
+export async function mayBeHeadStarted(store: Storage): Promise<boolean> {
+  const hasBlock = (await store.getLedgerInfo(true).catch(() => null)) !== null;
+  let first: bigint | null;
+  try {
+    first = await store.getBaseRecord(FIRST_SYNCED_RECORD);
+  } catch {
+    // A database whose schema predates the follower (opened read-only, unmigrated) has no record.
+    return false;
+  }
+  return first !== null ? first > 0n : !hasBlock;
+}
+
+export class HeadStartedStorage implements Storage {
+  readonly kind: Storage["kind"];
+  /** Every read here may miss and be run again after a fetch: none is answered in the calling turn. */
+  readonly immediate = null;
+  readonly wire: WireReads | null;
+  /** The base version; null: no base (synced from genesis); undefined: not decided yet. */
+  private base: bigint | null | undefined = undefined;
+  /** Base records known to exist (they are never removed). */
+  private readonly recorded = new Set<string>();
+
+  constructor(
+    /** The backend's storage, without the miss checks (what the base-state service reads and writes). */
+    readonly inner: Storage,
+    /** How far behind its upstream the ledger is, when a follower runs beside it. */
+    private readonly lag: () => FollowLagReport | null = () => inner.followLag(),
+  ) {
+    this.kind = inner.kind;
+    const wire = inner.wire;
+    // Summaries are local; a module page may need the account's base modules, as `readModules`.
+    this.wire = wire && {
+      readSummaries: (q) => wire.readSummaries(q),
+      readModules: async (address, version, start, limit, code) => {
+        const snap = await wire.readModules(address, version, start, limit, code);
+        await this.checkModules(address, version, snap);
+        return snap;
+      },
+    };
+  }
+
+  followLag(): FollowLagReport | null {
+    return this.lag();
+  }
+
+  /**
+   * The base version, or null for a ledger without one. A follower records its first version
+   * before its first block commits, so once the ledger holds a block (read first) the record read
+   * after it is final; before that it is read again on every call.
+   */
+  async baseVersion(): Promise<bigint | null> {
+    if (this.base !== undefined) return this.base;
+    const hasBlock = (await this.inner.getLedgerInfo(true)) !== null;
+    const first = await this.inner.getBaseRecord(FIRST_SYNCED_RECORD);
+    if (first !== null) this.base = first > 0n ? first - 1n : null;
+    else if (hasBlock) this.base = null;
+    return this.base ?? null;
+  }
+
+  // --- reads that may miss the base ---------------------------------------------------------------
+
+  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
+    const snap = await this.inner.readTableItem(handle, key, version);
+    const base = await this.baseVersion();
+    const v = version ?? snap?.info.ledgerVersion;
+    if (base === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
+    const newest = await this.inner.newestStateVersion({ kind: "table_item", handle, key }, v);
+    if (newest !== null && newest >= base) return snap; // a synced write (or the base row) answers
+    await this.requireRecord({ kind: "table_item", handle, key }, v, base, `table item ${toHex(key)} of table ${toHex(handle)}`);
+    return snap;
+  }
+
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    const snap = await this.inner.readModulesVersion(address, version);
+    await this.checkModules(address, version, snap);
+    return snap;
+  }
+
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
+    const snap = await this.inner.readModules(address, version, start, limit, code);
+    await this.checkModules(address, version, snap);
+    return snap;
+  }
+
+  async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
+    const base = await this.baseVersion();
+    if (base !== null) {
+      const newest = await this.inner.newestStateVersion({ kind: "resource", address, type }, version);
+      if (newest === null || newest < base) await this.requireRecord({ kind: "resource", address, type }, version, base, `resource ${type} of ${toHex(address)}`);
+    }
+    return this.inner.getResource(address, type, version);
+  }
+
+  async getBlockByVersion(v: bigint) {
+    const base = await this.baseVersion();
+    if (base !== null && v <= base) {
+      throw new StorageUnavailableError(`the block holding version ${v} is before this ledger's first synced block (version ${base + 1n}): not stored yet`);
+    }
+    return this.inner.getBlockByVersion(v);
+  }
+
+  /** A module read's snapshot stands once the account's base modules are stored (when it needs them). */
+  private async checkModules(address: Uint8Array, version: bigint | undefined, snap: Snapshot<unknown> | null): Promise<void> {
+    const base = await this.baseVersion();
+    const v = version ?? snap?.info.ledgerVersion;
+    if (base === null || !snap || v === undefined || !inWindow(snap.info, v)) return;
+    await this.requireRecord({ kind: "modules", address }, v, base, `modules of ${toHex(address)}`);
+  }
+
+  /** Throws the typed miss unless the base record of `key` exists. */
+  private async requireRecord(key: BaseStateKey, version: bigint, base: bigint, label: string): Promise<void> {
+    const what = baseRecordName(key);
+    if (this.recorded.has(what)) return;
+    if ((await this.inner.getBaseRecord(what)) !== null) {
+      this.recorded.add(what);
+      return;
+    }
+    throw new StateBeforeBaseError(
+      key,
+      version,
+      base,
+      `the ${label} at version ${version} is state from before this ledger's first synced block (version ${base + 1n}): this ledger starts at version ${base + 1n} of its chain and the state before it is fetched from the upstream only by serve --follow`,
+    );
+  }
+
+  // --- everything else is the backend's ------------------------------------------------------------
+
+  getChainId = () => this.inner.getChainId();
+  initChain: Storage["initChain"] = (chainId) => this.inner.initChain(chainId);
+  getLedgerInfo = (fresh?: boolean) => this.inner.getLedgerInfo(fresh);
+  getModuleCode: Storage["getModuleCode"] = (codeHash) => this.inner.getModuleCode(codeHash);
+  readSummaries: Storage["readSummaries"] = (q) => this.inner.readSummaries(q);
+  readSummariesVersion: Storage["readSummariesVersion"] = (s, e) => this.inner.readSummariesVersion(s, e);
+  getBlockByHeight: Storage["getBlockByHeight"] = (h) => this.inner.getBlockByHeight(h);
+  getFirstBlockAtOrAfter: Storage["getFirstBlockAtOrAfter"] = (t) => this.inner.getFirstBlockAtOrAfter(t);
+  getUserTxnGas: Storage["getUserTxnGas"] = (f, l) => this.inner.getUserTxnGas(f, l);
+  errorKind: Storage["errorKind"] = (e) => this.inner.errorKind(e);
+  fileProblem: Storage["fileProblem"] = () => this.inner.fileProblem();
+  getFingerprints: Storage["getFingerprints"] = (f, t) => this.inner.getFingerprints(f, t);
+  commitBlocks: Storage["commitBlocks"] = (w) => this.inner.commitBlocks(w);
+  commitBlock: Storage["commitBlock"] = (w) => this.inner.commitBlock(w);
+  prune: Storage["prune"] = (t) => this.inner.prune(t);
+  getBaseRecord: Storage["getBaseRecord"] = (w) => this.inner.getBaseRecord(w);
+  writeBaseState: Storage["writeBaseState"] = (w) => this.inner.writeBaseState(w);
+  newestStateVersion: Storage["newestStateVersion"] = (k, u) => this.inner.newestStateVersion(k, u);
+  close = () => this.inner.close();
+}
+
+function inWindow(info: LedgerInfo, v: bigint): boolean {
+  return v >= info.oldestVersion && v <= info.ledgerVersion;
+}
