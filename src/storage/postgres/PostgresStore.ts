@@ -25,6 +25,7 @@ import type { BlockWrite, PruneResult, PruneTarget, StoredTxnFingerprint } from 
 import type { Storage } from "../storage.js";
 import type { ModulesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
 import { StorageError, type StorageErrorKind } from "../errors.js";
+import { prepareBlock } from "../prepareBlock.js";
 import { checkChainId } from "../rules.js";
 import { commitValues } from "./commit.js";
 import { inTransaction, NamedStatements, openPool } from "./connection.js";
@@ -188,7 +189,7 @@ export class PostgresStore implements Storage {
 
   async commitBlock(w: BlockWrite): Promise<void> {
     try {
-      await this.pool.query({ name: "ln_commit", text: SQL.commit, values: commitValues(w) });
+      await this.pool.query({ name: "ln_commit", text: SQL.commit, values: commitValues(prepareBlock(w)) });
     } catch (e) {
       throw commitError(e, [w]);
     } finally {
@@ -203,11 +204,11 @@ export class PostgresStore implements Storage {
       await inTransaction(this.pool, "commitBlocks", async (c) => {
         // The next block's parameters (its resource values packed) are made while the server
         // runs the current block's statement, not between the two.
-        let values = commitValues(writes[0]!);
+        let values = commitValues(prepareBlock(writes[0]!));
         for (let i = 0; i < writes.length; i++) {
           const sent = c.query({ name: "ln_commit", text: SQL.commit, values });
           try {
-            if (i + 1 < writes.length) values = commitValues(writes[i + 1]!);
+            if (i + 1 < writes.length) values = commitValues(prepareBlock(writes[i + 1]!));
           } catch (e) {
             await sent.catch(() => undefined); // settled before the rollback, never left unhandled
             throw e;

@@ -3,10 +3,8 @@
  * per block, its addresses and resource types numbered in it, arrays for `unnest`.
  */
 import { parseAddress } from "../../ledger/address.js";
-import { codeHash } from "../../ledger/codeHash.js";
-import type { BlockWrite } from "../writer.js";
-import { packResourceValue } from "../resourceValue.js";
-import { replayKindCode, storedAbiText, txnKindCode } from "../rules.js";
+import type { PreparedBlock } from "../prepareBlock.js";
+import { replayKindCode, txnKindCode } from "../rules.js";
 import { u64Param } from "./columns.js";
 
 /**
@@ -40,22 +38,20 @@ function contractBytes(text: string): Uint8Array {
   return bytes;
 }
 
-/** The parameters of the `commit` statement for one block. */
-export function commitValues(w: BlockWrite): unknown[] {
+/** The parameters of the `commit` statement for one block (`prepareBlock`: the last write of a key wins). */
+export function commitValues(w: PreparedBlock): unknown[] {
   const b = w.block;
   const txns = w.transactions;
-  // A key written twice at one version: the last write wins (as SQLite's INSERT OR REPLACE).
-  // ON CONFLICT cannot touch one row twice in a statement, so keep only the last here.
-  const modules = lastWrites(w.modules, (m) => [m.address, m.stateKey, m.version]);
-  const items = lastWrites(w.tableItems, (t) => [t.handle, t.key, t.version]);
-  const resources = lastWrites(w.resources, (r) => [r.address, r.type, r.version]);
+  const modules = w.modules;
+  const items = w.tableItems;
+  const resources = w.resources;
   const addresses = new Interned<Uint8Array>(hexOf);
   const types = new Interned<string>((t) => t);
   const senderOrds = txns.map((t) => (t.user ? addresses.ord(t.user.sender) : null));
   const contractOrds = txns.map((t) => (t.user?.contractAddress != null ? addresses.ord(contractBytes(t.user.contractAddress)) : null));
   const handleOrds = items.map((t) => addresses.ord(t.handle));
-  const ownerOrds = resources.map((r) => addresses.ord(r.address));
-  const typeOrds = resources.map((r) => types.ord(r.type));
+  const ownerOrds = resources.map((r) => addresses.ord(r.write.address));
+  const typeOrds = resources.map((r) => types.ord(r.write.type));
   return [
     u64Param(b.height),
     u64Param(b.epoch),
@@ -76,34 +72,20 @@ export function commitValues(w: BlockWrite): unknown[] {
     txns.map((t) => (t.user ? u64Param(t.user.replayProtector.value) : null)),
     txns.map((t) => (t.user ? u64Param(t.user.gasUnitPrice) : null)),
     txns.map((t) => (t.user ? u64Param(t.user.gasUsed) : null)),
-    modules.map((m) => m.address),
-    modules.map((m) => m.stateKey),
-    modules.map((m) => u64Param(m.version)),
-    modules.map((m) => m.name),
-    modules.map((m) => m.bytecode),
-    modules.map((m) => (m.bytecode ? codeHash(m.bytecode) : null)),
+    modules.map((m) => m.write.address),
+    modules.map((m) => m.write.stateKey),
+    modules.map((m) => u64Param(m.write.version)),
+    modules.map((m) => m.write.name),
+    modules.map((m) => m.write.bytecode),
+    modules.map((m) => m.codeHash),
     handleOrds,
     items.map((t) => t.key),
     items.map((t) => u64Param(t.version)),
     items.map((t) => t.value),
     ownerOrds,
     typeOrds,
-    resources.map((r) => u64Param(r.version)),
-    resources.map((r) => (r.json === null ? null : packResourceValue(r.address, r.json))),
-    modules.map((m) => storedAbiText(m)),
+    resources.map((r) => u64Param(r.write.version)),
+    resources.map((r) => r.value),
+    modules.map((m) => m.abi),
   ];
 }
-
-/** Keeps the last write of each key (order otherwise kept). */
-function lastWrites<T>(writes: T[], key: (w: T) => [Uint8Array, Uint8Array | string, bigint]): T[] {
-  if (writes.length < 2) return writes;
-  const last = new Map<string, number>();
-  writes.forEach((w, i) => {
-    const [a, b, v] = key(w);
-    last.set(`${Buffer.from(a).toString("hex")}/${typeof b === "string" ? "s" + b : Buffer.from(b).toString("hex")}/${v}`, i);
-  });
-  if (last.size === writes.length) return writes;
-  const keep = new Set(last.values());
-  return writes.filter((_, i) => keep.has(i));
-}
-

@@ -3,10 +3,8 @@
  * the upstream, the fetched rows written with it in one transaction, and the newest version of a key.
  */
 import type pg from "pg";
-import { codeHash } from "../../ledger/codeHash.js";
 import type { BaseStateWrite, FollowBase, StateKeyRef } from "../followBase.js";
-import { packResourceValue } from "../resourceValue.js";
-import { storedAbiText } from "../rules.js";
+import { prepareState } from "../prepareBlock.js";
 import { u64FromColumn, u64Param } from "./columns.js";
 import { inTransaction } from "./connection.js";
 import { storageError } from "./errors.js";
@@ -31,26 +29,27 @@ export class PostgresFollowBase implements FollowBase {
         u64Param(w.fetchedAt),
       ]);
       if (recorded.rowCount === 0) return;
-      for (const m of w.modules) {
+      const state = prepareState(w);
+      for (const { write: m, codeHash, abi } of state.modules) {
         await c.query(
           `INSERT INTO modules (address, state_key, version, name, bytecode, code_hash, abi) VALUES ($1, $2, $3::numeric, $4, $5, $6, $7)
            ON CONFLICT (address, state_key, version) DO NOTHING`,
-          [m.address, m.stateKey, u64Param(m.version), m.name, m.bytecode, m.bytecode ? codeHash(m.bytecode) : null, storedAbiText(m)],
+          [m.address, m.stateKey, u64Param(m.version), m.name, m.bytecode, codeHash, abi],
         );
       }
-      for (const t of w.tableItems) {
+      for (const t of state.tableItems) {
         await c.query(
           `WITH ${INTERN_ADDRESS("$1::bytea")} INSERT INTO table_items (handle_id, key, version, value)
            SELECT id, $2, $3::numeric, $4 FROM interned ON CONFLICT DO NOTHING`,
           [t.handle, t.key, u64Param(t.version), t.value],
         );
       }
-      for (const r of w.resources) {
+      for (const { write: r, value } of state.resources) {
         await c.query(
           `WITH ${INTERN_ADDRESS("$1::bytea")}, ${INTERN_TYPE("$2::text")}
            INSERT INTO resources (address_id, type_id, version, value)
            SELECT interned.id, interned_type.id, $3::numeric, $4 FROM interned, interned_type ON CONFLICT DO NOTHING`,
-          [r.address, r.type, u64Param(r.version), r.json === null ? null : packResourceValue(r.address, r.json)],
+          [r.address, r.type, u64Param(r.version), value],
         );
       }
     });

@@ -21,8 +21,9 @@ import type { BlockWrite, PruneResult, PruneTarget, StoredTxnFingerprint } from 
 import type { ImmediateReads, ModulesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
 import type { Storage } from "../storage.js";
 import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../errors.js";
+import { keepLastWrites, prepareBlock, prepareKept } from "../prepareBlock.js";
 import { checkChainId } from "../rules.js";
-import { BlockCommitter, PackedValues } from "./commit.js";
+import { BlockCommitter } from "./commit.js";
 import { openDatabase } from "./connection.js";
 import { FileIdentity } from "./fileIdentity.js";
 import { SqliteFollowBase } from "./followBase.js";
@@ -163,7 +164,8 @@ export class SqliteStore implements Storage {
   }
 
   async commitBlock(write: BlockWrite): Promise<void> {
-    return this.write(() => this.ids.interning(() => this.committer.commitTx(write)));
+    const prepared = prepareBlock(write);
+    return this.write(() => this.ids.interning(() => this.committer.commitTx(prepared)));
   }
 
   /**
@@ -171,10 +173,18 @@ export class SqliteStore implements Storage {
    * the Importer parses on meanwhile), then the blocks are written in one transaction.
    */
   async commitBlocks(writes: BlockWrite[]): Promise<void> {
+    const kept = writes.map(keepLastWrites);
     const toPack: ResourceToPack[] = [];
-    for (const w of writes) for (const r of w.resources) if (r.json !== null) toPack.push(r as ResourceToPack);
-    const packed = new PackedValues(await this.packer.pack(toPack));
-    return this.write(() => this.ids.interning(() => this.committer.commitManyTx(writes, packed)));
+    for (const w of kept) for (const r of w.resources) if (r.json !== null) toPack.push(r as ResourceToPack);
+    const packed = await this.packer.pack(toPack);
+    let at = 0;
+    const next = (): Buffer => {
+      const v = packed[at++];
+      if (v === undefined) throw new Error("internal: fewer packed resource values than resource writes");
+      return v;
+    };
+    const prepared = kept.map((w) => prepareKept(w, next));
+    return this.write(() => this.ids.interning(() => this.committer.commitManyTx(prepared)));
   }
 
   prune(target: PruneTarget): Promise<PruneResult> {

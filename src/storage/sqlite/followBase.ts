@@ -5,6 +5,7 @@
  */
 import type { Database as Db } from "better-sqlite3";
 import type { BaseStateWrite, FollowBase, StateKeyRef } from "../followBase.js";
+import { prepareState } from "../prepareBlock.js";
 import type { BlockCommitter } from "./commit.js";
 import { versionParam } from "./columns.js";
 import type { Interner } from "./intern.js";
@@ -36,7 +37,7 @@ export class SqliteFollowBase implements FollowBase {
       this.ids.interning(() =>
         this.db.transaction(() => {
           if (f.insertRecord.run(w.what, w.fetchedAt).changes === 0) return;
-          this.committer.insertState(w);
+          this.committer.insertState(prepareState(w));
         })(),
       ),
     );
