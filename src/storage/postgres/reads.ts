@@ -86,9 +86,8 @@ export class PostgresReads {
   /**
    * The page in one statement, with the code of every listed module when `code` is given (in
    * `form`), kept for the rows `code` says yes to. The code comes from the module rows the page
-   * reads anyway, where a second statement for it cost a round trip: 0.70 of the 2.63 a request of
-   * bench:scale's random modules row at 1M made before (bench/RESULTS.md). Rows whose record the
-   * caller holds still carry theirs over the wire: about 1.3 KB a module, for one round trip less.
+   * reads anyway, where a second statement for it cost a round trip (bench/RESULTS.md). Rows whose
+   * record the caller holds still carry theirs over the wire: bytes traded for a round trip.
    */
   private async modulesPage(
     address: Uint8Array,

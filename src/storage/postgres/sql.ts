@@ -42,7 +42,7 @@ export const TYPE_ID = (param: string): string => `(SELECT y.id FROM resource_ty
 
 /**
  * CTEs `interned` / `interned_type`: the id of one address / resource type given in `param`, stored
- * first when it is new (one row either way; see `commit` for why DO UPDATE).
+ * first when it is new (one row either way; see `SQL.commit` for why DO UPDATE).
  */
 export const INTERN_ADDRESS = (param: string): string =>
   `found AS (SELECT x.id FROM addresses x WHERE x.address = ${param}),

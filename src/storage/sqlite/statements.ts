@@ -50,8 +50,7 @@ export const TYPE_ID = "SELECT id FROM resource_types WHERE name = ?";
 /**
  * A bound LIMIT or OFFSET. A bare `?` there makes SQLite (3.53, STAT4 build) read the bound value
  * while planning, so every new binding expires the statement and the next step parses and plans it
- * again: 18 against 7 µs for a page of 25 versions (bench/out, 2026-11-24), the malloc churn of the
- * re-prepare included. `+ 0` makes it an expression the planner does not read.
+ * again. `+ 0` makes it an expression the planner does not read.
  */
 export const BOUND = "? + 0";
 const SUMMARY_COLUMNS = summaryColumns((column) => `lower(hex(${column}))`);
@@ -72,16 +71,14 @@ export function prepareStatements(db: Db) {
     dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
     initChain: writes<[number]>("INSERT INTO ledger (id, chain_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING"),
     ledger: tuples<[], LedgerTuple<bigint>>(`${LEDGER_SELECT} ${LEDGER_FROM}`),
-    // An account's module page (`SqliteStore.moduleList`): its state keys from a bound, in order,
+    // An account's module page (`SqliteReads.moduleList`): its state keys from a bound, in order,
     // each with the code of its newest row at or below the version (NULL: none there, or deleted),
     // as many as asked in one statement. The cost follows the modules listed, not how many versions
-    // they have. On the 10M bench ledger the keys of a page of 10 modules took 37-41 µs of CPU this
-    // way against 48-55 walking the modules table one key per statement (store level, 3 rounds).
+    // they have.
     //
     // The newest row of a key is one seek: a scalar subquery that returns its code hash and id as
     // one text (the 64 hex digits, then the id), not max(version) and then the row by its whole key
-    // (a second seek). A random page of about 10 modules: 28-34 against 34-43 µs of CPU at 1M
-    // versions, 35-36 against 40-52 at 10M (store level, 5 alternated rounds of 3,000 pages each).
+    // (a second seek).
     moduleKeys: tuples<[bigint, Uint8Array, Uint8Array, number], ModuleTuple>(
       `SELECT k.state_key, k.name,
               (SELECT n.code_hash || coalesce(n.code_id, '') FROM modules n
@@ -94,8 +91,8 @@ export function prepareStatements(db: Db) {
     // A listed module's bytecode with its ABI text (NULL: a row no migration filled).
     codeAndAbi: tuples<[number], [Buffer, string | null]>("SELECT bytecode, abi FROM code WHERE id = ?"),
     // A listed module's JSON record as the API sends it (`ModuleEntry.record`), or, for a row
-    // without ABI text, its bytecode. Written here it cost 5.0 µs of CPU a module against 6.0-6.9
-    // for the two columns, before the record is built from them (10M bench ledger, store level).
+    // without ABI text, its bytecode: written here, it costs less than the two columns and the
+    // record built from them.
     codeRecord: tuples<[number], [string | null, Buffer | null]>(
       `SELECT CASE WHEN abi IS NOT NULL THEN '{"bytecode":"0x' || lower(hex(bytecode)) || '","abi":' || abi || '}' END,
               CASE WHEN abi IS NULL THEN bytecode END
@@ -128,8 +125,7 @@ export function prepareStatements(db: Db) {
     ),
     // A page is one contiguous range of the sender's rows, each the summary itself: joining
     // transactions by version for hash and replay protector instead (a rowid seek a row, one page of
-    // transactions each) cost a page of 25 180-203 µs against 76-82 at 10M versions
-    // (bench/memory.bench.ts --store), for 37 bytes a user transaction.
+    // transactions each) cost a page more than twice the CPU, for 37 bytes a user transaction saved.
     summariesForward: tuples<[Uint8Array, bigint, bigint, number], SummaryTuple<bigint>>(
       `SELECT ${SUMMARY_COLUMNS} FROM account_transactions
        WHERE sender_id = (${ADDRESS_ID}) AND version >= ? AND version <= ? ORDER BY version ASC LIMIT ${BOUND}`,
