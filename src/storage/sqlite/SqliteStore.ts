@@ -93,12 +93,12 @@ export class SqliteStore implements Storage {
     return this.immediate.getLedgerInfo(fresh);
   }
 
-  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    return this.reads.readTableItem(handle, key, version);
+  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
+    return this.immediate.readTableItem(handle, key, version);
   }
 
-  readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.reads.readModulesVersion(address, version);
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    return this.immediate.readModulesVersion(address, version);
   }
 
   readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
@@ -109,8 +109,8 @@ export class SqliteStore implements Storage {
     return this.reads.getModuleCode(codeHash);
   }
 
-  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.reads.readSummariesVersion(sender, end);
+  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    return this.immediate.readSummariesVersion(sender, end);
   }
 
   readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {

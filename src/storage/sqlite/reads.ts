@@ -154,17 +154,8 @@ export class SqliteReads {
     return this.statements.code.get(codeHash)?.bytecode ?? null;
   }
 
-  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    return this.immediate.readTableItem(handle, key, version);
-  }
 
-  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.immediate.readModulesVersion(address, version);
-  }
 
-  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.immediate.readSummariesVersion(sender, end);
-  }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
     const value = this.statements.resource.get(address, type, versionParam(version))?.value ?? null;
