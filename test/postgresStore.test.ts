@@ -15,6 +15,7 @@ import type { BlockWrite, PruneResult } from "../src/storage/writer.js";
 import type { Storage } from "../src/storage/storage.js";
 import { PostgresStore, type PostgresConnectOptions, type PostgresStoreOptions } from "../src/storage/postgres/PostgresStore.js";
 import { MIGRATIONS } from "../src/storage/postgres/schema.js";
+import { poolOf } from "../src/storage/postgres/testing.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { dumpTables } from "./helpers/ledgerTables.js";
 import { genesisModules } from "./helpers/moveFixtures.js";
@@ -166,7 +167,7 @@ async function readAt(s: Storage, version: bigint, oldest: bigint) {
 
 /** The rows of the ledger's tables except what records when and how far a prune got. */
 async function rows(s: PostgresStore): Promise<Record<string, string[]>> {
-  const all = await dumpTables((s as unknown as { pool: pg.Pool }).pool.options.connectionString as string);
+  const all = await dumpTables(poolOf(s).options.connectionString as string);
   delete all.prune_progress;
   return all;
 }
@@ -405,7 +406,7 @@ describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
       expect(await stepped.getFingerprints(0n, target.oldestVersion - 1n)).toEqual([]);
     }
     // After the last prune every key keeps at most one row at or below the oldest version, and no deletion.
-    const c = new pg.Client({ connectionString: (stepped as unknown as { pool: pg.Pool }).pool.options.connectionString as string });
+    const c = new pg.Client({ connectionString: poolOf(stepped).options.connectionString as string });
     await c.connect();
     try {
       const oldest = blocks[149]!.block.firstVersion.toString();
@@ -421,7 +422,7 @@ describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
   it("answers reads exactly between its steps: the oldest version only moves when a step commits, and readers are never held up", async () => {
     const reference = await filled(blocks);
     const stepped = await filled(blocks, TINY_STEPS);
-    const reader = await open((stepped as unknown as { pool: pg.Pool }).pool.options.connectionString as string);
+    const reader = await open(poolOf(stepped).options.connectionString as string);
     const target = { oldestVersion: blocks[120]!.block.firstVersion, oldestBlockHeight: 120n };
     let done = false;
     const pruning = stepped.prune(target).finally(() => (done = true));
@@ -447,7 +448,7 @@ describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
     const reference = await filled(blocks);
     const whole = await filled(blocks, WHOLE);
     const stepped = await filled(blocks, TINY_STEPS);
-    const url = (stepped as unknown as { pool: pg.Pool }).pool.options.connectionString as string;
+    const url = poolOf(stepped).options.connectionString as string;
     const target = { oldestVersion: blocks[130]!.block.firstVersion, oldestBlockHeight: 130n };
     await whole.prune(target);
     const admin = new pg.Client({ connectionString: url });
@@ -499,7 +500,7 @@ describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
 
 describe(`PostgreSQL read memo of a serving node (memoLagMs, seed ${SEED})`, () => {
   const blocks = history(SEED + 2, 40);
-  const urlOf = (s: PostgresStore) => (s as unknown as { pool: pg.Pool }).pool.options.connectionString as string;
+  const urlOf = (s: PostgresStore) => poolOf(s).options.connectionString as string;
   /** Every position read at the newest version, as the API's request wrapper makes them. */
   const latest = async (s: Storage) => ({
     ledger: await s.getLedgerInfo(),

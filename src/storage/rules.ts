@@ -181,9 +181,8 @@ export function blockOf<U64, Flag>(r: BlockRow<U64, Flag>, d: ColumnDecoder<U64,
 
 /**
  * The columns of a summary read as a row array, in `SummaryTuple` order; `hex` is the backend's
- * expression for a blob column as lowercase hex. The hash is read as text: a blob is a byte buffer
- * per row on the JavaScript side (SQLite: 36 against 22 µs for a page of 25 at 10M versions,
- * bench/out micro-timing, 2026-11-24), and the JSON page sends hex anyway.
+ * expression for a blob column as lowercase hex. The hash is read as text: a blob would be a byte
+ * buffer per row on the JavaScript side, and the JSON page sends hex anyway.
  */
 export const summaryColumns = (hex: (column: string) => string): string => `version, ${hex("hash")} AS hash, replay_kind, replay_value`;
 export type SummaryTuple<U64> = [version: U64, hashHex: string, replayKind: SmallInt, replayValue: U64];

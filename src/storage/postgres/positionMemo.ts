@@ -1,9 +1,8 @@
 /**
- * The PostgreSQL store's memo of the reads that fix a request's position (`memoLagMs`): the ledger
- * row, and the answers at the newest version of `readTableItem`, `readModulesVersion` and
- * `readSummariesVersion`. Without it each of them is a round trip, and the wrapper of every
- * request makes one before anything else: on the PostgreSQL bench at 1M versions, a page the page
- * cache holds cost 195 µs of server CPU and 91 µs of the cluster's for that one statement.
+ * The PostgreSQL store's staleness rule over the shared memo (`../memo.ts`), for the reads that fix
+ * a request's position (`memoLagMs`): the ledger row, and the answers at the newest version of
+ * `readTableItem`, `readModulesVersion` and `readSummariesVersion`. Without it each of them is a
+ * round trip, made by every request before anything else (bench/RESULTS.md).
  *
  * SQLite checks its memo with `PRAGMA data_version`, in process. PostgreSQL has no such check
  * short of a round trip, so this memo trusts the position the store's reads last saw for `lagMs`:
@@ -12,10 +11,9 @@
  * answers and adopts it; one that was overtaken by a read of a later commit changes nothing.
  * Commits and prunes made through the store clear it, so a process sees its own writes at once.
  */
-import { LRUCache } from "lru-cache";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { Snapshot } from "../reader.js";
-import { MEMO_BYTES, MEMO_ENTRY_BYTES, memoEntrySize } from "../rules.js";
+import { AnswerMemo } from "../memo.js";
 
 /** Sign of how position `a` stands to `b`: ledger version first, then oldest version (both only grow). */
 function compare(a: LedgerInfo, b: LedgerInfo): number {
@@ -36,7 +34,7 @@ export class PositionMemo {
   private trustedUntil = -Infinity;
   /** `clear()` calls so far: a read asked before the last one may have seen the ledger before it. */
   private clears = 0;
-  private readonly answers = new LRUCache<string, Snapshot<unknown>>({ maxSize: MEMO_BYTES, maxEntrySize: MEMO_ENTRY_BYTES });
+  private readonly answers = new AnswerMemo<Snapshot<unknown>>();
 
   /** `lagMs` 0: nothing is memoized and every read asks the database. */
   constructor(private readonly lagMs: number) {}
@@ -77,7 +75,7 @@ export class PositionMemo {
 
   /** Keeps `answer` under `key` (`valueBytes`: what its value holds besides a fixed overhead). */
   remember(key: string, answer: Snapshot<unknown>, valueBytes = 0): void {
-    this.answers.set(key, answer, { size: memoEntrySize(key, valueBytes) });
+    this.answers.remember(key, answer, valueBytes);
   }
 
   /** Forgets everything, and what reads already under way will say: after a commit or a prune through this store. */

@@ -184,15 +184,13 @@ export const MIGRATIONS: readonly string[] = [
   -- Each module's ABI as the JSON text the API sends for it (moduleAbiJson, src/move/abi.ts; the
   -- text null when the bytecode does not decode), computed once when its code is written, so a
   -- read sends it instead of decoding the bytecode. The rows already stored get it in the same
-  -- transaction, from the program (PostgresStore's MIGRATION_FILLS): SQL cannot decode Move.
+  -- transaction, from the program (MIGRATION_FILLS in migrations.ts): SQL cannot decode Move.
   ALTER TABLE modules ADD COLUMN abi text;
   `,
   `
   -- A sender's summaries page read from the index alone (an index-only scan) instead of one heap
-  -- page a row: a page of 100 at a random version of the 10M-version bench ledger read 108 buffers
-  -- and executed in 5.4 ms through (sender_id, version), 9 buffers and 0.24 ms with the summary's
-  -- columns included. The index grows from 266 to 663 MB there (about 40 bytes a version), built
-  -- in about 10 s. Rows on pages not yet marked all-visible are still checked in the heap, until
+  -- page a row, for about 40 bytes a version more index (bench/RESULTS.md). Rows on pages not
+  -- yet marked all-visible are still checked in the heap, until
   -- autovacuum (on by default, and triggered by inserts) has passed over them.
   CREATE INDEX transactions_by_sender_summary ON transactions (sender_id, version)
     INCLUDE (replay_kind, replay_value, hash) WHERE sender_id IS NOT NULL;

@@ -1,6 +1,5 @@
 /**
- * Packs the resource values of a large commit (`packResourceValue`, about 8 µs each on node:zlib)
- * on a thread of its own, so that an import parses the next transactions meanwhile (the Importer
+ * Packs the resource values of a large commit (`packResourceValue`) on a thread of its own, so that an import parses the next transactions meanwhile (the Importer
  * keeps one commit in flight): on the devnet mix a resource is written per user transaction and
  * packing was a quarter of the import's CPU time. Small commits (a devnet block) pack inline: a
  * round trip to the thread would cost more than it saves. When the thread cannot be started or

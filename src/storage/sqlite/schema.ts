@@ -182,9 +182,8 @@ export const MIGRATIONS: readonly string[] = [
   -- read sends it instead of decoding the bytecode. Code already stored gets it here, from
   -- module_abi_json, which the store registers on its connection.
   -- code becomes a rowid table: with the ABI a row is about 1 KB, and a WITHOUT ROWID table keeps
-  -- whole rows in its interior pages too, four or so a page: on the 1M bench ledger a seek then
-  -- cost 12-16 µs of CPU where the rowid table's key index and row take 6-8, as the old table did
-  -- with bytecode alone.
+  -- whole rows in its interior pages too, four or so a page, which makes a seek cost about twice
+  -- as much (bench/RESULTS.md).
   CREATE TABLE code_v5 (
     code_hash TEXT PRIMARY KEY,
     bytecode BLOB NOT NULL,

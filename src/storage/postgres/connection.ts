@@ -1,0 +1,76 @@
+/**
+ * The PostgreSQL store's connections: one pool with time limits on everything (`settings.ts`),
+ * and transactions on one of its connections that discard it when it broke.
+ */
+import pg from "pg";
+import type { PoolClient, QueryResultRow } from "pg";
+import { breaksConnection, storageError } from "./errors.js";
+import type { PostgresSettings } from "./settings.js";
+import { SQL, type StatementName } from "./sql.js";
+
+/** A pool for `connectionString` with the store's settings. */
+export function openPool(connectionString: string, settings: PostgresSettings): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: settings.poolSize,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    idleTimeoutMillis: settings.idleTimeoutMs,
+    statement_timeout: settings.statementTimeoutMs,
+    // Client-side bound for a server that accepts the statement and then goes silent.
+    query_timeout: settings.statementTimeoutMs + 1_000,
+    lock_timeout: settings.statementTimeoutMs,
+    idle_in_transaction_session_timeout: Math.max(settings.statementTimeoutMs * 2, 10_000),
+    keepAlive: true,
+    fallback_application_name: "ledger-node",
+  });
+  // An idle pooled connection that the server closes (restart, failover) emits here; the pool
+  // has already dropped it and the next query opens a new one. Without a listener the process
+  // would crash.
+  pool.on("error", () => undefined);
+  return pool;
+}
+
+/** Runs `f` in one transaction on one connection; a broken connection is discarded. */
+export async function inTransaction<T>(pool: pg.Pool, what: string, f: (c: PoolClient) => Promise<T>): Promise<T> {
+  let c: PoolClient;
+  try {
+    c = await pool.connect();
+  } catch (e) {
+    throw storageError(e, what);
+  }
+  try {
+    await c.query("BEGIN");
+    const r = await f(c);
+    await c.query("COMMIT");
+    c.release();
+    return r;
+  } catch (e) {
+    let broken = breaksConnection(e);
+    if (!broken) await c.query("ROLLBACK").catch(() => (broken = true));
+    c.release(broken ? (e as Error) : undefined);
+    throw storageError(e, what);
+  }
+}
+
+/** The named statements of `SQL`, each run on any pooled connection. */
+export class NamedStatements {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** Runs one named statement; rows by column name. */
+  async rows<R extends QueryResultRow>(name: StatementName, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values })).rows;
+    } catch (e) {
+      throw storageError(e, name);
+    }
+  }
+
+  /** `rows`, as arrays in select-list order: the typed tuples rules.ts maps. */
+  async tuples<R extends unknown[]>(name: StatementName, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" })).rows;
+    } catch (e) {
+      throw storageError(e, name);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * PostgreSQL failures as the storage contract's errors: a server that cannot be used right now is
+ * a `StorageUnavailableError` (503 at the API edge; the pool reconnects on the next call).
+ */
+import pg from "pg";
+import { StorageUnavailableError } from "../errors.js";
+import type { BlockWrite } from "../writer.js";
+
+const { DatabaseError } = pg;
+
+/**
+ * True when `e` means the database could not be used right now rather than that the statement
+ * was wrong: anything that is not a server error (refused, reset, timed out, terminated), and the
+ * server's connection (08), resource (53) and operator-intervention (57: shutdown, starting up,
+ * statement timeout) classes.
+ */
+export function isUnavailableError(e: unknown): boolean {
+  if (e instanceof StorageUnavailableError) return true;
+  if (e instanceof DatabaseError) return /^(08|53|57)/.test(e.code ?? "");
+  return e instanceof Error && !(e instanceof TypeError) && !(e instanceof RangeError);
+}
+
+/** Whether a connection that failed with `e` must be discarded rather than returned to the pool (a statement timeout leaves it usable). */
+export function breaksConnection(e: unknown): boolean {
+  return isUnavailableError(e) && !(e instanceof DatabaseError && e.code === "57014");
+}
+
+/** `e` as the store throws it: unavailable when `isUnavailableError`, else as it is. */
+export function storageError(e: unknown, what: string): Error {
+  if (e instanceof StorageUnavailableError) return e;
+  if (isUnavailableError(e)) {
+    return new StorageUnavailableError(`PostgreSQL is unavailable (${what}): ${(e as Error).message}`, { cause: e });
+  }
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+/** A failed commit naming its blocks and versions (an unavailable database stays unavailable). */
+export function commitError(e: unknown, writes: BlockWrite[]): Error {
+  const err = storageError(e, "commitBlock");
+  if (err instanceof StorageUnavailableError) return err;
+  const first = writes[0]!.block;
+  const last = writes[writes.length - 1]!.block;
+  const what = writes.length === 1 ? `block ${first.height}` : `blocks ${first.height}..${last.height}`;
+  return new Error(`cannot commit ${what} (versions ${first.firstVersion}..${last.lastVersion}): ${err.message}`, { cause: e });
+}

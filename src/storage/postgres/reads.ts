@@ -1,0 +1,230 @@
+/**
+ * The PostgreSQL store's reads: each ONE named statement (`sql.ts`), so it sees one snapshot. The
+ * position reads at the newest version answer from the memo for a bounded lag (`PositionMemo`);
+ * every snapshot read tells the memo the position it saw. The wire reads' JSON is written by the
+ * page statements.
+ */
+import { formatAddress } from "../../ledger/address.js";
+import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
+import type { ModulesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import type { StoredTxnFingerprint } from "../writer.js";
+import { unpackResourceValue } from "../resourceValue.js";
+import {
+  blockOf,
+  fingerprintOf,
+  LEDGER_COLUMNS,
+  ledgerInfoOf,
+  memoKeys,
+  moduleEntryOf,
+  snapshotValue,
+  summaryOf,
+  userTxnGasOf,
+  type BlockRow,
+  type FingerprintRow,
+  type LedgerTuple,
+  type ModuleCodeForm,
+  type SnapshotTuple,
+  type SummaryTuple,
+  type UserTxnGasRow,
+} from "../rules.js";
+import { optionalVersion, PG_COLUMNS, u64FromColumn, u64Param, versionSnapshot } from "./columns.js";
+import type { NamedStatements } from "./connection.js";
+import type { PositionMemo } from "./positionMemo.js";
+
+export class PostgresReads {
+  constructor(
+    private readonly sql: NamedStatements,
+    private readonly memo: PositionMemo,
+  ) {}
+
+  async getLedgerInfo(fresh = false): Promise<LedgerInfo | null> {
+    const held = fresh ? null : this.memo.ledger();
+    if (held) return held;
+    const asked = this.memo.asking();
+    const row = (await this.sql.tuples<LedgerTuple<string>>("ledger", []))[0];
+    const info = row ? ledgerInfoOf(row, PG_COLUMNS) : null;
+    if (info) this.memo.saw(info, asked);
+    return info;
+  }
+
+  /**
+   * A snapshot read through the memo: at the newest version (`key` given), the memoized answer
+   * while it is trusted; any read's position renews or moves the memo's (`PositionMemo.saw`).
+   */
+  private async memoized<T>(key: string | null, read: () => Promise<Snapshot<T> | null>, valueBytes?: (v: T) => number): Promise<Snapshot<T> | null> {
+    if (key !== null) {
+      const held = this.memo.get<T>(key);
+      if (held) return held;
+    }
+    const asked = this.memo.asking();
+    const answer = await read();
+    if (answer && this.memo.saw(answer.info, asked) && key !== null) this.memo.remember(key, answer, valueBytes?.(answer.value));
+    return answer;
+  }
+
+  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
+    return this.memoized(
+      memoKeys.tableItem(handle, key, version),
+      async () => {
+        const row = (await this.sql.tuples<SnapshotTuple<string, Buffer>>("tableItemAt", [handle, key, optionalVersion(version)]))[0];
+        return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
+      },
+      (v) => v?.length ?? 0,
+    );
+  }
+
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
+    return this.memoized(null, () => this.modulesPage(address, version, start, limit, code, "bytecode"));
+  }
+
+  /** The API's JSON written by the page statements (`SQL.summariesJson…`, a module's record). */
+  readonly wire: WireReads = {
+    readSummaries: (q) => this.memoized(null, () => this.summariesJsonPage(q)),
+    readModules: (address, version, start, limit, code) => this.memoized(null, () => this.modulesPage(address, version, start, limit, code, "record")),
+  };
+
+  /**
+   * The page in one statement, with the code of every listed module when `code` is given (in
+   * `form`), kept for the rows `code` says yes to. The code comes from the module rows the page
+   * reads anyway, where a second statement for it cost a round trip (bench/RESULTS.md). Rows whose
+   * record the caller holds still carry theirs over the wire: bytes traded for a round trip.
+   */
+  private async modulesPage(
+    address: Uint8Array,
+    version: bigint | undefined,
+    start: Uint8Array | null,
+    limit: number,
+    code: WantsCode | undefined,
+    form: ModuleCodeForm,
+  ): Promise<Snapshot<ModulesPage> | null> {
+    const values = [address, start ?? Buffer.alloc(0), optionalVersion(version), limit, code ? form : null];
+    const rows = await this.sql.tuples<ModulesPageTuple>("modulesPage", values);
+    const first = rows[0];
+    if (!first) return null;
+    const modules: ModuleEntry[] = [];
+    for (const r of rows) {
+      const [stateKey, name, codeHash, record, bytecode, abi] = r.slice(LEDGER_COLUMNS.length + 1) as ModuleColumns;
+      if (stateKey === null) continue;
+      const m = moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash });
+      if (code?.(m.codeHash)) {
+        if (record !== null) m.record = record;
+        if (bytecode !== null) m.bytecode = bytecode;
+        if (abi !== null) m.abi = abi;
+      }
+      modules.push(m);
+    }
+    const changed = first[LEDGER_COLUMNS.length];
+    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
+  }
+
+  async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
+    const rows = await this.sql.rows<{ bytecode: Buffer }>("moduleCode", [codeHash]);
+    return rows[0]?.bytecode ?? null;
+  }
+
+  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    return this.memoized(memoKeys.modulesVersion(address, version), async () => {
+      const row = (await this.sql.tuples<SnapshotTuple<string, string>>("modulesVersionAt", [address, optionalVersion(version)]))[0];
+      return row ? versionSnapshot(row) : null;
+    });
+  }
+
+  async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
+    return this.memoized(memoKeys.summariesVersion(sender, end), async () => {
+      const row = (await this.sql.tuples<SnapshotTuple<string, string>>("summariesVersionAt", [sender, optionalVersion(end)]))[0];
+      return row ? versionSnapshot(row) : null;
+    });
+  }
+
+  async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
+    const value = (await this.sql.rows<{ value: Buffer | null }>("resource", [address, type, u64Param(version)]))[0]?.value ?? null;
+    return value === null ? null : unpackResourceValue(address, value);
+  }
+
+  async readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
+    return this.memoized(null, () => this.summariesPage(q));
+  }
+
+  private async summariesPage(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
+    // The window rules run on the snapshot's own ledger version, which the statement reads itself:
+    // `summaryRange` with an unbounded ledger version gives the same direction and bounds.
+    if (q.limit <= 0) {
+      const row = (await this.sql.tuples<SnapshotTuple<string, string>>("summariesVersionAt", [q.sender, optionalVersion(q.start === undefined ? q.end : undefined)]))[0];
+      return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: { newest: snapshotValue(row, u64FromColumn), rows: [] } } : null;
+    }
+    const rows =
+      q.start !== undefined
+        ? await this.sql.tuples<SummariesPageTuple>("summariesPageForward", [q.sender, u64Param(q.start), q.limit])
+        : await this.sql.tuples<SummariesPageTuple>("summariesPageBackward", [q.sender, optionalVersion(q.end), q.limit]);
+    const first = rows[0];
+    if (!first) return null;
+    const sender = Buffer.from(q.sender);
+    const summaries: TransactionSummary[] = [];
+    for (const r of rows) {
+      const summary = r.slice(LEDGER_COLUMNS.length + 1) as SummaryTuple<string> | [null, null, null, null];
+      if (summary[0] !== null) summaries.push(summaryOf(sender, summary, PG_COLUMNS));
+    }
+    const newest = first[LEDGER_COLUMNS.length];
+    return { info: ledgerInfoOf(first, PG_COLUMNS), value: { newest: newest === null ? null : u64FromColumn(newest), rows: summaries } };
+  }
+
+  private async summariesJsonPage(q: SummaryQuery): Promise<Snapshot<SummariesJsonPage> | null> {
+    if (q.limit <= 0) {
+      const empty = await this.summariesPage(q);
+      return empty && { info: empty.info, value: { newest: empty.value.newest, first: null, json: "[]" } };
+    }
+    const sender = formatAddress(q.sender);
+    const rows =
+      q.start !== undefined
+        ? await this.sql.tuples<SummariesJsonTuple>("summariesJsonForward", [q.sender, u64Param(q.start), q.limit, sender])
+        : await this.sql.tuples<SummariesJsonTuple>("summariesJsonBackward", [q.sender, optionalVersion(q.end), q.limit, sender]);
+    const row = rows[0];
+    if (!row) return null;
+    const [newest, first, json] = row.slice(LEDGER_COLUMNS.length) as [string | null, string | null, string | null];
+    return {
+      info: ledgerInfoOf(row, PG_COLUMNS),
+      value: { newest: newest === null ? null : u64FromColumn(newest), first: first === null ? null : u64FromColumn(first), json: `[${json ?? ""}]` },
+    };
+  }
+
+  async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
+    return this.block("blockByVersion", version);
+  }
+
+  async getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
+    return this.block("blockByHeight", height);
+  }
+
+  async getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
+    return this.block("blockAtTime", timestampUsec);
+  }
+
+  private async block(name: "blockByVersion" | "blockByHeight" | "blockAtTime", param: bigint): Promise<BlockInfo | null> {
+    const row = (await this.sql.rows<BlockRow<string, boolean>>(name, [u64Param(param)]))[0];
+    return row ? blockOf(row, PG_COLUMNS) : null;
+  }
+
+  async getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
+    const rows = await this.sql.rows<UserTxnGasRow<string>>("userGas", [u64Param(first), u64Param(last)]);
+    return rows.map((row) => userTxnGasOf(row, PG_COLUMNS));
+  }
+
+  async getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
+    const rows = await this.sql.rows<FingerprintRow<string>>("fingerprints", [u64Param(from), u64Param(to)]);
+    return rows.map((row) => fingerprintOf(row, PG_COLUMNS));
+  }
+
+}
+
+/** A row of a summaries page statement: the ledger columns, the newest version, a summary (all null for none). */
+type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(SummaryTuple<string> | [null, null, null, null])];
+
+/** A row of the summaries JSON statements: the ledger columns, the newest version, a summary's version and JSON (both null for none). */
+type SummariesJsonTuple = [...LedgerTuple<string>, newest: string | null, first: string | null, json: string | null];
+
+/** A module of the module page statement: state key, name, code hash, then its code (`modulesPage`). */
+type ModuleColumns = [Buffer, string, string, record: string | null, bytecode: Buffer | null, abi: string | null] | [null, null, null, null, null, null];
+
+/** A row of the module page statement: the ledger columns, the changed version, a module (all null for none). */
+type ModulesPageTuple = [...LedgerTuple<string>, changed: string | null, ...ModuleColumns];
+

@@ -1,0 +1,97 @@
+/**
+ * What both dialects do to a block before they write its rows, done once here: the last write of
+ * a key within a block wins, each module's code hash and ABI text, each resource value packed
+ * (`resourceValue.ts`). A dialect takes the prepared block and only maps it to its rows.
+ */
+import type { BlockInfo } from "../ledger/types.js";
+import { codeHash } from "../ledger/codeHash.js";
+import type { BlockWrite, ModuleWrite, ResourceWrite, TableItemWrite, TxnWrite } from "./writer.js";
+import { packResourceValue } from "./resourceValue.js";
+import { storedAbiText } from "./rules.js";
+
+/** A module write with its code's content hash, and the ABI text stored with the code. */
+export class PreparedModule {
+  /** `codeHash` of the bytecode; null for a deletion. */
+  readonly codeHash: string | null;
+  private abiText: string | null | undefined = undefined;
+
+  constructor(readonly write: ModuleWrite) {
+    this.codeHash = write.bytecode ? codeHash(write.bytecode) : null;
+  }
+
+  /**
+   * The ABI text stored with the code (`storedAbiText`; null for a deletion), decoded at the first
+   * ask: a dialect that stores code once per hash asks for new code only.
+   */
+  get abi(): string | null {
+    if (this.abiText === undefined) this.abiText = storedAbiText(this.write);
+    return this.abiText;
+  }
+}
+
+/** A resource write with its value in the stored form (null: deleted). */
+export interface PreparedResource {
+  write: ResourceWrite;
+  value: Buffer | null;
+}
+
+/** The state rows of a block, or of a follower's base state, prepared. */
+export interface PreparedState {
+  modules: PreparedModule[];
+  tableItems: TableItemWrite[];
+  resources: PreparedResource[];
+}
+
+export interface PreparedBlock extends PreparedState {
+  block: BlockInfo;
+  transactions: TxnWrite[];
+}
+
+/** Packs one resource value (a non-null one); the default packs it here. */
+export type PackValue = (r: ResourceWrite & { json: string }) => Buffer;
+
+const packHere: PackValue = (r) => packResourceValue(r.address, r.json);
+
+/**
+ * The block with the last write of each key at a version kept, the others dropped (order kept):
+ * what SQLite's INSERT OR REPLACE does, and what PostgreSQL's ON CONFLICT cannot do within one
+ * statement (it touches a row once).
+ */
+export function keepLastWrites(w: BlockWrite): BlockWrite {
+  const modules = lastWrites(w.modules, (m) => [m.address, m.stateKey, m.version]);
+  const tableItems = lastWrites(w.tableItems, (t) => [t.handle, t.key, t.version]);
+  const resources = lastWrites(w.resources, (r) => [r.address, r.type, r.version]);
+  return modules === w.modules && tableItems === w.tableItems && resources === w.resources ? w : { ...w, modules, tableItems, resources };
+}
+
+/** State rows prepared as they are (`pack`: how non-null resource values are packed, in order). */
+export function prepareState(w: Pick<BlockWrite, "modules" | "tableItems" | "resources">, pack: PackValue = packHere): PreparedState {
+  return {
+    modules: w.modules.map((m) => new PreparedModule(m)),
+    tableItems: w.tableItems,
+    resources: w.resources.map((r) => ({ write: r, value: r.json === null ? null : pack(r as ResourceWrite & { json: string }) })),
+  };
+}
+
+/** A block prepared for a dialect: `keepLastWrites`, then `prepareState`. */
+export function prepareBlock(w: BlockWrite, pack: PackValue = packHere): PreparedBlock {
+  return prepareKept(keepLastWrites(w), pack);
+}
+
+/** `prepareBlock` of a block `keepLastWrites` gave (a caller that packs its values elsewhere first). */
+export function prepareKept(w: BlockWrite, pack: PackValue = packHere): PreparedBlock {
+  return { block: w.block, transactions: w.transactions, ...prepareState(w, pack) };
+}
+
+/** Keeps the last write of each key (order otherwise kept); the same array when no key repeats. */
+function lastWrites<T>(writes: T[], key: (w: T) => [Uint8Array, Uint8Array | string, bigint]): T[] {
+  if (writes.length < 2) return writes;
+  const last = new Map<string, number>();
+  writes.forEach((w, i) => {
+    const [a, b, v] = key(w);
+    last.set(`${Buffer.from(a).toString("hex")}/${typeof b === "string" ? "s" + b : Buffer.from(b).toString("hex")}/${v}`, i);
+  });
+  if (last.size === writes.length) return writes;
+  const keep = new Set(last.values());
+  return writes.filter((_, i) => keep.has(i));
+}

@@ -1,0 +1,258 @@
+/**
+ * The SQLite store's reads: each a statement or a few in one read transaction (`turns.ts`), the
+ * position reads at the newest version through the memo (`memo.ts`), answered in the calling turn
+ * (`immediate`); the wire reads' JSON written by the statements (`SUMMARY_JSON`, `codeRecord`).
+ */
+import { formatAddress } from "../../ledger/address.js";
+import { CODE_HASH_DIGITS } from "../../ledger/codeHash.js";
+import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
+import type { ImmediateReads, ModulesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import type { StoredTxnFingerprint } from "../writer.js";
+import { unpackResourceValue } from "../resourceValue.js";
+import {
+  blockOf,
+  fingerprintOf,
+  ledgerInfoOf,
+  memoKeys,
+  snapshotValue,
+  summaryOf,
+  summaryRange,
+  userTxnGasOf,
+  type ModuleCodeForm,
+  type SummaryWindow,
+} from "../rules.js";
+import { SQLITE_COLUMNS, timestampToSql, versionParam, versionSnapshot } from "./columns.js";
+import type { DataVersionMemo } from "./memo.js";
+import type { Statements } from "./statements.js";
+import type { ReadTurns } from "./turns.js";
+
+const NO_KEY = Buffer.alloc(0);
+const ZERO_BYTE = Buffer.alloc(1);
+
+/** The ledger row read by `statements`, or null before the first block. */
+export function ledgerInfoReader(statements: Statements): () => LedgerInfo | null {
+  return () => {
+    const row = statements.ledger.get();
+    return row ? ledgerInfoOf(row, SQLITE_COLUMNS) : null;
+  };
+}
+
+export class SqliteReads {
+  private readonly readLedgerInfo: () => LedgerInfo | null;
+
+  constructor(
+    private readonly statements: Statements,
+    private readonly turns: ReadTurns,
+    private readonly memo: DataVersionMemo,
+  ) {
+    this.readLedgerInfo = ledgerInfoReader(statements);
+  }
+
+  /** The snapshot reads in the calling turn: better-sqlite3 reads synchronously in process. */
+  readonly immediate: ImmediateReads = {
+    getLedgerInfo: (fresh = false) => this.memo.read("ledger", this.readLedgerInfo, undefined, fresh),
+    readTableItem: (handle, key, version) => {
+      const read = (): Snapshot<Uint8Array | null> | null => {
+        const row = this.statements.tableItemAt.get(handle, key, version === undefined ? null : versionParam(version));
+        return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => v) } : null;
+      };
+      const memoKey = memoKeys.tableItem(handle, key, version);
+      return memoKey === null ? this.turns.inTurn(read) : this.memo.read(memoKey, read, (snap) => snap.value?.length ?? 0);
+    },
+    readModulesVersion: (address, version) => {
+      const read = () => {
+        const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
+        return row ? versionSnapshot(row) : null;
+      };
+      const memoKey = memoKeys.modulesVersion(address, version);
+      return memoKey === null ? this.turns.inTurn(read) : this.memo.read(memoKey, read);
+    },
+    readSummariesVersion: (sender, end) => {
+      const read = () => {
+        const row = this.statements.summariesVersionAt.get(sender, end === undefined ? null : versionParam(end));
+        return row ? versionSnapshot(row) : null;
+      };
+      const memoKey = memoKeys.summariesVersion(sender, end);
+      return memoKey === null ? this.turns.inTurn(read) : this.memo.read(memoKey, read);
+    },
+  };
+
+  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
+    return this.modulesPage(address, version, start, limit, code, "bytecode");
+  }
+
+  /** `readModules`, the listed code in either form (see `moduleList`). */
+  private modulesPage(
+    address: Uint8Array,
+    version: bigint | undefined,
+    start: Uint8Array | null,
+    limit: number,
+    code: WantsCode | undefined,
+    form: ModuleCodeForm,
+  ): Snapshot<ModulesPage> | null {
+    return this.turns.readTx(() => {
+      const row = this.statements.modulesVersionAt.get(address, version === undefined ? null : versionParam(version));
+      if (!row) return null;
+      const { info, value: changed } = versionSnapshot(row);
+      const rows = this.moduleList(address, versionParam(version ?? info.ledgerVersion), start, limit, code, form);
+      return { info, value: { changed, rows } };
+    });
+  }
+
+  /**
+   * Up to `limit` modules of `address` at `version` from state key `start`, in state-key order,
+   * skipping keys without a module there (not yet written, or deleted): pages of keys
+   * (`moduleKeys`) until `limit` modules are found or the keys end. The code of the rows `code`
+   * says yes to is read by id: the JSON record when `form` is "record" and the ABI text is stored,
+   * else the bytecode and ABI text. Call inside a read transaction: the page is several statements.
+   */
+  private moduleList(
+    address: Uint8Array,
+    version: bigint,
+    start: Uint8Array | null,
+    limit: number,
+    code: WantsCode | undefined,
+    form: ModuleCodeForm,
+  ): ModuleEntry[] {
+    const st = this.statements;
+    const out: ModuleEntry[] = [];
+    let from = start ?? NO_KEY;
+    while (out.length < limit) {
+      const wanted = limit - out.length;
+      const rows = st.moduleKeys.all(version, address, from, wanted);
+      for (const [stateKey, name, codeOf] of rows) {
+        if (codeOf === null) continue;
+        const codeHash = codeOf.slice(0, CODE_HASH_DIGITS);
+        const entry: ModuleEntry = { stateKey, name, codeHash };
+        // (an empty id, a row no migration gave one, reads no code here: the API reads it by hash)
+        if (code?.(codeHash) && codeOf.length > CODE_HASH_DIGITS) this.readCode(entry, Number(codeOf.slice(CODE_HASH_DIGITS)), form);
+        out.push(entry);
+      }
+      if (rows.length < wanted) break;
+      // the next key after the last: the same bytes and a zero byte
+      from = Buffer.concat([rows[rows.length - 1]![0], ZERO_BYTE]);
+    }
+    return out;
+  }
+
+  /** A listed module's code, by id, into `entry` (see `moduleList`). */
+  private readCode(entry: ModuleEntry, id: number, form: ModuleCodeForm): void {
+    if (form === "record") {
+      const found = this.statements.codeRecord.get(id);
+      if (found?.[0] != null) entry.record = found[0];
+      else if (found?.[1]) entry.bytecode = found[1];
+      return;
+    }
+    const found = this.statements.codeAndAbi.get(id);
+    if (found) {
+      entry.bytecode = found[0];
+      if (found[1] !== null) entry.abi = found[1];
+    }
+  }
+
+  async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
+    return this.statements.code.get(codeHash)?.bytecode ?? null;
+  }
+
+
+
+
+  async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
+    const value = this.statements.resource.get(address, type, versionParam(version))?.value ?? null;
+    return value === null ? null : unpackResourceValue(address, value);
+  }
+
+  async readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
+    return this.turns.readTx(() => {
+      const page = this.summariesPage(q, (full) => this.summaryRows(full), (row) => row.version);
+      return page && { info: page.info, value: { newest: page.newest, rows: page.rows } };
+    });
+  }
+
+  /** The API's JSON written by the statements (`SUMMARY_JSON`, `codeRecord`): cheaper than rows and their encoding. */
+  readonly wire: WireReads = {
+    readSummaries: async (q) => this.summariesJsonPage(q),
+    readModules: async (address, version, start, limit, code) => this.modulesPage(address, version, start, limit, code, "record"),
+  };
+
+  private summariesJsonPage(q: SummaryQuery): Snapshot<SummariesJsonPage> | null {
+    return this.turns.readTx(() => {
+      const sender = formatAddress(q.sender);
+      // each row starts `{"sender":"<sender>","version":"<digits>"`
+      const at = 24 + sender.length;
+      const versionOf = (row: string) => BigInt(row.slice(at, row.indexOf('"', at)));
+      const page = this.summariesPage(q, (full) => this.summaryJsonRows(full, sender), versionOf);
+      if (!page) return null;
+      const { info, newest, rows } = page;
+      return { info, value: { newest, first: rows.length > 0 ? versionOf(rows[0]!) : null, json: `[${rows.join(",")}]` } };
+    });
+  }
+
+  /**
+   * The reads of a summaries page (`readSummaries`), its rows in either form: the ledger row, the
+   * page and its newest version. Call inside a read transaction.
+   */
+  private summariesPage<R>(q: SummaryQuery, read: (q: SummaryWindow) => R[], versionOf: (row: R) => bigint) {
+    if (q.start === undefined && q.limit > 0) {
+      // A backward page ends at the sender's newest row at or below the bound, so that row is
+      // the page's last: the ledger row alone, and no second seek for it (the position read
+      // before the page made the first).
+      const info = this.turns.snapshotLedgerInfo();
+      if (!info) return null;
+      const rows = read({ ...q, ledgerVersion: info.ledgerVersion });
+      return { info, newest: rows.length > 0 ? versionOf(rows[rows.length - 1]!) : null, rows };
+    }
+    const bound = q.start === undefined ? q.end : undefined;
+    const row = this.statements.summariesVersionAt.get(q.sender, bound === undefined ? null : versionParam(bound));
+    if (!row) return null;
+    const { info, value: newest } = versionSnapshot(row);
+    return { info, newest, rows: read({ ...q, ledgerVersion: info.ledgerVersion }) };
+  }
+
+  /** A page's rows as their JSON text (`SUMMARY_JSON`), ascending; `sender` formatted. */
+  private summaryJsonRows(q: SummaryWindow, sender: string): string[] {
+    const range = summaryRange(q);
+    if (!range) return [];
+    const st = this.statements;
+    return range.direction === "forward"
+      ? st.summariesJsonForward.all(sender, q.sender, versionParam(range.from), versionParam(range.to), range.limit)
+      : st.summariesJsonBackward.all(sender, q.sender, versionParam(range.to), range.limit).reverse();
+  }
+
+  private summaryRows(q: SummaryWindow): TransactionSummary[] {
+    const range = summaryRange(q);
+    if (!range) return [];
+    const rows =
+      range.direction === "forward"
+        ? this.statements.summariesForward.all(q.sender, versionParam(range.from), versionParam(range.to), range.limit)
+        : this.statements.summariesBackward.all(q.sender, versionParam(range.to), range.limit).reverse();
+    const sender = Buffer.from(q.sender);
+    return rows.map((row) => summaryOf(sender, row, SQLITE_COLUMNS));
+  }
+
+  async getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
+    const row = this.statements.blockByVersion.get(versionParam(version));
+    if (!row) return null;
+    const block = blockOf(row, SQLITE_COLUMNS);
+    return block.lastVersion >= version ? block : null;
+  }
+
+  async getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
+    const row = this.statements.blockByHeight.get(versionParam(height));
+    return row ? blockOf(row, SQLITE_COLUMNS) : null;
+  }
+
+  async getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
+    const row = this.statements.blockAtTime.get(timestampToSql(timestampUsec < 0n ? 0n : timestampUsec));
+    return row ? blockOf(row, SQLITE_COLUMNS) : null;
+  }
+
+  async getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
+    return this.statements.userGas.all(versionParam(first), versionParam(last)).map((row) => userTxnGasOf(row, SQLITE_COLUMNS));
+  }
+
+  async getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
+    return this.statements.fingerprints.all(versionParam(from), versionParam(to)).map((row) => fingerprintOf(row, SQLITE_COLUMNS));
+  }
+
+}
