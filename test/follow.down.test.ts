@@ -17,7 +17,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories, type Backend } from "./helpers/backends.js";
-import { CLI, requireBuiltCli } from "./helpers/cli.js";
+import { CLI, requireBuiltCli, runCli } from "./helpers/cli.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { dumpTables, type TableDump } from "./helpers/ledgerTables.js";
 import { PgCluster } from "./helpers/postgres.js";
@@ -74,17 +74,6 @@ async function followerState(base: string, state: string): Promise<number | null
 }
 
 const followArgs = (up: FakeUpstream, db: string) => ["--follow", up.base, "--from", "genesis", "--db", db, "--no-prune", "--max-rps", "5000", "--poll", "50"];
-
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    p.stdout.on("data", (d) => (stdout += d));
-    p.stderr.on("data", (d) => (stderr += d));
-    p.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** The upstream's transactions through `ledger-node import` into `db`. */
 function importInto(up: FakeUpstream, db: string): void {

@@ -5,13 +5,13 @@
  * and PostgreSQL); pages capped below 100 (synced at any concurrency without asking a version
  * twice); answers past the size bound (a gzip bomb, a huge plain page: cut, retried, recovered).
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBackend } from "./helpers/postgres.js";
-import { CLI, requireBuiltCli } from "./helpers/cli.js";
+import { CLI, requireBuiltCli, runCli } from "./helpers/cli.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { FIXTURES } from "./helpers/fixtures.js";
 import { dumpTables, type TableDump } from "./helpers/ledgerTables.js";
@@ -33,17 +33,6 @@ function expectSameTables(a: TableDump, b: TableDump): void {
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-kinds-"));
 let n = 0;
 const newDb = () => join(dir, `k${n++}.db`);
-
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    p.stdout.on("data", (d) => (stdout += d));
-    p.stderr.on("data", (d) => (stderr += d));
-    p.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const follow = (up: FakeUpstream, db: string, ...extra: string[]) =>
   runCli(["follow", "--upstream", up.base, "--db", db, "--exit-at-head", "--max-rps", "2000", "--poll", "50", "--from", "genesis", ...extra]);

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prng } from "../src/ingest/devnetChain.js";
 import { openStore } from "../src/storage/open.js";
 import { postgresBackend } from "./helpers/postgres.js";
-import { CLI, requireBuiltCli } from "./helpers/cli.js";
+import { CLI, requireBuiltCli, runCli } from "./helpers/cli.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { dumpTables, type TableDump } from "./helpers/ledgerTables.js";
 
@@ -41,17 +41,6 @@ const SYNC_BLOCKS = Number(process.env.FOLLOW_SYNC_BLOCKS ?? 600);
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-follow-"));
 let n = 0;
 const newDb = () => join(dir, `f${n++}.db`);
-
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    p.stdout.on("data", (d) => (stdout += d));
-    p.stderr.on("data", (d) => (stderr += d));
-    p.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const follow = (up: FakeUpstream, db: string, ...extra: string[]) =>
   runCli(["follow", "--upstream", up.base, "--db", db, "--exit-at-head", "--quiet", "--max-rps", "2000", "--poll", "50", ...extra]);

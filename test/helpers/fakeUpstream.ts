@@ -99,15 +99,9 @@ export interface Faults {
   pages404: boolean;
 }
 
-export const FAKE_CHAIN_OPTIONS: DevnetChainOptions = { ...defaultDevnetChainOptions, maxTxnsPerBlock: 4, burstEvery: 100, burstLength: 3 };
-
-const GENESIS_TIME_USEC = 1_700_000_000_000_000n;
-
-export class FakeUpstream {
-  /** Every transaction's JSON text, by version. */
-  readonly txns: string[] = [];
-  readonly blocks: FakeBlock[] = [];
-  readonly faults: Faults = {
+/** Every fault off. */
+function noFaults(): Faults {
+  return {
     rateLimit: null,
     fail5xx: 0,
     fail429: 0,
@@ -125,6 +119,17 @@ export class FakeUpstream {
     headHtml: false,
     pages404: false,
   };
+}
+
+export const FAKE_CHAIN_OPTIONS: DevnetChainOptions = { ...defaultDevnetChainOptions, maxTxnsPerBlock: 4, burstEvery: 100, burstLength: 3 };
+
+const GENESIS_TIME_USEC = 1_700_000_000_000_000n;
+
+export class FakeUpstream {
+  /** Every transaction's JSON text, by version. */
+  readonly txns: string[] = [];
+  readonly blocks: FakeBlock[] = [];
+  readonly faults: Faults = noFaults();
   /** Bytes of oversized bodies sent (written to sockets before the client cut them). */
   oversizedBytesSent = 0;
   /** Requests answered (faults included), by route. */
@@ -270,24 +275,7 @@ export class FakeUpstream {
 
   /** All faults off. */
   heal(): void {
-    Object.assign(this.faults, {
-      rateLimit: null,
-      fail5xx: 0,
-      fail429: 0,
-      slowMs: 0,
-      drop: 0,
-      down: false,
-      only: null,
-      headOverride: null,
-      garbage: null,
-      pageCap: null,
-      oversized: null,
-      stateNotFound: null,
-      chainIdOverride: null,
-      pageChainId: null,
-      headHtml: false,
-      pages404: false,
-    });
+    Object.assign(this.faults, noFaults());
   }
 
   count(route: string): number {
