@@ -23,16 +23,12 @@ import { moduleAbiJson } from "../src/move/abi.js";
 import { genesisModules } from "./helpers/moveFixtures.js";
 import type { Backend } from "./helpers/backends.js";
 import { prng, testSeed } from "./helpers/seed.js";
-import { tableItem, modulesAt, summariesAt } from "./helpers/store.js";
+import { byteAddress, tableItem, modulesAt, summariesAt } from "./helpers/store.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 const MODULE_HISTORY_SEED = testSeed(17_2026);
 
-const addr = (n: number): Uint8Array => {
-  const a = new Uint8Array(32);
-  a[31] = n;
-  return a;
-};
+const addr = byteAddress;
 const A = addr(0xa);
 const B = addr(0xb);
 const NOBODY = addr(0xee);

@@ -14,13 +14,10 @@ import { openStore } from "../src/storage/open.js";
 import type { Storage } from "../src/storage/storage.js";
 import type { BlockWrite, UserTxnWrite } from "../src/storage/writer.js";
 import { backendFactories } from "./helpers/backends.js";
+import { byteAddress } from "./helpers/store.js";
 import { genesisModules } from "./helpers/moveFixtures.js";
 
-const addr = (n: number): Uint8Array => {
-  const a = new Uint8Array(32);
-  a[31] = n;
-  return a;
-};
+const addr = byteAddress;
 const A = addr(0xa);
 const B = addr(0xb);
 const U64_MAX = (1n << 64n) - 1n;

@@ -30,3 +30,10 @@ export async function summariesAt(s: LedgerReader, q: SummaryQuery & { ledgerVer
   const end = q.end !== undefined && q.end < q.ledgerVersion ? q.end : q.ledgerVersion;
   return (await s.readSummaries({ sender: q.sender, end, limit: q.limit }))?.value.rows ?? [];
 }
+
+/** A 32-byte address whose last byte is `n` (the rest zeros). */
+export function byteAddress(n: number): Uint8Array {
+  const a = new Uint8Array(32);
+  a[31] = n;
+  return a;
+}
