@@ -1,0 +1,191 @@
+/**
+ * `bench:scale`'s rows measured in instructions instead of time: a steady measure for comparing two
+ * builds on a shared, noisy machine, where CPU-time medians move by more than the difference sought.
+ *
+ *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 300]
+ *                                 [--warmup 600] [--repeat 2] [--only REGEX]
+ *
+ * - Each build serves each ledger (bench/out/scale-N.db, as `bench:scale` builds it) under
+ *   valgrind's callgrind with instrumentation off; per row, `--warmup` requests run first (the JIT
+ *   and the caches reach their steady state), then instrumentation is switched on, `--requests`
+ *   requests run, and the guest instructions the server executed meanwhile (all its threads) are
+ *   dumped: instructions a request.
+ * - The requests are drawn from a seeded generator, so every build answers the same requests in the
+ *   same order, one at a time over one keep-alive connection. `--repeat` runs everything again with
+ *   other seeds, the builds' order swapped.
+ * - Instruction counts leave out what a memory access or a cache miss costs: they compare the code,
+ *   not the machine; `bench:scale` stays the measure of time.
+ *
+ * Prints markdown tables for bench/RESULTS.md.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { OUT, ROOT, median } from "./common.js";
+import { buildScaleLedger } from "./scaleLedger.js";
+import { type Mix, type Row, readTargets, rowsOf, sample } from "./scaleRows.js";
+
+const argv = process.argv.slice(2);
+const opt = (name: string, def: string): string => {
+  const i = argv.indexOf(`--${name}`);
+  return i === -1 ? def : argv[i + 1]!;
+};
+const SIZES = opt("versions", "1000000,10000000").split(",").map(Number);
+const REQUESTS = Number(opt("requests", "300"));
+const WARMUP = Number(opt("warmup", "600"));
+const REPEAT = Number(opt("repeat", "2"));
+const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
+const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
+const DUMPS = `${OUT}callgrind/`;
+
+interface Build {
+  label: string;
+  dir: string;
+}
+const builds: Build[] = [{ label: "this build", dir: ROOT }];
+if (COMPARE) builds.push({ label: "compared build", dir: COMPARE.replace(/\/?$/, "/") });
+
+/** mulberry32: a small seeded source in [0, 1), the same sequence in every build's run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  prefix: string;
+}
+
+/** Starts `serve` of a build under callgrind (instrumentation off) and waits for its URL. */
+function serve(build: Build, db: string, tag: string): Promise<Served> {
+  const prefix = `${DUMPS}${tag}`;
+  const args = [
+    "--tool=callgrind",
+    "--instr-atstart=no",
+    `--callgrind-out-file=${prefix}.%p`,
+    process.execPath,
+    `${build.dir}dist/cli.js`,
+    "serve",
+    "--db",
+    db,
+    "--port",
+    "0",
+    "--quiet",
+    "--no-prune",
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let buf = "";
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(buf);
+      if (m) resolve({ child, url: m[0], prefix: `${prefix}.${child.pid}` });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`${build.label} exited (${code}): ${buf.slice(-2000)}`)));
+  });
+}
+
+/** One request of a mix; resolves with its status once the body is read. */
+function send(agent: Agent, base: string, mix: Mix, random: () => number): Promise<number> {
+  const s = sample(mix, random);
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${s.path}`, { method: mix.method, agent, headers: mix.headers ?? {} }, (res) => {
+      res.resume();
+      res.once("end", () => resolve(res.statusCode!));
+    });
+    req.once("error", reject);
+    req.end(s.body);
+  });
+}
+
+function callgrind(pid: number, ...command: string[]): void {
+  execFileSync("callgrind_control", [...command, String(pid)], { stdio: "ignore" });
+}
+
+/** Instructions of the newest dump of a run (its `totals:` line). */
+function lastDump(prefix: string): number {
+  const dir = DUMPS;
+  const base = prefix.slice(dir.length);
+  const parts = readdirSync(dir)
+    .filter((f) => f.startsWith(`${base}.`))
+    .map((f) => Number(f.slice(base.length + 1)))
+    .filter((n) => Number.isInteger(n));
+  const file = `${prefix}.${Math.max(...parts)}`;
+  const m = /^totals:\s+(\d+)/m.exec(readFileSync(file, "utf8"));
+  if (!m) throw new Error(`no totals in ${file}`);
+  return Number(m[1]);
+}
+
+interface Measured {
+  perRequest: number;
+  non2xx: number;
+}
+
+/** Every row on one build's server: warm-up, then the counted requests. */
+async function measureBuild(build: Build, db: string, rows: Row[], seed: number, tag: string): Promise<Measured[]> {
+  const s = await serve(build, db, tag);
+  const pid = s.child.pid!;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const out: Measured[] = [];
+  try {
+    for (const [i, row] of rows.entries()) {
+      const random = seeded(seed * 1000 + i);
+      for (let n = 0; n < WARMUP; n++) await send(agent, s.url, row.mix, random);
+      callgrind(pid, "-i", "on");
+      callgrind(pid, "-z");
+      let non2xx = 0;
+      for (let n = 0; n < REQUESTS; n++) if ((await send(agent, s.url, row.mix, random)) >= 300) non2xx++;
+      callgrind(pid, "-d", `row${i}`);
+      callgrind(pid, "-i", "off");
+      out.push({ perRequest: lastDump(s.prefix) / REQUESTS, non2xx });
+      console.error(`${build.label} ${tag} ${row.name}: ${(out.at(-1)!.perRequest / 1000).toFixed(0)}k instructions a request`);
+    }
+  } finally {
+    agent.destroy();
+    s.child.kill();
+    await new Promise((r) => s.child.once("exit", r));
+  }
+  return out;
+}
+
+async function runLedger(size: number): Promise<string> {
+  const db = `${OUT}scale-${size}.db`;
+  await buildScaleLedger(db, size);
+  const rows = rowsOf(readTargets(db), ONLY);
+  // results[build][row] = instructions a request, one per repetition
+  const results = builds.map(() => rows.map(() => [] as Measured[]));
+  for (let rep = 0; rep < REPEAT; rep++) {
+    const order = rep % 2 === 0 ? builds.map((_, i) => i) : builds.map((_, i) => builds.length - 1 - i);
+    for (const b of order) {
+      const m = await measureBuild(builds[b]!, db, rows, rep + 1, `${size}-b${b}-r${rep}`);
+      for (const [i, r] of m.entries()) results[b]![i]!.push(r);
+    }
+  }
+  const k = (x: number) => `${(x / 1000).toFixed(1)}k`;
+  const head = `| row | ${builds.map((b) => `${b.label}, instructions a request (median of ${REPEAT})`).join(" | ")} |${COMPARE ? " this ÷ compared, each repetition | median ratio |" : ""}`;
+  const lines = rows.map((row, i) => {
+    const per = builds.map((_, b) => results[b]![i]!.map((m) => m.perRequest));
+    const ratios = COMPARE ? per[0]!.map((x, r) => x / per[1]![r]!) : [];
+    const non2xx = builds.map((_, b) => results[b]![i]!.reduce((a, m) => a + m.non2xx, 0));
+    const flag = non2xx.some((n) => n > 0) ? ` (non-2xx: ${non2xx.join("/")})` : "";
+    return `| ${row.name}${flag} | ${per.map((p) => k(median(p))).join(" | ")} |${COMPARE ? ` ${ratios.map((r) => r.toFixed(3)).join(", ")} | **${median(ratios).toFixed(3)}** |` : ""}`;
+  });
+  return `#### ${size.toLocaleString("en")} versions\n\n${head}\n|${"---|".repeat(builds.length + (COMPARE ? 3 : 1))}\n${lines.join("\n")}\n`;
+}
+
+rmSync(DUMPS, { recursive: true, force: true });
+mkdirSync(DUMPS, { recursive: true });
+const sections: string[] = [];
+for (const size of SIZES) sections.push(await runLedger(size));
+console.log(`### bench:instructions (${new Date().toISOString().slice(0, 16)} UTC; valgrind callgrind; ${REQUESTS} counted requests a row after ${WARMUP} warm-up requests, one at a time; ${REPEAT} repetitions with other seeds, builds' order swapped)
+${COMPARE ? `\n"compared build": ${COMPARE}\n` : ""}
+${sections.join("\n")}`);
