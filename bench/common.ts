@@ -7,6 +7,14 @@ import { promisify } from "node:util";
 export const ROOT = new URL("../", import.meta.url).pathname;
 export const OUT = `${ROOT}bench/out/`;
 
+/** `opt(name, def)`: the value after `--name` in `argv`, else `def`. */
+export function argOption(argv: string[]): (name: string, def: string) => string {
+  return (name, def) => {
+    const i = argv.indexOf(`--${name}`);
+    return i === -1 ? def : argv[i + 1]!;
+  };
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;

@@ -21,15 +21,13 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { OUT, ROOT, median } from "./common.js";
+import { prng } from "../src/ingest/devnetChain.js";
+import { OUT, ROOT, argOption, median } from "./common.js";
 import { buildScaleLedger } from "./scaleLedger.js";
 import { type Mix, type Row, readTargets, rowsOf, sample } from "./scaleRows.js";
 
 const argv = process.argv.slice(2);
-const opt = (name: string, def: string): string => {
-  const i = argv.indexOf(`--${name}`);
-  return i === -1 ? def : argv[i + 1]!;
-};
+const opt = argOption(argv);
 const SIZES = opt("versions", "1000000,10000000").split(",").map(Number);
 const REQUESTS = Number(opt("requests", "300"));
 const WARMUP = Number(opt("warmup", "600"));
@@ -44,18 +42,6 @@ interface Build {
 }
 const builds: Build[] = [{ label: "this build", dir: ROOT }];
 if (COMPARE) builds.push({ label: "compared build", dir: COMPARE.replace(/\/?$/, "/") });
-
-/** mulberry32: a small seeded source in [0, 1), the same sequence in every build's run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Served {
   child: ChildProcess;
@@ -138,7 +124,7 @@ async function measureBuild(build: Build, db: string, rows: Row[], seed: number,
   const out: Measured[] = [];
   try {
     for (const [i, row] of rows.entries()) {
-      const random = seeded(seed * 1000 + i);
+      const random = prng(seed * 1000 + i);
       for (let n = 0; n < WARMUP; n++) await send(agent, s.url, row.mix, random);
       callgrind(pid, "-i", "on");
       callgrind(pid, "-z");

@@ -37,21 +37,18 @@
  * Prints markdown tables for bench/RESULTS.md.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { promisify } from "node:util";
 import { rawRequest } from "../test/helpers/rawHttp.js";
-import { OUT, ROOT, median } from "./common.js";
+import { OUT, ROOT, argOption, median } from "./common.js";
 import { SQL as POSTGRES_SQL } from "../src/storage/postgres/PostgresStore.js";
 import { buildScaleLedger } from "./scaleLedger.js";
 import { type Mix, type Row, type Targets, readTargets, rowsOf, sample, targetsOf } from "./scaleRows.js";
 import { PG_SETTINGS, ScalePg } from "./scalePg.js";
 
 const argv = process.argv.slice(2);
-const opt = (name: string, def: string): string => {
-  const i = argv.indexOf(`--${name}`);
-  return i === -1 ? def : argv[i + 1]!;
-};
+const opt = argOption(argv);
 const SIZES = opt("versions", "1000000,10000000").split(",").map(Number);
 const ROUNDS = Number(opt("rounds", "5"));
 const DURATION = Number(opt("duration", "3"));
