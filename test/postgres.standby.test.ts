@@ -185,3 +185,149 @@ describe("nodes on the standby while the primary is written", () => {
     expect(primaryMetrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(0);
   });
 });
+
+describe("a standby that replays the primary's locks and prunes under its readers", () => {
+  const L = devnetLedger();
+  let db: { primary: string; standby: string };
+  let onPrimary: TestNode;
+  let onStandby: TestNode;
+  let last: bigint;
+  /** Each path's answer on the primary before anything was pruned. */
+  const expected = new Map<string, string>();
+
+  const hex = (b: Uint8Array): string => `0x${Buffer.from(b).toString("hex")}`;
+  /** Pages whose reads touch every table a prune deletes from, at versions across the ledger. */
+  function paths(): string[] {
+    const out: string[] = [];
+    for (let i = 0n; i <= 8n; i++) {
+      const v = (last * i) / 8n;
+      out.push(`/accounts/0x1/modules?ledger_version=${v}&limit=4`);
+      for (const sender of L.senders.slice(0, 3)) out.push(`/accounts/${hex(sender)}/transaction_summaries?ledger_version=${v}&limit=5`);
+    }
+    return out;
+  }
+
+  /** Requests `list` from `node` round-robin with `concurrency` in flight until `until` says stop; each answer's path, status and body. */
+  async function load(node: TestNode, list: string[], concurrency: number, until: () => boolean): Promise<Array<[string, number, string]>> {
+    const answers: Array<[string, number, string]> = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (!until()) {
+          const p = list[next++ % list.length]!;
+          const r = await fetch(`${node.base}${p}`);
+          answers.push([p, r.status, await r.text()]);
+        }
+      }),
+    );
+    return answers;
+  }
+
+  /** The standby's recovery-conflict counts for `db`'s database. */
+  async function conflicts(): Promise<{ lock: number; snapshot: number }> {
+    const c = new pg.Client({ connectionString: db.standby });
+    await c.connect();
+    try {
+      const r = await c.query<{ lock: string; snapshot: string }>(
+        "SELECT confl_lock AS lock, confl_snapshot AS snapshot FROM pg_stat_database_conflicts WHERE datname = current_database()",
+      );
+      return { lock: Number(r.rows[0]!.lock), snapshot: Number(r.rows[0]!.snapshot) };
+    } finally {
+      await c.end();
+    }
+  }
+
+  beforeAll(async () => {
+    db = await pair.newDb();
+    await importLedger(db.primary, L);
+    await pair.caughtUp();
+    // No page caches: every request reads the database.
+    const api = { pageCacheBytes: 0, moduleCacheBytes: 0 };
+    onPrimary = await startTestNode(db.primary, { prune: false, api });
+    onStandby = await startTestNode(db.standby, { prune: false, api: { ...api } });
+    last = BigInt(((await (await fetch(`${onPrimary.base}/info`)).json()) as { ledger_version: string }).ledger_version);
+    for (const p of paths()) {
+      const r = await fetch(`${onPrimary.base}${p}`);
+      expect(r.status, p).toBe(200);
+      expect(await r.text(), p).toBe(await (await fetch(`${onStandby.base}${p}`)).text());
+      expect(expected.has(p)).toBe(false);
+      expected.set(p, await (await fetch(`${onPrimary.base}${p}`)).text());
+    }
+  });
+  afterAll(async () => {
+    await onStandby?.close();
+    await onPrimary?.close();
+  });
+
+  it("retries the reads a replayed lock cancels: every answer exact, none an error", async () => {
+    const before = await conflicts();
+    const locker = new pg.Client({ connectionString: db.primary });
+    await locker.connect();
+    let locks = 0;
+    const deadline = Date.now() + 4_000;
+    const locking = (async () => {
+      try {
+        while (Date.now() < deadline) {
+          // Replayed on the standby as an exclusive lock: its readers of these tables are cancelled at once.
+          await locker.query("BEGIN; LOCK TABLE ledger, modules, transactions IN ACCESS EXCLUSIVE MODE; COMMIT");
+          locks++;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      } finally {
+        await locker.end();
+      }
+    })();
+    const answers = await load(onStandby, paths(), 8, () => Date.now() >= deadline);
+    await locking;
+    const after = await conflicts();
+    expect(locks).toBeGreaterThan(10);
+    expect(after.lock - before.lock, "reads the standby cancelled").toBeGreaterThan(0);
+    expect(answers.length).toBeGreaterThan(50);
+    expect(answers.filter(([, status]) => status !== 200)).toEqual([]);
+    expect(answers.filter(([p, , body]) => body !== expected.get(p)).map(([p]) => p)).toEqual([]);
+  });
+
+  it("answers exactly or 410 while the primary prunes and vacuums, never an error", async () => {
+    const vacuum = new pg.Client({ connectionString: db.primary });
+    await vacuum.connect();
+    let pruning = true;
+    const pruned = (async () => {
+      try {
+        for (const window of ["6000", "5000", "4000", "3000", "2000", "1000", "500"]) {
+          await pruneLedger(db.primary, parsePruneWindow(window));
+          await vacuum.query("VACUUM");
+        }
+      } finally {
+        pruning = false;
+        await vacuum.end();
+      }
+    })();
+    const answers = await load(onStandby, paths(), 6, () => !pruning);
+    await pruned;
+    await pair.caughtUp();
+    const now = (await (await fetch(`${onStandby.base}/info`)).json()) as { oldest_ledger_version: string };
+    expect(BigInt(now.oldest_ledger_version)).toBeGreaterThan(0n);
+    expect(answers.length).toBeGreaterThan(20);
+    expect(answers.filter(([, status]) => status !== 200 && status !== 410)).toEqual([]);
+    expect(answers.filter(([p, status, body]) => status === 200 && body !== expected.get(p)).map(([p]) => p)).toEqual([]);
+    expect(answers.filter(([, status]) => status === 410).length).toBeGreaterThan(0);
+  });
+
+  it("answers 503 while the standby is stopped and serves again once it is back, without a restart", async () => {
+    const p = `/accounts/0x1/modules?limit=2`;
+    expect((await fetch(`${onStandby.base}${p}`)).status).toBe(200);
+    await pair.standby.stopServer("fast");
+    const down = await fetch(`${onStandby.base}${p}`);
+    expect(down.status).toBe(503);
+    expect(await down.json()).toMatchObject({ error_code: "internal_error", message: expect.stringContaining("PostgreSQL is unavailable") });
+    await pair.standby.startServer();
+    const deadline = Date.now() + 30_000;
+    let status = 0;
+    while (Date.now() < deadline && status !== 200) {
+      status = (await fetch(`${onStandby.base}${p}`)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe(200);
+    expect(await (await fetch(`${onStandby.base}${p}`)).text()).toBe(await (await fetch(`${onPrimary.base}${p}`)).text());
+  });
+});
