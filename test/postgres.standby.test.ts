@@ -15,6 +15,7 @@ import { parsePruneWindow, pruneNow } from "../src/ledger/pruning.js";
 import { followUpstream, importIntoLedger, pruneLedger } from "../src/server.js";
 import { openStore } from "../src/storage/open.js";
 import type { Storage } from "../src/storage/storage.js";
+import { requireBuiltCli, runCli } from "./helpers/cli.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 import { devnetLedger, readsAt } from "./helpers/parityReads.js";
 import { PgCluster, type StandbyPair } from "./helpers/postgres.js";
@@ -89,6 +90,25 @@ describe("a writer against a hot standby", () => {
     await pair.caughtUp();
     expect(await hasSchema(db.primary)).toBe(false);
     expect(await hasSchema(db.standby)).toBe(false);
+  });
+
+  it("exits 1 from the command line naming the command and the primary (import, prune, serve --devnet)", async () => {
+    requireBuiltCli();
+    const db = await pair.newDb();
+    const file = join(dir, "genesis.ndjson");
+    writeFileSync(file, DevnetChain.fresh(defaultDevnetChainOptions).genesis().map((t) => JSON.stringify(t)).join("\n"));
+    const runs: Array<[string, string[]]> = [
+      ["import", ["import", "--db", db.standby, file]],
+      ["prune", ["prune", "--db", db.standby, "--window", "100"]],
+      ["serve --devnet", ["serve", "--db", db.standby, "--devnet", "--port", "0"]],
+    ];
+    for (const [writer, args] of runs) {
+      const r = await runCli(args);
+      expect(r.code, writer).toBe(1);
+      expect(r.stderr, writer).toContain(`ledger-node: ${db.standby} is a hot standby (in recovery, read-only): ${writer} writes, so run it against the primary`);
+    }
+    await pair.caughtUp();
+    expect(await hasSchema(db.primary)).toBe(false);
   });
 
   it("a reader of a standby whose primary never ran a writer is told to start one there first", async () => {
