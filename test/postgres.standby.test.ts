@@ -206,6 +206,51 @@ describe("nodes on the standby while the primary is written", () => {
   });
 });
 
+describe("a standby whose replay is paused while the primary is written", () => {
+  let db: { primary: string; standby: string };
+  let writer: TestNode;
+  let reader: TestNode;
+
+  beforeAll(async () => {
+    db = await pair.newDb();
+    writer = await startTestNode(db.primary, { devnet: { blockIntervalMs: 50 }, pruneWindow: "100000" });
+    await pair.caughtUp();
+    reader = await startTestNode(db.standby, { prune: false });
+  });
+  afterAll(async () => {
+    await reader?.close();
+    await writer?.close();
+  });
+
+  async function onStandby(sql: string): Promise<void> {
+    const c = new pg.Client({ connectionString: db.standby });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  }
+
+  it("shows the lag in /v1/info and the gauge, and fails readiness while the primary's node passes", async () => {
+    expect((await fetch(`${reader.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+    await onStandby("SELECT pg_wal_replay_pause()");
+    try {
+      await new Promise((r) => setTimeout(r, 2_500));
+      const info = (await (await fetch(`${reader.base}/info`)).json()) as { standby_replay_lag_seconds: number };
+      expect(info.standby_replay_lag_seconds).toBeGreaterThan(2);
+      const metrics = parsePrometheus(await (await fetch(`${reader.url}/metrics`)).text());
+      expect(metrics.value("ledger_node_standby_replay_lag_seconds")).toBeGreaterThan(2);
+      expect((await fetch(`${reader.base}/-/healthy?duration_secs=2`)).status).toBe(503);
+      expect((await fetch(`${writer.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+    } finally {
+      await onStandby("SELECT pg_wal_replay_resume()");
+    }
+    await pair.caughtUp();
+    expect((await fetch(`${reader.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+  });
+});
+
 describe("a standby that replays the primary's locks and prunes under its readers", () => {
   const L = devnetLedger();
   let db: { primary: string; standby: string };
