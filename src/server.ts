@@ -193,6 +193,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
         create: o.create ?? true,
         memoLagMs: memoLagMs(o.db),
         readsPerTurn: true,
+        ...(writes ? { writer: o.devnet ? "serve --devnet" : follow ? "serve --follow" : "the pruner (serve without --no-prune)" } : {}),
         ...sqliteOptions,
       }));
     // The writers write through the backend's store; the API reads a head-started ledger through
@@ -305,13 +306,13 @@ export function followLagLine(lag: FollowLag): string {
 
 /** `ledger-node import`: the files pushed into the ledger at `db` (created at the first transaction). */
 export function importIntoLedger(db: string, files: readonly string[], o: Omit<ImportFilesOptions, "open">): Promise<ImportFilesResult> {
-  return importFiles(files, { ...o, open: () => openStore(db, { create: true }) });
+  return importFiles(files, { ...o, open: () => openStore(db, { create: true, writer: "import" }) });
 }
 
 /** `ledger-node prune`: the ledger at `db` pruned to `window` now; never creates a database. */
 export async function pruneLedger(db: string, window: PruneWindow) {
   // A mistyped path is an error, not a new empty ledger with nothing to prune.
-  const store = await openStore(db, { create: false, missingHint: "prune never creates a database: check the path" });
+  const store = await openStore(db, { create: false, missingHint: "prune never creates a database: check the path", writer: "prune" });
   try {
     return await pruneNow(store, window);
   } finally {
@@ -344,7 +345,7 @@ export async function followUpstream(o: FollowCommandOptions): Promise<{ stop: (
     maxRequestsPerSecond: o.maxRequestsPerSecond,
     onRetry: (what, attempt, ms) => log.warn(`retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
   });
-  const store = await openStore(o.db, { create: true });
+  const store = await openStore(o.db, { create: true, writer: "follow" });
   let lastLog = 0;
   const follower = new Follower(store, client, {
     from: o.from,

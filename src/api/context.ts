@@ -154,7 +154,8 @@ export class NodeContext {
   /**
    * What a failed store read answers, by the failure's kind (`StorageErrorKind`, the store's
    * `errorKind`): 410 for state pruned away; 503 for a replica's state that was not fetched (a
-   * base miss, an upstream that could not give it), which is no database fault; 503 when the store
+   * base miss, an upstream that could not give it) or a standby's read that kept conflicting with
+   * recovery, which are no database fault; 503 when the store
    * is unavailable (or `unavailable`: whatever failed), else 500 with the ledger headers when the
    * position is known. `what` says what failed
    * (a function where saying it costs something: it runs only on a failure).
@@ -165,7 +166,8 @@ export class NodeContext {
     if (e instanceof StatePrunedError) return ApiError.versionPruned(e.version, info, e);
     const kind = typedKind(e) ?? this.store.errorKind(e);
     const message = `${typeof what === "string" ? what : what()}: ${(e as Error).message}`;
-    if (kind === "before-base" || kind === "upstream-unavailable") return ApiError.unavailable(message, e);
+    // A replica's missing base or a standby's recovery conflicts: 503, but no fault of the database.
+    if (kind === "before-base" || kind === "upstream-unavailable" || kind === "recovery-conflict") return ApiError.unavailable(message, e);
     this.noteStorageFailure(e, kind === "corrupt");
     if (unavailable || kind === "unavailable") {
       this.onStorageError?.(503);

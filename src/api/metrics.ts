@@ -185,6 +185,18 @@ export class NodeMetrics {
         },
       });
     }
+    const standby = store?.standby;
+    if (standby) {
+      new Gauge({
+        name: "ledger_node_standby_replay_lag_seconds",
+        help: "Seconds the hot standby's replay is behind its primary (0: all received WAL replayed); only on a standby",
+        registers,
+        async collect() {
+          const s = await standby.replayLagSeconds().catch(() => null);
+          if (s !== null) this.set(s);
+        },
+      });
+    }
     const pages = opts.pages;
     if (pages) {
       new Gauge({

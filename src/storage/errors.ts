@@ -6,10 +6,14 @@
  * - `before-base`: a replica started at a chain's head holds no state for the key before its first
  *   synced block (the caller may fetch it and read again);
  * - `upstream-unavailable`: the upstream a replica fetches that state from could not give it (503,
- *   but not a database fault: `/-/healthy` and the database-error metric do not count it).
+ *   but not a database fault: `/-/healthy` and the database-error metric do not count it);
+ * - `standby`: a write (or a writer starting) on a database that is a read-only hot standby;
+ * - `recovery-conflict`: a hot standby cancelled a read because it replayed a change under it (a
+ *   prune on the primary); the store retries the read, and only a read that keeps being cancelled
+ *   fails so (503, not a database fault).
  * Each dialect maps its driver's errors to these kinds by error code (`errorKind` of the reader).
  */
-export type StorageErrorKind = "unavailable" | "corrupt" | "pruned" | "before-base" | "upstream-unavailable";
+export type StorageErrorKind = "unavailable" | "corrupt" | "pruned" | "before-base" | "upstream-unavailable" | "standby" | "recovery-conflict";
 
 export class StorageError extends Error {
   constructor(
@@ -84,6 +88,28 @@ export class UpstreamUnavailableError extends StorageError {
   constructor(message: string, options?: { cause?: unknown }) {
     super("upstream-unavailable", message, options);
     this.name = "UpstreamUnavailableError";
+  }
+}
+
+/**
+ * The database is a hot standby (in recovery, read-only): `what` writes and must run against the
+ * primary. Thrown before anything is written.
+ */
+export class StandbyWriteError extends StorageError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("standby", message, options);
+    this.name = "StandbyWriteError";
+  }
+}
+
+/**
+ * A read a hot standby kept cancelling because it replayed the primary's changes (a prune) under
+ * it, after the store's bounded retries (503: the next attempt is likely to succeed).
+ */
+export class RecoveryConflictError extends StorageError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("recovery-conflict", message, options);
+    this.name = "RecoveryConflictError";
   }
 }
 

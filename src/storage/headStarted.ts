@@ -19,7 +19,7 @@ import { toHex } from "../ledger/address.js";
 import type { LedgerInfo } from "../ledger/types.js";
 import { type BaseStateKey, StateBeforeBaseError, StorageUnavailableError } from "./errors.js";
 import { FIRST_SYNCED_RECORD } from "./followBase.js";
-import type { FollowLagReport, ModulesPage, Snapshot, WantsCode, WireReads } from "./reader.js";
+import type { FollowLagReport, ModulesPage, Snapshot, StandbyReads, WantsCode, WireReads } from "./reader.js";
 import type { Storage } from "./storage.js";
 
 /** The base record that names what a miss needs fetched (`BaseStateWrite.what`). */
@@ -55,6 +55,7 @@ export class HeadStartedStorage implements Storage {
   /** Every read here may miss and be run again after a fetch: none is answered in the calling turn. */
   readonly immediate = null;
   readonly wire: WireReads | null;
+  readonly standby: StandbyReads | null;
   /** The base version; null: no base (synced from genesis); undefined: not decided yet. */
   private base: bigint | null | undefined = undefined;
   /** Base records known to exist (they are never removed). */
@@ -67,6 +68,7 @@ export class HeadStartedStorage implements Storage {
     private readonly lag: () => FollowLagReport | null = () => inner.followLag(),
   ) {
     this.kind = inner.kind;
+    this.standby = inner.standby;
     const wire = inner.wire;
     // Summaries are local; a module page may need the account's base modules, as `readModules`.
     this.wire = wire && {

@@ -39,6 +39,11 @@ export interface OpenOptions extends SqliteStoreOptions {
    */
   create?: boolean;
   missingHint?: string;
+  /**
+   * PostgreSQL: what will write through the store (a command or flag), refused on a hot standby
+   * (`PostgresConnectOptions.writer`).
+   */
+  writer?: string;
 }
 
 /**
@@ -82,10 +87,10 @@ export function sqliteWritable(path: string): boolean {
 }
 
 export async function openStore(db: string, opts: OpenOptions = {}): Promise<Storage> {
-  const { create = true, missingHint, ...sqlite } = opts;
+  const { create = true, missingHint, writer, ...sqlite } = opts;
   if (isPostgresUrl(db)) {
     const { PostgresStore } = await import("./postgres/PostgresStore.js");
-    return PostgresStore.connect(db, { memoLagMs: sqlite.memoLagMs });
+    return PostgresStore.connect(db, { memoLagMs: sqlite.memoLagMs, ...(writer !== undefined ? { writer } : {}) });
   }
   const hint = sqlite.readonly && create ? "a read-only open (serve without --devnet, with --no-prune) cannot create it" : missingHint;
   checkSqliteFile(db, create && !sqlite.readonly, hint);

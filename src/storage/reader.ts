@@ -98,8 +98,23 @@ export interface FollowLagReport {
   seconds: number;
 }
 
+/**
+ * Capability of a reader whose database is a hot standby (PostgreSQL in recovery): every write
+ * happens on its primary and reaches it by replay.
+ */
+export interface StandbyReads {
+  /**
+   * Seconds the replay is behind: 0 when all the WAL received is replayed, else the age of the
+   * newest replayed transaction's commit (`pg_last_xact_replay_timestamp`). The primary's head is
+   * unknown here, so the lag in versions is not.
+   */
+  replayLagSeconds(): Promise<number>;
+}
+
 export interface LedgerReader {
   readonly kind: StorageKind;
+  /** Replay facts where the database is a hot standby, else null. */
+  readonly standby: StandbyReads | null;
   /** The position reads in the calling turn, or null where every read is a round trip. */
   readonly immediate: ImmediateReads | null;
   /** Pages as wire-ready JSON text, or null where the database does not write it. */

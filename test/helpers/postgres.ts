@@ -24,7 +24,7 @@
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chownSync, cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, chownSync, cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -192,6 +192,42 @@ export class PgCluster {
     }
   }
 
+  /**
+   * A primary and a streaming-replication hot standby of it, with only `initdb`, `pg_ctl` and
+   * `postgres` (as the npm server ships): the primary is initialised, started once and stopped
+   * cleanly, its data directory copied (a base backup of a stopped server), the copy given
+   * `standby.signal` and `primary_conninfo`, and both started. `initdb -A trust` already lets local
+   * TCP replication connections in, and the defaults (`wal_level=replica`, `max_wal_senders=10`,
+   * `hot_standby=on`) stream. `standbySettings` (`name=value`) are the standby's, e.g.
+   * `max_standby_streaming_delay=0`.
+   */
+  static async startStandbyPair(standbySettings: readonly string[] = [], primarySettings: readonly string[] = []): Promise<StandbyPair> {
+    const primary = await PgCluster.start(primarySettings);
+    let standby: PgCluster | null = null;
+    try {
+      await primary.stopServer("fast");
+      const dir = mkdtempSync(join(tmpdir(), "ledger-node-pg-standby-"));
+      standby = new PgCluster(primary.bin, dir, await freePort(), standbySettings);
+      // cp -a keeps the server user's ownership and the data directory's 0700.
+      execFileSync("cp", ["-a", primary.dataDir, standby.dataDir]);
+      writeFileSync(join(standby.dataDir, "standby.signal"), "");
+      appendFileSync(
+        join(standby.dataDir, "postgresql.auto.conf"),
+        `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=ledger_node_standby'\n`,
+      );
+      if (serverUser) execFileSync("chown", ["-R", `${serverUser}:`, dir]);
+      await primary.startServer();
+      standby.startWatchdog();
+      await standby.startServer();
+      liveClusters.add(standby);
+      return new StandbyPair(primary, standby);
+    } catch (e) {
+      await standby?.destroy();
+      await primary.destroy();
+      throw new Error(`could not start a primary and a hot standby: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
   private startWatchdog(): void {
     const stop = asServerUser(join(this.bin, "pg_ctl"), ["-D", this.dataDir, "-m", "immediate", "-w", "stop"]);
     this.watchdog = spawn(process.execPath, ["-e", WATCHDOG, String(process.pid), JSON.stringify([stop[0], ...stop[1]]), this.dir], {
@@ -248,6 +284,57 @@ export class PgCluster {
     }
     rmSync(this.dir, { recursive: true, force: true });
     this.watchdog?.kill();
+  }
+}
+
+/** A primary (`PgCluster.startStandbyPair`) and its hot standby, each a throwaway server. */
+export class StandbyPair {
+  constructor(
+    readonly primary: PgCluster,
+    readonly standby: PgCluster,
+  ) {}
+
+  /** A new empty database on the primary: its URL there and on the standby (once replayed). */
+  async newDb(): Promise<{ primary: string; standby: string }> {
+    const primary = await this.primary.newDb();
+    await this.caughtUp();
+    return { primary, standby: this.onStandby(primary) };
+  }
+
+  /** The URL of the same database on the standby. */
+  onStandby(primaryUrl: string): string {
+    const u = new URL(primaryUrl);
+    u.port = String(this.standby.port);
+    return u.toString();
+  }
+
+  /** Resolves once the standby has replayed everything the primary had written when called. */
+  async caughtUp(timeoutMs = 30_000): Promise<void> {
+    const p = new pg.Client({ connectionString: this.primary.url() });
+    const s = new pg.Client({ connectionString: this.standby.url() });
+    await p.connect();
+    try {
+      await s.connect();
+      try {
+        const lsn = (await p.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0]!.lsn;
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const r = await s.query<{ done: boolean }>("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done", [lsn]);
+          if (r.rows[0]!.done) return;
+          if (Date.now() > deadline) throw new Error(`the standby did not replay up to ${lsn} within ${timeoutMs} ms`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      } finally {
+        await s.end();
+      }
+    } finally {
+      await p.end();
+    }
+  }
+
+  async destroy(): Promise<void> {
+    await this.standby.destroy();
+    await this.primary.destroy();
   }
 }
 

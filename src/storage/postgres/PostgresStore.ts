@@ -11,6 +11,9 @@
  * - `commit.ts`: a block as the parameters of ONE statement (data-modifying CTEs): visible all at
  *   once or not at all, in one round trip;
  * - `prune.ts`: the prune steps, pruners taking turns under an advisory lock;
+ * - on a hot standby (`pg_is_in_recovery()`) nothing is migrated or written: the schema is checked
+ *   (`migrations.ts`), a writer is refused, and a read the standby cancels for a recovery conflict
+ *   is retried (`connection.ts`);
  * - `followBase.ts`: a replica's base bookkeeping; `errors.ts`: driver errors as storage errors
  *   (connection loss, timeouts, shutdown: `StorageUnavailableError`; the pool reconnects on the
  *   next call); `testing.ts`: test seams.
@@ -23,15 +26,15 @@ import type { BlockInfo, LedgerInfo, UserTxnGas } from "../../ledger/types.js";
 import type { BaseStateWrite, StateKeyRef } from "../followBase.js";
 import type { BlockWrite, PruneResult, PruneTarget, StoredTxnFingerprint } from "../writer.js";
 import type { Storage } from "../storage.js";
-import type { ModulesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
-import { StorageError, type StorageErrorKind } from "../errors.js";
+import type { ModulesPage, Snapshot, StandbyReads, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import { StandbyWriteError, StorageError, type StorageErrorKind } from "../errors.js";
 import { prepareBlock } from "../prepareBlock.js";
 import { checkChainId } from "../rules.js";
 import { commitValues } from "./commit.js";
 import { inTransaction, NamedStatements, openPool } from "./connection.js";
 import { commitError, storageError } from "./errors.js";
 import { PostgresFollowBase } from "./followBase.js";
-import { migrate } from "./migrations.js";
+import { checkStandbySchema, inRecovery, migrate } from "./migrations.js";
 import { PositionMemo } from "./positionMemo.js";
 import { PostgresPruner } from "./prune.js";
 import { PostgresReads } from "./reads.js";
@@ -51,6 +54,12 @@ export interface PostgresConnectOptions extends PostgresStoreOptions {
    * 0 (the default) never; the node serves with 10 ms (`memoLagMs` in server.ts).
    */
   memoLagMs?: number;
+  /**
+   * What will write through this store (a command or flag, e.g. "import", "serve --devnet"): on a
+   * hot standby `connect` refuses it, naming it and the primary. Absent: the store only reads
+   * (on a primary it still migrates; on a standby it writes nothing).
+   */
+  writer?: string;
 }
 
 /** The pool of each store, for the test helpers in `testing.ts` (never for production code). */
@@ -62,6 +71,8 @@ export class PostgresStore implements Storage {
   readonly immediate = null;
   /** The API's JSON written by the page statements (`SQL.summariesJson…`, a module's record). */
   readonly wire: WireReads;
+  /** Set when the database was a hot standby at `connect`. */
+  readonly standby: StandbyReads | null;
   private closed = false;
   private readonly memo: PositionMemo;
   private readonly sql: NamedStatements;
@@ -75,6 +86,7 @@ export class PostgresStore implements Storage {
     /** The URL without its password. */
     readonly url: string,
     memoLagMs: number,
+    standby: boolean,
   ) {
     pools.set(this, pool);
     this.memo = new PositionMemo(memoLagMs);
@@ -83,24 +95,35 @@ export class PostgresStore implements Storage {
     this.wire = this.reads.wire;
     this.pruner = new PostgresPruner(pool, settings);
     this.followBase = new PostgresFollowBase(pool);
+    this.standby = standby ? { replayLagSeconds: () => this.sql.rows<{ s: number }>("replayLag", []).then((r) => Number(r[0]!.s)) } : null;
   }
 
   /**
    * Connects and brings the schema up to date (migrations under an advisory lock, so processes
    * starting together do not race). Settings: URL query parameters or `opts` (see `settings.ts`).
+   * A hot standby is never migrated: its schema must be this build's (`checkStandbySchema`), and
+   * a `writer` is refused there before anything is sent that writes.
    */
   static async connect(url: string, opts: PostgresConnectOptions = {}): Promise<PostgresStore> {
-    const { memoLagMs = 0, ...backend } = opts;
+    const { memoLagMs = 0, writer, ...backend } = opts;
     const { connectionString, settings } = parsePostgresUrl(url, backend);
     const pool = openPool(connectionString, settings);
-    const store = new PostgresStore(pool, settings, redactUrl(url), Math.max(0, memoLagMs));
+    const shown = redactUrl(url);
     try {
-      await migrate(pool);
+      const standby = await inRecovery(pool);
+      if (standby && writer !== undefined) {
+        throw new StandbyWriteError(
+          `${shown} is a hot standby (in recovery, read-only): ${writer} writes, so run it against the primary; ` +
+            "a node on a standby only serves (serve without --devnet or --follow, with --no-prune)",
+        );
+      }
+      if (standby) await checkStandbySchema(pool, shown);
+      else await migrate(pool);
+      return new PostgresStore(pool, settings, shown, Math.max(0, memoLagMs), standby);
     } catch (e) {
       await pool.end().catch(() => undefined);
-      throw storageError(e, `opening ${store.url}`);
+      throw storageError(e, `opening ${shown}`);
     }
-    return store;
   }
 
   async getChainId(): Promise<number | null> {

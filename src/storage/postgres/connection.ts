@@ -4,7 +4,8 @@
  */
 import pg from "pg";
 import type { PoolClient, QueryResultRow } from "pg";
-import { breaksConnection, storageError } from "./errors.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { breaksConnection, isRecoveryConflict, storageError } from "./errors.js";
 import type { PostgresSettings } from "./settings.js";
 import { SQL, type StatementName } from "./sql.js";
 
@@ -52,7 +53,19 @@ export async function inTransaction<T>(pool: pg.Pool, what: string, f: (c: PoolC
   }
 }
 
-/** The named statements of `SQL`, each run on any pooled connection. */
+/**
+ * How often a read a hot standby cancelled for a recovery conflict is sent, in all: each attempt
+ * is a new snapshot, so a retried read is as exact as the first would have been.
+ */
+export const RECOVERY_CONFLICT_ATTEMPTS = 4;
+/** Pause before the retry after attempt `n` (1-based), ms: the replay that conflicted moves on. */
+const retryPauseMs = (n: number): number => 10 * 2 ** (n - 1);
+
+/**
+ * The named statements of `SQL`, each run on any pooled connection. A statement a hot standby
+ * cancelled for a recovery conflict is sent again (bounded, `RECOVERY_CONFLICT_ATTEMPTS`) and then
+ * fails as a `RecoveryConflictError`; the path that succeeds is unchanged.
+ */
 export class NamedStatements {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -61,7 +74,8 @@ export class NamedStatements {
     try {
       return (await this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values })).rows;
     } catch (e) {
-      throw storageError(e, name);
+      if (!isRecoveryConflict(e)) throw storageError(e, name);
+      return (await this.retried(() => this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values }), e, name)).rows;
     }
   }
 
@@ -70,7 +84,23 @@ export class NamedStatements {
     try {
       return (await this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" })).rows;
     } catch (e) {
-      throw storageError(e, name);
+      if (!isRecoveryConflict(e)) throw storageError(e, name);
+      return (await this.retried(() => this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" }), e, name)).rows;
     }
+  }
+
+  /** The attempts after the first one of `query` failed with `first`, a recovery conflict. */
+  private async retried<T>(query: () => Promise<T>, first: unknown, name: string): Promise<T> {
+    let last = first;
+    for (let attempt = 1; attempt < RECOVERY_CONFLICT_ATTEMPTS; attempt++) {
+      await sleep(retryPauseMs(attempt));
+      try {
+        return await query();
+      } catch (e) {
+        if (!isRecoveryConflict(e)) throw storageError(e, name);
+        last = e;
+      }
+    }
+    throw storageError(last, `${name} (${RECOVERY_CONFLICT_ATTEMPTS} attempts)`);
   }
 }

@@ -3,7 +3,7 @@
  * a `StorageUnavailableError` (503 at the API edge; the pool reconnects on the next call).
  */
 import pg from "pg";
-import { StorageUnavailableError } from "../errors.js";
+import { RecoveryConflictError, StandbyWriteError, StorageUnavailableError } from "../errors.js";
 import type { BlockWrite } from "../writer.js";
 
 const { DatabaseError } = pg;
@@ -25,9 +25,29 @@ export function breaksConnection(e: unknown): boolean {
   return isUnavailableError(e) && !(e instanceof DatabaseError && e.code === "57014");
 }
 
-/** `e` as the store throws it: unavailable when `isUnavailableError`, else as it is. */
+/**
+ * True when a hot standby cancelled the statement because it replayed a change under it ("conflict
+ * with recovery"): a snapshot or lock conflict is SQLSTATE 40001, a buffer-pin deadlock with the
+ * startup process 40P01. The reads are single statements in READ COMMITTED, which raise neither
+ * on a primary.
+ */
+export function isRecoveryConflict(e: unknown): boolean {
+  return e instanceof DatabaseError && (e.code === "40001" || e.code === "40P01");
+}
+
+/** SQLSTATE 25006: a write in a read-only transaction, as every write on a hot standby fails. */
+function isReadOnlyRefusal(e: unknown): boolean {
+  return e instanceof DatabaseError && e.code === "25006";
+}
+
+/**
+ * `e` as the store throws it: unavailable when `isUnavailableError`, a recovery conflict or a
+ * standby's refusal of a write typed as such, else as it is.
+ */
 export function storageError(e: unknown, what: string): Error {
-  if (e instanceof StorageUnavailableError) return e;
+  if (e instanceof StorageUnavailableError || e instanceof RecoveryConflictError || e instanceof StandbyWriteError) return e;
+  if (isRecoveryConflict(e)) return new RecoveryConflictError(`the hot standby cancelled ${what} (conflict with recovery): ${(e as Error).message}`, { cause: e });
+  if (isReadOnlyRefusal(e)) return new StandbyWriteError(`${what} cannot write: the database is read-only (a hot standby?): ${(e as Error).message}`, { cause: e });
   if (isUnavailableError(e)) {
     return new StorageUnavailableError(`PostgreSQL is unavailable (${what}): ${(e as Error).message}`, { cause: e });
   }
@@ -37,7 +57,7 @@ export function storageError(e: unknown, what: string): Error {
 /** A failed commit naming its blocks and versions (an unavailable database stays unavailable). */
 export function commitError(e: unknown, writes: BlockWrite[]): Error {
   const err = storageError(e, "commitBlock");
-  if (err instanceof StorageUnavailableError) return err;
+  if (err instanceof StorageUnavailableError || err instanceof StandbyWriteError) return err;
   const first = writes[0]!.block;
   const last = writes[writes.length - 1]!.block;
   const what = writes.length === 1 ? `block ${first.height}` : `blocks ${first.height}..${last.height}`;

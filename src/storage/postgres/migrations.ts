@@ -6,6 +6,7 @@
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import { moduleAbiJson } from "../../move/abi.js";
+import { StandbyWriteError, StorageError } from "../errors.js";
 import { isUnavailableError } from "./errors.js";
 import { MIGRATIONS } from "./schema.js";
 
@@ -63,11 +64,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       );
       const r = await c.query<{ v: number | null }>("SELECT max(version) AS v FROM schema_version");
       const current = r.rows[0]?.v ?? 0;
-      if (current > MIGRATIONS.length) {
-        throw new Error(
-          `the database schema is version ${current}, newer than this program knows (${MIGRATIONS.length}): upgrade ledger-node`,
-        );
-      }
+      if (current > MIGRATIONS.length) throw new Error(newerSchemaMessage(current));
       for (const [i, sql] of MIGRATIONS.entries()) {
         const version = i + 1;
         if (version <= current) continue;
@@ -93,5 +90,34 @@ export async function migrate(pool: pg.Pool): Promise<void> {
     throw e;
   } finally {
     c.release(broken);
+  }
+}
+
+function newerSchemaMessage(current: number): string {
+  return `the database schema is version ${current}, newer than this program knows (${MIGRATIONS.length}): upgrade ledger-node`;
+}
+
+/**
+ * Whether the database is a hot standby (in recovery): read-only, migrated and written only through
+ * its primary.
+ */
+export async function inRecovery(pool: pg.Pool): Promise<boolean> {
+  return (await pool.query<{ r: boolean }>("SELECT pg_is_in_recovery() AS r")).rows[0]!.r;
+}
+
+/**
+ * On a hot standby, which cannot migrate: throws unless the schema its primary wrote is this
+ * build's. An older one (or none) needs a writer on the primary first; a newer one needs an upgrade.
+ */
+export async function checkStandbySchema(pool: pg.Pool, url: string): Promise<void> {
+  // Two statements: a statement naming a table that does not exist fails when it is parsed.
+  const present = (await pool.query<{ t: string | null }>("SELECT to_regclass('schema_version')::text AS t")).rows[0]?.t != null;
+  const current = present ? ((await pool.query<{ v: number | null }>("SELECT max(version) AS v FROM schema_version")).rows[0]?.v ?? 0) : 0;
+  if (current > MIGRATIONS.length) throw new StorageError("standby", newerSchemaMessage(current));
+  if (current < MIGRATIONS.length) {
+    throw new StandbyWriteError(
+      `${url} is a hot standby (read-only) whose schema is ${current === 0 ? "not created yet" : `version ${current}`}, older than this program reads (${MIGRATIONS.length}): ` +
+        "start a writer (serve --devnet, serve --follow, follow, import or prune) against the primary first, so that it migrates, then start this node again",
+    );
   }
 }

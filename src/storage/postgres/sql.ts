@@ -96,6 +96,10 @@ const SUMMARIES_JSON_PAGE = (newestRange: string, pageRange: string, order: "ASC
  */
 export const SQL = {
   chainId: "SELECT chain_id FROM ledger WHERE id = 1",
+  // A hot standby's replay lag (s): none while it has replayed all it received, else the age of
+  // the newest transaction it replayed.
+  replayLag: `SELECT CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
+    ELSE COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0) END::float8 AS s`,
   initChain: "INSERT INTO ledger (id, chain_id) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
   ledger: `${LEDGER_SELECT} ${LEDGER_FROM}`,
   // The account's state keys from $2 by skip-scan (one index seek each), then each key's newest

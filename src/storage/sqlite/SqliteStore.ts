@@ -46,6 +46,8 @@ export class SqliteStore implements Storage {
   readonly kind = "sqlite" as const;
   /** The position reads in the calling turn: better-sqlite3 reads synchronously in process. */
   readonly immediate: ImmediateReads;
+  /** A SQLite file has no standby. */
+  readonly standby = null;
   /** The API's JSON written by the statements: cheaper than rows and their encoding. */
   readonly wire: WireReads;
   private readonly db: Db;

@@ -6,6 +6,7 @@
  * @example curl http://127.0.0.1:8080/v1/info
  */
 import type { LedgerInfo } from "../../../ledger/types.js";
+import type { FollowLagReport, StandbyReads } from "../../../storage/reader.js";
 import type { Storage } from "../../../storage/storage.js";
 import { defineOperation, type Answer } from "../../operation.js";
 
@@ -38,6 +39,12 @@ export const getInfo = defineOperation({
         git_hash: { type: "string" },
         follow_lag_versions: { ...u64, description: "Only when following a chain (serve --follow): versions behind the upstream's head" },
         follow_lag_seconds: { type: "number", description: "Only when following a chain: seconds of chain time behind the upstream's head" },
+        standby_replay_lag_seconds: {
+          type: "number",
+          nullable: true,
+          description:
+            "Only when the database is a PostgreSQL hot standby: seconds its replay is behind the primary (0 when it has replayed all it received; null when it cannot be read). Its ledger_version is the one it has replayed.",
+        },
       },
     },
   },
@@ -48,15 +55,25 @@ export const getInfo = defineOperation({
   read: (ctx) => {
     // The same answer object while the ledger has not moved, so it is serialized once per block.
     let last: { version: bigint; oldest: bigint; answer: Answer } | null = null;
+    const standby = ctx.store.standby;
     return function getInfo(_input, { info }): Answer | Promise<Answer> {
       // A follower's lag moves while the ledger stands still: never the kept answer then.
       const lag = ctx.store.followLag?.() ?? null;
+      // On a standby the replay lag is asked with each answer (one statement; a primary never asks).
+      if (standby) return answerWithReplayLag(standby, info, lag);
       if (!lag && info && last?.version === info.ledgerVersion && last.oldest === info.oldestVersion) return last.answer;
       if (!info) return chainIdOrNull(ctx.store).then((chainId) => ({ json: withLag(infoJson(null, chainId), lag) }));
       const answer = { json: withLag(infoJson(info, info.chainId), lag) };
       if (!lag) last = { version: info.ledgerVersion, oldest: info.oldestVersion, answer };
       return answer;
     };
+
+    async function answerWithReplayLag(s: StandbyReads, info: LedgerInfo | null, lag: FollowLagReport | null): Promise<Answer> {
+      const [chainId, seconds] = await Promise.all([info ? info.chainId : chainIdOrNull(ctx.store), s.replayLagSeconds().catch(() => null)]);
+      const json = withLag(infoJson(info, chainId), lag);
+      json.standby_replay_lag_seconds = seconds;
+      return { json };
+    }
 
     function withLag(json: Record<string, unknown>, lag: { versions: bigint; seconds: number } | null): Record<string, unknown> {
       if (lag) {

@@ -1,0 +1,397 @@
+/**
+ * API processes on a PostgreSQL hot standby (issue 33), on a real pair: a primary and a
+ * streaming-replication standby made with initdb, pg_ctl and postgres only
+ * (`PgCluster.startStandbyPair`). The standby cancels reads at once when a replay conflicts with
+ * them (`max_standby_streaming_delay=0`, no feedback): the worst case an operator can configure.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Importer } from "../src/ingest/importer.js";
+import { DevnetChain, defaultDevnetChainOptions } from "../src/ingest/devnetChain.js";
+import { parsePruneWindow, pruneNow } from "../src/ledger/pruning.js";
+import { followUpstream, importIntoLedger, pruneLedger } from "../src/server.js";
+import { openStore } from "../src/storage/open.js";
+import type { Storage } from "../src/storage/storage.js";
+import { requireBuiltCli, runCli } from "./helpers/cli.js";
+import { startTestNode, type TestNode } from "./helpers/node.js";
+import { devnetLedger, readsAt } from "./helpers/parityReads.js";
+import { PgCluster, type StandbyPair } from "./helpers/postgres.js";
+import { parsePrometheus } from "./helpers/prometheus.js";
+
+const STANDBY_SETTINGS = ["max_standby_streaming_delay=0", "hot_standby_feedback=off"];
+
+let pair: StandbyPair;
+const dir = mkdtempSync(join(tmpdir(), "ledger-node-standby-"));
+
+beforeAll(async () => {
+  pair = await PgCluster.startStandbyPair(STANDBY_SETTINGS);
+});
+afterAll(async () => {
+  await pair?.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Whether the table `schema_version` exists in the database at `url`. */
+async function hasSchema(url: string): Promise<boolean> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<{ t: string | null }>("SELECT to_regclass('schema_version')::text AS t")).rows[0]!.t !== null;
+  } finally {
+    await c.end();
+  }
+}
+
+/** A ledger of `L`'s transactions imported into the primary database `url`. */
+async function importLedger(url: string, L: ReturnType<typeof devnetLedger>): Promise<void> {
+  const store = await openStore(url);
+  try {
+    const imp = await Importer.open(store, 4);
+    for (const t of L.txns) await imp.push(t);
+    await imp.finish();
+  } finally {
+    await store.close();
+  }
+}
+
+describe("a writer against a hot standby", () => {
+  it("is refused naming the command and the primary, and nothing is written anywhere", async () => {
+    const db = await pair.newDb();
+    const file = join(dir, "chain.ndjson");
+    const chain = DevnetChain.fresh(defaultDevnetChainOptions);
+    writeFileSync(file, chain.genesis().map((t) => JSON.stringify(t)).join("\n"));
+    const refusals: Array<[string, () => Promise<unknown>]> = [
+      ["serve --devnet", () => startTestNode(db.standby, { devnet: { blockIntervalMs: 3_600_000 } })],
+      ["the pruner (serve without --no-prune)", () => startTestNode(db.standby)],
+      [
+        "serve --follow",
+        () =>
+          startTestNode(db.standby, {
+            follow: { upstream: "http://127.0.0.1:9/v1", apiKey: null, from: { kind: "latest" }, concurrency: 1, maxRequestsPerSecond: 1, pollMs: 1000, upstreamTimeoutMs: 1000 },
+          }),
+      ],
+      ["import", () => importIntoLedger(db.standby, [file], { chainId: 4 })],
+      ["prune", () => pruneLedger(db.standby, parsePruneWindow("100"))],
+      [
+        "follow",
+        () =>
+          followUpstream({
+            upstream: "http://127.0.0.1:9/v1", db: db.standby, apiKey: null, from: { kind: "latest" }, concurrency: 1,
+            maxRequestsPerSecond: 1, pollMs: 1000, exitAtHead: true, log: { info: () => undefined, warn: () => undefined },
+          }),
+      ],
+    ];
+    for (const [writer, start] of refusals) {
+      await expect(start(), writer).rejects.toThrow(`is a hot standby (in recovery, read-only): ${writer} writes, so run it against the primary`);
+    }
+    await pair.caughtUp();
+    expect(await hasSchema(db.primary)).toBe(false);
+    expect(await hasSchema(db.standby)).toBe(false);
+  });
+
+  it("exits 1 from the command line naming the command and the primary (import, prune, serve --devnet)", async () => {
+    requireBuiltCli();
+    const db = await pair.newDb();
+    const file = join(dir, "genesis.ndjson");
+    writeFileSync(file, DevnetChain.fresh(defaultDevnetChainOptions).genesis().map((t) => JSON.stringify(t)).join("\n"));
+    const runs: Array<[string, string[]]> = [
+      ["import", ["import", "--db", db.standby, file]],
+      ["prune", ["prune", "--db", db.standby, "--window", "100"]],
+      ["serve --devnet", ["serve", "--db", db.standby, "--devnet", "--port", "0"]],
+    ];
+    for (const [writer, args] of runs) {
+      const r = await runCli(args);
+      expect(r.code, writer).toBe(1);
+      expect(r.stderr, writer).toContain(`ledger-node: ${db.standby} is a hot standby (in recovery, read-only): ${writer} writes, so run it against the primary`);
+    }
+    await pair.caughtUp();
+    expect(await hasSchema(db.primary)).toBe(false);
+  });
+
+  it("a reader of a standby whose primary never ran a writer is told to start one there first", async () => {
+    const db = await pair.newDb();
+    await expect(startTestNode(db.standby, { prune: false })).rejects.toThrow(
+      /is a hot standby \(read-only\) whose schema is not created yet, older than this program reads \([0-9]+\): start a writer .* against the primary first/,
+    );
+  });
+});
+
+describe("reads on the standby equal the primary's at the same ledger version", () => {
+  const L = devnetLedger();
+  let db: { primary: string; standby: string };
+  let primary: Storage;
+  let standby: Storage;
+
+  beforeAll(async () => {
+    db = await pair.newDb();
+    await importLedger(db.primary, L);
+    await pair.caughtUp();
+    primary = await openStore(db.primary);
+    standby = await openStore(db.standby, { readonly: true });
+  });
+  afterAll(async () => {
+    await primary?.close();
+    await standby?.close();
+  });
+
+  it("has the parity suite's reads after the import and after every prune step on the primary", async () => {
+    expect(standby.standby).not.toBeNull();
+    expect(primary.standby).toBeNull();
+    const last = (await primary.getLedgerInfo(true))!.ledgerVersion;
+    for (const window of [null, "6000", "4000", "1500", "120s"]) {
+      if (window !== null) await pruneNow(primary, parsePruneWindow(window));
+      await pair.caughtUp();
+      const now = (await primary.getLedgerInfo(true))!;
+      expect(await standby.getLedgerInfo(true)).toEqual(now);
+      const span = last - now.oldestVersion;
+      const versions = new Set([now.oldestVersion, last]);
+      for (let i = 1n; i < 5n; i++) versions.add(now.oldestVersion + (span * i) / 5n);
+      for (const v of versions) expect(await readsAt(standby, v, L), `reads at ${v} after prune to ${window}`).toEqual(await readsAt(primary, v, L));
+    }
+  });
+});
+
+describe("nodes on the standby while the primary is written", () => {
+  let db: { primary: string; standby: string };
+  let writer: TestNode;
+  let reader: TestNode;
+
+  beforeAll(async () => {
+    db = await pair.newDb();
+    // The devnet writes the primary a block every 50 ms; the reader serves the standby.
+    writer = await startTestNode(db.primary, { devnet: { blockIntervalMs: 50 }, pruneWindow: "100000" });
+    await pair.caughtUp();
+    reader = await startTestNode(db.standby, { prune: false });
+  });
+  afterAll(async () => {
+    await reader?.close();
+    await writer?.close();
+  });
+
+  async function ledgerVersion(node: TestNode): Promise<bigint> {
+    const r = await fetch(`${node.base}/`);
+    expect(r.status).toBe(200);
+    return BigInt(r.headers.get("x-node-ledger-version")!);
+  }
+
+  it("answers every read as the primary's node does at the same ledger version", async () => {
+    // Wait for some devnet blocks on the standby.
+    while ((await ledgerVersion(reader)) < 40n) await new Promise((r) => setTimeout(r, 50));
+    const v = await ledgerVersion(reader);
+    const paths = [
+      `/accounts/0x1/modules?ledger_version=${v}&limit=3`,
+      `/accounts/0x1/transaction_summaries?ledger_version=${v}&limit=5`,
+      `/accounts/0x1/modules?ledger_version=${v - 10n}&limit=50`,
+    ];
+    for (const p of paths) {
+      const [a, b] = await Promise.all([fetch(`${writer.base}${p}`), fetch(`${reader.base}${p}`)]);
+      expect(b.status, p).toBe(a.status);
+      expect(await b.text(), p).toBe(await a.text());
+    }
+  });
+
+  it("shows its replay lag in /v1/info and as a gauge; the primary's /v1/info has no such field", async () => {
+    const onStandby = (await (await fetch(`${reader.base}/info`)).json()) as Record<string, unknown>;
+    expect(typeof onStandby.standby_replay_lag_seconds).toBe("number");
+    expect(onStandby.standby_replay_lag_seconds as number).toBeGreaterThanOrEqual(0);
+    const onPrimary = (await (await fetch(`${writer.base}/info`)).json()) as Record<string, unknown>;
+    expect(Object.keys(onPrimary)).not.toContain("standby_replay_lag_seconds");
+    const metrics = parsePrometheus(await (await fetch(`${reader.url}/metrics`)).text());
+    expect(metrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(1);
+    const primaryMetrics = parsePrometheus(await (await fetch(`${writer.url}/metrics`)).text());
+    expect(primaryMetrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(0);
+  });
+});
+
+describe("a standby whose replay is paused while the primary is written", () => {
+  let db: { primary: string; standby: string };
+  let writer: TestNode;
+  let reader: TestNode;
+
+  beforeAll(async () => {
+    db = await pair.newDb();
+    writer = await startTestNode(db.primary, { devnet: { blockIntervalMs: 50 }, pruneWindow: "100000" });
+    await pair.caughtUp();
+    reader = await startTestNode(db.standby, { prune: false });
+  });
+  afterAll(async () => {
+    await reader?.close();
+    await writer?.close();
+  });
+
+  async function onStandby(sql: string): Promise<void> {
+    const c = new pg.Client({ connectionString: db.standby });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  }
+
+  it("shows the lag in /v1/info and the gauge, and fails readiness while the primary's node passes", async () => {
+    expect((await fetch(`${reader.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+    await onStandby("SELECT pg_wal_replay_pause()");
+    try {
+      await new Promise((r) => setTimeout(r, 2_500));
+      const info = (await (await fetch(`${reader.base}/info`)).json()) as { standby_replay_lag_seconds: number };
+      expect(info.standby_replay_lag_seconds).toBeGreaterThan(2);
+      const metrics = parsePrometheus(await (await fetch(`${reader.url}/metrics`)).text());
+      expect(metrics.value("ledger_node_standby_replay_lag_seconds")).toBeGreaterThan(2);
+      expect((await fetch(`${reader.base}/-/healthy?duration_secs=2`)).status).toBe(503);
+      expect((await fetch(`${writer.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+    } finally {
+      await onStandby("SELECT pg_wal_replay_resume()");
+    }
+    await pair.caughtUp();
+    expect((await fetch(`${reader.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+  });
+});
+
+describe("a standby that replays the primary's locks and prunes under its readers", () => {
+  const L = devnetLedger();
+  let db: { primary: string; standby: string };
+  let onPrimary: TestNode;
+  let onStandby: TestNode;
+  let last: bigint;
+  /** Each path's answer on the primary before anything was pruned. */
+  const expected = new Map<string, string>();
+
+  const hex = (b: Uint8Array): string => `0x${Buffer.from(b).toString("hex")}`;
+  /** Pages whose reads touch every table a prune deletes from, at versions across the ledger. */
+  function paths(): string[] {
+    const out: string[] = [];
+    for (let i = 0n; i <= 8n; i++) {
+      const v = (last * i) / 8n;
+      out.push(`/accounts/0x1/modules?ledger_version=${v}&limit=4`);
+      for (const sender of L.senders.slice(0, 3)) out.push(`/accounts/${hex(sender)}/transaction_summaries?ledger_version=${v}&limit=5`);
+    }
+    return out;
+  }
+
+  /** Requests `list` from `node` round-robin with `concurrency` in flight until `until` says stop; each answer's path, status and body. */
+  async function load(node: TestNode, list: string[], concurrency: number, until: () => boolean): Promise<Array<[string, number, string]>> {
+    const answers: Array<[string, number, string]> = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (!until()) {
+          const p = list[next++ % list.length]!;
+          const r = await fetch(`${node.base}${p}`);
+          answers.push([p, r.status, await r.text()]);
+        }
+      }),
+    );
+    return answers;
+  }
+
+  /** The standby's recovery-conflict counts for `db`'s database. */
+  async function conflicts(): Promise<{ lock: number; snapshot: number }> {
+    const c = new pg.Client({ connectionString: db.standby });
+    await c.connect();
+    try {
+      const r = await c.query<{ lock: string; snapshot: string }>(
+        "SELECT confl_lock AS lock, confl_snapshot AS snapshot FROM pg_stat_database_conflicts WHERE datname = current_database()",
+      );
+      return { lock: Number(r.rows[0]!.lock), snapshot: Number(r.rows[0]!.snapshot) };
+    } finally {
+      await c.end();
+    }
+  }
+
+  beforeAll(async () => {
+    db = await pair.newDb();
+    await importLedger(db.primary, L);
+    await pair.caughtUp();
+    // No page caches: every request reads the database.
+    const api = { pageCacheBytes: 0, moduleCacheBytes: 0 };
+    onPrimary = await startTestNode(db.primary, { prune: false, api });
+    onStandby = await startTestNode(db.standby, { prune: false, api: { ...api } });
+    last = BigInt(((await (await fetch(`${onPrimary.base}/info`)).json()) as { ledger_version: string }).ledger_version);
+    for (const p of paths()) {
+      const r = await fetch(`${onPrimary.base}${p}`);
+      expect(r.status, p).toBe(200);
+      expected.set(p, await r.text());
+      expect(await (await fetch(`${onStandby.base}${p}`)).text(), p).toBe(expected.get(p));
+    }
+  });
+  afterAll(async () => {
+    await onStandby?.close();
+    await onPrimary?.close();
+  });
+
+  it("retries the reads a replayed lock cancels: every answer exact, none an error", async () => {
+    const before = await conflicts();
+    const locker = new pg.Client({ connectionString: db.primary });
+    await locker.connect();
+    let locks = 0;
+    const deadline = Date.now() + 4_000;
+    const locking = (async () => {
+      try {
+        while (Date.now() < deadline) {
+          // Replayed on the standby as an exclusive lock: its readers of these tables are cancelled at once.
+          await locker.query("BEGIN; LOCK TABLE ledger, modules, transactions IN ACCESS EXCLUSIVE MODE; COMMIT");
+          locks++;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      } finally {
+        await locker.end();
+      }
+    })();
+    const answers = await load(onStandby, paths(), 8, () => Date.now() >= deadline);
+    await locking;
+    const after = await conflicts();
+    expect(locks).toBeGreaterThan(10);
+    expect(after.lock - before.lock, "reads the standby cancelled").toBeGreaterThan(0);
+    expect(answers.length).toBeGreaterThan(50);
+    expect(answers.filter(([, status]) => status !== 200)).toEqual([]);
+    expect(answers.filter(([p, , body]) => body !== expected.get(p)).map(([p]) => p)).toEqual([]);
+  });
+
+  it("answers exactly or 410 while the primary prunes and vacuums, never an error", async () => {
+    const vacuum = new pg.Client({ connectionString: db.primary });
+    await vacuum.connect();
+    let pruning = true;
+    const pruned = (async () => {
+      try {
+        for (const window of ["6000", "5000", "4000", "3000", "2000", "1000", "500"]) {
+          await pruneLedger(db.primary, parsePruneWindow(window));
+          await vacuum.query("VACUUM");
+        }
+      } finally {
+        pruning = false;
+        await vacuum.end();
+      }
+    })();
+    const answers = await load(onStandby, paths(), 6, () => !pruning);
+    await pruned;
+    await pair.caughtUp();
+    const now = (await (await fetch(`${onStandby.base}/info`)).json()) as { oldest_ledger_version: string };
+    expect(BigInt(now.oldest_ledger_version)).toBeGreaterThan(0n);
+    expect(answers.length).toBeGreaterThan(20);
+    expect(answers.filter(([, status]) => status !== 200 && status !== 410)).toEqual([]);
+    expect(answers.filter(([p, status, body]) => status === 200 && body !== expected.get(p)).map(([p]) => p)).toEqual([]);
+    expect(answers.filter(([, status]) => status === 410).length).toBeGreaterThan(0);
+  });
+
+  it("answers 503 while the standby is stopped and serves again once it is back, without a restart", async () => {
+    const p = `/accounts/0x1/modules?limit=2`;
+    expect((await fetch(`${onStandby.base}${p}`)).status).toBe(200);
+    await pair.standby.stopServer("fast");
+    const down = await fetch(`${onStandby.base}${p}`);
+    expect(down.status).toBe(503);
+    expect(await down.json()).toMatchObject({ error_code: "internal_error", message: expect.stringContaining("PostgreSQL is unavailable") });
+    await pair.standby.startServer();
+    const deadline = Date.now() + 30_000;
+    let status = 0;
+    while (Date.now() < deadline && status !== 200) {
+      status = (await fetch(`${onStandby.base}${p}`)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe(200);
+    expect(await (await fetch(`${onStandby.base}${p}`)).text()).toBe(await (await fetch(`${onPrimary.base}${p}`)).text());
+  });
+});
