@@ -8,7 +8,7 @@
  * be answered by either side (they are served locally once issue 34 part 1 is in), so only their
  * content is compared with the upstream's. The committed transaction reaches the replica too.
  */
-import { Account, Aptos, AptosConfig, Network, TransactionResponseType } from "@aptos-labs/ts-sdk";
+import { Account, Aptos, AptosConfig, type Network, TransactionResponseType } from "@aptos-labs/ts-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_APP_ADDRESS, devnetAccount } from "../../src/ingest/devnetChain.js";
 import { backendFactories } from "../helpers/backends.js";
