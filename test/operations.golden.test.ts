@@ -341,7 +341,13 @@ describe("golden answers per operation with --proxy (sqlite)", () => {
       proxy: { upstream, apiKey: null, maxRequestsPerSecond: 1000, timeoutMs: 5000 },
     });
     const url = await app.listen({ host: "127.0.0.1", port: 0 });
-    proxied = { base: `${url}/v1`, close: async () => (await app.close(), await store.close()) };
+    proxied = {
+      base: `${url}/v1`,
+      close: async () => {
+        await app.close();
+        await store.close();
+      },
+    };
     let start = "";
     for (let i = 0; i < 2; i++) {
       const r = await send(proxied.base, { path: `/accounts/${APP}/modules?limit=1${start}` });
