@@ -4,10 +4,10 @@
  * its own, and the upstream's answer is streamed back with its status and headers.
  *
  * Only GET, HEAD and POST are forwarded (the REST API v1 has no other method), with the path and
- * query as sent, the body streamed (at most the node's request body limit, else 413) and the content headers;
- * the client's own credentials and hop-by-hop headers stay here. An upstream that cannot be
- * reached answers 503, one that sends no answer within `timeoutMs` answers 504, both as the JSON
- * error object: a request never hangs on the upstream.
+ * query as sent, the body streamed (at most the node's request body limit, else 413) and the
+ * content headers; the client's own credentials and hop-by-hop headers stay here. An upstream that
+ * cannot be reached answers 503, one that sends no answer within `timeoutMs` answers 504, both as
+ * the JSON error object: a request never hangs on the upstream.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import http from "node:http";
@@ -39,8 +39,9 @@ const FORWARDED_REQUEST_HEADERS = ["accept", "accept-encoding", "accept-language
 
 /**
  * Response headers never relayed: the hop-by-hop ones of RFC 9110 §7.6.1 (with `Proxy-Connection`
- * and `Keep-Alive`, which it names as used in the past), and the upstream's CORS headers, since
- * this node's own CORS policy answers the browser (set on every response in app.ts).
+ * and `Keep-Alive`, which it names as used in the past), and what this node sets on every response
+ * itself (app.ts): its `X-Request-Id`, and its CORS headers, since its own CORS policy answers the
+ * browser. `Vary` is merged with the node's own.
  */
 const DROPPED_RESPONSE_HEADERS = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "x-request-id"]);
 
