@@ -65,8 +65,12 @@ const serve = program
   .option("--no-prune", "no built-in pruner; without --devnet the database is then opened read-only")
   .option("--follow <url>", "follow this Aptos node (REST API v1) into the ledger while serving it (see `follow`)");
 addFollowOptions(serve, "with --follow: ")
-  .option("--upstream-timeout <ms>", "with --follow: a read waiting on the upstream answers 503 after this", intOption("--upstream-timeout", 1, 600_000), 5000)
+  .option("--upstream-timeout <ms>", "with --follow: a read waiting on the upstream answers 503 after this; a proxied request whose answer has not started, 504", intOption("--upstream-timeout", 1, 600_000), 5000)
+  .option("--proxy", "with --follow: pass the /v1 routes this node does not serve (transactions, view, ...) to the upstream, under --api-key", false)
+  .option("--proxy-max-rps <n>", "with --proxy: at most this many proxied requests a second (a budget apart from --max-rps)", intOption("--proxy-max-rps", 1, 100_000), 50)
   .action(async (o) => {
+    // Never an open proxy by accident: the pass-through exists only towards the followed node.
+    if (o.proxy && !o.follow) throw new Error("--proxy needs --follow URL: it passes requests to the node this one follows, and to no other");
     if (o.follow && (o.devnet || o.workers > 1)) throw new Error("--follow cannot be combined with --devnet or --workers");
     if (o.workers > 1 && cluster.isPrimary) {
       const code = await serveWorkers(o.workers, (msg) => console.error(msg));
@@ -83,6 +87,7 @@ addFollowOptions(serve, "with --follow: ")
               maxRequestsPerSecond: o.maxRps,
               pollMs: o.poll,
               upstreamTimeoutMs: o.upstreamTimeout,
+              proxy: o.proxy ? { maxRequestsPerSecond: o.proxyMaxRps } : null,
             },
           }
         : {}),

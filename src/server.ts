@@ -72,7 +72,15 @@ export interface ServeOptions {
    * the upstream, waiting at most `upstreamTimeoutMs`, and reads again. A transient fault is retried and a permanent one stops the follower
    * only: the node keeps serving, and `/-/healthy`, the metrics and the log say why.
    */
-  follow?: FollowWriterOptions & { upstreamTimeoutMs: number };
+  follow?: FollowWriterOptions & {
+    upstreamTimeoutMs: number;
+    /**
+     * `--proxy`: pass the `/v1` routes this node does not serve to the upstream, at most
+     * `maxRequestsPerSecond` a second (a budget apart from the follower's), each waiting at most
+     * `upstreamTimeoutMs` for the upstream's answer to start.
+     */
+    proxy?: { maxRequestsPerSecond: number } | null;
+  };
 }
 
 /**
@@ -223,6 +231,9 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     store,
     logger: o.logger ?? false,
     logRequests: o.logRequests ?? false,
+    ...(follow?.proxy
+      ? { proxy: { upstream: follow.upstream, apiKey: follow.apiKey ?? null, maxRequestsPerSecond: follow.proxy.maxRequestsPerSecond, timeoutMs: follow.upstreamTimeoutMs } }
+      : {}),
     config: {
       aptosHeaders: o.aptosHeaders ?? false,
       pruneWindow: formatPruneWindow(window),

@@ -18,7 +18,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { request } from "node:http";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../src/api/app.js";
 import { buildModule } from "../src/move/builder.js";
+import { openStore } from "../src/storage/open.js";
 import { sqliteBackend } from "./helpers/backends.js";
 import { ChainBuilder, addr, deleteTable, u64le, writeModule, writeTable, type UserTxn } from "./helpers/chain.js";
 import { pruneServed, serveChain, stopNode, type TestNode } from "./helpers/node.js";
@@ -90,7 +92,7 @@ function send(base: string, r: Req): Promise<{ status: number; headers: Record<s
 }
 
 /** The answer as a golden records it. */
-async function answer(node: TestNode, r: Req, summarize?: (body: unknown) => unknown): Promise<Golden> {
+async function answer(node: Pick<TestNode, "base">, r: Req, summarize?: (body: unknown) => unknown): Promise<Golden> {
   const res = await send(node.base, r);
   const headers: Record<string, string> = {};
   for (const name of Object.keys(res.headers).sort()) {
@@ -315,5 +317,69 @@ describe("golden answers per operation (sqlite)", () => {
     if (UPDATE) for (const f of stale) rmSync(GOLDENS + f);
     else expect(stale).toEqual([]);
     expect(files.length - stale.length).toBe(expected.size);
+  });
+});
+
+/**
+ * The same ledger served with the pass-through of `--proxy`, towards an upstream that is not there:
+ * every golden answer stays as it is (the wildcard under /v1 is tried after every route, and a
+ * wrong method on a route keeps its 405); only the /v1 routes the node does not serve change, to
+ * the proxy's 503. A request with a bad percent-encoding never reaches a route, proxied or not.
+ */
+describe("golden answers per operation with --proxy (sqlite)", () => {
+  const backend = sqliteBackend();
+  let proxied: { base: string; close: () => Promise<void> };
+  const cursors: string[] = [];
+  beforeAll(async () => {
+    const db = await backend.newDb();
+    await ledger().importInto(db);
+    const store = await openStore(db);
+    const upstream = "http://127.0.0.1:9/v1";
+    const { app } = await buildApp({
+      store,
+      config: { pruneWindow: "90000000", nodeVersion: PACKAGE_VERSION },
+      proxy: { upstream, apiKey: null, maxRequestsPerSecond: 1000, timeoutMs: 5000 },
+    });
+    const url = await app.listen({ host: "127.0.0.1", port: 0 });
+    proxied = {
+      base: `${url}/v1`,
+      close: async () => {
+        await app.close();
+        await store.close();
+      },
+    };
+    let start = "";
+    for (let i = 0; i < 2; i++) {
+      const r = await send(proxied.base, { path: `/accounts/${APP}/modules?limit=1${start}` });
+      cursors.push(r.headers["x-node-cursor"] as string);
+      start = `&start=${cursors[i]}`;
+    }
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await backend.cleanup();
+  });
+
+  for (const [operation, cases] of Object.entries(OPERATIONS)) {
+    for (const [name, req, summarize] of cases) {
+      if (operation === "unknown_route" && name !== "bad_percent_encoding_400") continue;
+      it(`${operation}/${name} is unchanged`, async () => {
+        let r = req;
+        if (operation === "modules" && name === "page_2") r = { ...req, path: req.path + cursors[0] };
+        if (operation === "modules" && name === "page_3") r = { ...req, path: req.path + cursors[1] };
+        checkGolden(operation, name, await answer(proxied, r, summarize));
+      });
+    }
+  }
+
+  it("passes the /v1 routes it does not serve to the upstream: 503 while it cannot be reached", async () => {
+    for (const [, req] of OPERATIONS.unknown_route!.filter(([name]) => name !== "bad_percent_encoding_400")) {
+      const got = await answer(proxied, req);
+      expect(got.status, req.path).toBe(503);
+      expect(got.body, req.path).toEqual({
+        message: `the upstream could not be reached for ${req.method ?? "GET"} http://127.0.0.1:9/v1${req.path}: ECONNREFUSED`,
+        error_code: "internal_error",
+      });
+    }
   });
 });

@@ -16,6 +16,7 @@ import { NodeMetrics, type OperationMetrics } from "./metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
 import { JSON_TYPE } from "./negotiate.js";
 import { paramKinds, queryParamMessage, type ParamKind } from "./params.js";
+import { installProxy, type ProxyOptions } from "./proxy.js";
 import { requestId } from "./requestId.js";
 import { routeSchema, sendsLedgerHeaders, type AnyOperation } from "./operation.js";
 import { operations } from "./operations/index.js";
@@ -49,6 +50,8 @@ export interface BuildAppOptions {
   logger?: boolean | object;
   /** Log every request and response (off by default: it halves the throughput of point reads). */
   logRequests?: boolean;
+  /** Pass the `/v1` routes this node does not serve to this upstream (`serve --follow URL --proxy`). */
+  proxy?: ProxyOptions;
 }
 
 /** pino with options, or silent. */
@@ -139,7 +142,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       return reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
     });
   }
-  installNotFound(app, operations, ctx, metrics);
+  const localMethods = localRouteMethods(operations);
+  if (opts.proxy) installProxy(app, ctx, opts.proxy, localMethods);
+  installNotFound(app, localMethods, ctx, metrics);
 
   await app.ready();
   const texts = specTexts(app);
@@ -245,19 +250,27 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
 }
 
 /**
- * 404 for unknown paths, 405 when the path exists under another method (with `Allow` naming the
- * methods), in the reference's words. The match is exact, like the router's: `/v1/info/` is 404
- * as on the reference node, not a 405 for a route it does not name.
+ * The methods of the operations whose route matches `path` (none: a path the node does not serve).
+ * The match is exact, like the router's: `/v1/info/` matches nothing.
  */
-function installNotFound(app: FastifyInstance, table: AnyOperation[], ctx: NodeContext, metrics: NodeMetrics): void {
+function localRouteMethods(table: AnyOperation[]): (path: string) => string[] {
   const patterns = table.map((r) => ({
     method: r.method,
     re: new RegExp("^" + r.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[a-z_]+/g, "[^/]+") + "$"),
   }));
+  return (path) => patterns.filter((p) => p.re.test(path)).map((p) => p.method);
+}
+
+/**
+ * 404 for unknown paths, 405 when the path exists under another method (with `Allow` naming the
+ * methods), in the reference's words: `/v1/info/` is 404 as on the reference node, not a 405 for
+ * a route it does not name.
+ */
+function installNotFound(app: FastifyInstance, localMethods: (path: string) => string[], ctx: NodeContext, metrics: NodeMetrics): void {
   const notFound = metrics.operation("not_found");
   app.setNotFoundHandler(async (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split("?")[0]!;
-    const allowed = patterns.filter((p) => p.re.test(path)).map((p) => p.method);
+    const allowed = localMethods(path);
     const e =
       allowed.length > 0
         ? new ApiError(405, "web_framework_error", "method not allowed")

@@ -117,6 +117,8 @@ export class NodeMetrics {
   readonly pruneLastSeconds: Gauge;
   readonly pruneLastOldestVersion: Gauge;
   readonly pruneDeletedTransactions: Counter;
+  /** Requests of `--proxy`, by the status class answered and whether the upstream or this node answered it. */
+  readonly proxied: Counter<"status_class" | "from">;
   private readonly ops = new Map<string, OperationMetrics>();
 
   constructor(opts: { store?: Storage; pages?: PageCache; openConnections?: () => number; defaultMetrics?: boolean } = {}) {
@@ -146,6 +148,12 @@ export class NodeMetrics {
     this.pruneLastSeconds = new Gauge({ name: "ledger_node_prune_last_duration_seconds", help: "Duration of the last prune run", registers });
     this.pruneLastOldestVersion = new Gauge({ name: "ledger_node_prune_last_oldest_version", help: "Oldest version kept after the last prune that pruned", registers });
     this.pruneDeletedTransactions = new Counter({ name: "ledger_node_prune_deleted_transactions_total", help: "Transactions removed by prune runs", registers });
+    this.proxied = new Counter({
+      name: "ledger_node_proxied_requests_total",
+      help: "Requests passed to the upstream (--proxy), by status class answered and from (upstream: its answer relayed; node: refused or failed here)",
+      labelNames: ["status_class", "from"],
+      registers,
+    });
 
     const store = opts.store;
     if (store) {

@@ -17,15 +17,24 @@
  * oversized answers (a gzip bomb, a huge plain body), state reads answered by a 404 that is not the
  * node's own "not found", another chain id, and a swap to another history under the same chain id
  * (`swapChain`).
+ *
+ * For a client's whole path (issue 34): an account (its `0x1::account::Account`, else the
+ * stateless default), its resources, one module; `POST /transactions` taking the BCS
+ * SignedTransaction (202 with the pending transaction and its hash), which the next block
+ * (`commitPending`) carries as a user transaction; `/transactions/by_hash` and `wait_by_hash`
+ * (pending, then committed); `POST /view` (BCS or JSON) of `0xa11ce::registry::get`, answered from
+ * the table it reads. Every request is recorded (`received`), and `answerHeaders` adds headers to
+ * every answer.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { Deserializer, EntryFunction, SignedTransaction, type TransactionAuthenticatorEd25519 } from "@aptos-labs/ts-sdk";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Readable } from "node:stream";
 import { createGzip } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DevnetChain, defaultDevnetChainOptions, type DevnetChainOptions } from "../../src/ingest/devnetChain.js";
+import { DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, type DevnetChainOptions } from "../../src/ingest/devnetChain.js";
 import { Importer } from "../../src/ingest/importer.js";
 import { formatAddress, parseAddress } from "../../src/ledger/address.js";
 import type { Storage } from "../../src/storage/storage.js";
@@ -97,6 +106,15 @@ export interface Faults {
   headHtml: boolean;
   /** Pages of transactions answer 404 `version_not_found` though `GET /v1` announces them (a backend that lags). */
   pages404: boolean;
+  /** Headers added to every answer (hop-by-hop ones included, to see a proxy drop them). */
+  answerHeaders: Record<string, string> | null;
+}
+
+/** A request as the upstream received it. */
+export interface ReceivedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
 }
 
 /** Every fault off. */
@@ -118,6 +136,7 @@ function noFaults(): Faults {
     pageChainId: null,
     headHtml: false,
     pages404: false,
+    answerHeaders: null,
   };
 }
 
@@ -134,6 +153,12 @@ export class FakeUpstream {
   oversizedBytesSent = 0;
   /** Requests answered (faults included), by route. */
   readonly requests = new Map<string, number>();
+  /** Every request received, in order (the last 1,000). */
+  readonly received: ReceivedRequest[] = [];
+  /** Transactions submitted and not yet in a block, by hash: their pending answer. */
+  readonly pending = new Map<string, Json>();
+  /** Versions of the submitted transactions a block carries, by hash. */
+  private readonly committed = new Map<string, bigint>();
   oldestVersion = 0n;
   oldestHeight = 0n;
   private readonly recent: number[] = [];
@@ -224,6 +249,57 @@ export class FakeUpstream {
       if (all.length >= 5000) await this.append(all.splice(0));
     }
     if (all.length > 0) await this.append(all);
+  }
+
+  /**
+   * The next block, carrying every submitted transaction as a user transaction (placed before the
+   * block's epilogue, which moves up); afterwards `by_hash` answers them committed.
+   */
+  async commitPending(): Promise<void> {
+    const submitted = [...this.pending.values()];
+    this.pending.clear();
+    await this.extend(1, (block) => {
+      const epilogue = block.pop()!;
+      let v = BigInt(epilogue.version as string);
+      const timestamp = (block[0] as Json).timestamp as string;
+      for (const p of submitted) {
+        const seq = BigInt(p.sequence_number as string);
+        block.push({
+          version: String(v),
+          hash: p.hash,
+          state_change_hash: "",
+          event_root_hash: "",
+          state_checkpoint_hash: null,
+          gas_used: "7",
+          success: true,
+          vm_status: "Executed successfully",
+          accumulator_root_hash: "",
+          changes: [
+            {
+              type: "write_resource",
+              address: p.sender,
+              state_key_hash: "",
+              data: { type: "0x1::account::Account", data: { authentication_key: p.sender, sequence_number: String(seq + 1n), guid_creation_num: "0" } },
+            },
+          ],
+          sender: p.sender,
+          sequence_number: p.sequence_number,
+          replay_protection_nonce: null,
+          max_gas_amount: p.max_gas_amount,
+          gas_unit_price: p.gas_unit_price,
+          expiration_timestamp_secs: p.expiration_timestamp_secs,
+          payload: p.payload,
+          signature: p.signature,
+          events: [],
+          timestamp,
+          type: "user_transaction",
+        });
+        this.committed.set(p.hash as string, v);
+        v++;
+      }
+      block.push({ ...epilogue, version: String(v) });
+      this.chain.pos.version += BigInt(submitted.length);
+    });
   }
 
   private async append(txns: Json[]): Promise<void> {
@@ -372,7 +448,10 @@ export class FakeUpstream {
     app.addHook("onRequest", async (req, reply) => {
       const route = req.routeOptions.url ?? "unknown";
       this.requests.set(route, (this.requests.get(route) ?? 0) + 1);
+      this.received.push({ method: req.method, url: req.url, headers: { ...req.headers } });
+      if (this.received.length > 1000) this.received.shift();
       const f = this.faults;
+      if (f.answerHeaders) reply.headers(f.answerHeaders);
       if (f.only !== null && !route.startsWith(f.only)) return undefined;
       if (f.down || f.drop > 0) {
         if (!f.down) f.drop--;
@@ -490,6 +569,8 @@ export class FakeUpstream {
       },
     );
 
+    this.clientRoutes();
+
     // Everything else is our node's answer, with the X-Aptos-* headers the reference sends.
     app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
     app.all("/v1/*", async (req, reply) => {
@@ -510,4 +591,160 @@ export class FakeUpstream {
       return reply.send(Buffer.from(await res.arrayBuffer()));
     });
   }
+
+  /** The routes of a client's whole path (see the header): accounts, one module, submit, by hash, view. */
+  private clientRoutes(): void {
+    const app = this.app;
+    type Versioned = FastifyRequest<{ Params: { address: string; name: string; hash: string }; Querystring: { ledger_version?: string } }>;
+
+    app.get("/v1/accounts/:address", async (req: Versioned, reply) => {
+      const address = parseAddress(req.params.address);
+      if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
+      const v = this.version(req.query, reply);
+      if (v === null) return reply;
+      const json = await this.store.getResource(address, "0x1::account::Account", v);
+      this.ledgerHeaders(reply);
+      if (json === null) {
+        // A stateless account (AIP-115): sequence number 0, the address as its authentication key.
+        return { sequence_number: "0", authentication_key: `0x${Buffer.from(address).toString("hex")}` };
+      }
+      const data = JSON.parse(json) as { sequence_number: string; authentication_key: string };
+      return { sequence_number: data.sequence_number, authentication_key: data.authentication_key };
+    });
+
+    app.get("/v1/accounts/:address/resources", async (req: Versioned, reply) => {
+      const address = parseAddress(req.params.address);
+      if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
+      const v = this.version(req.query, reply);
+      if (v === null) return reply;
+      const who = formatAddress(address);
+      const found = new Map<string, unknown>();
+      for (let i = 0; i <= Number(v); i++) {
+        for (const c of (JSON.parse(this.txns[i]!) as { changes?: Json[] }).changes ?? []) {
+          if (typeof c.address !== "string" || formatAddress(parseAddress(c.address)!) !== who) continue;
+          const d = c.data as { type: string; data: unknown } | null;
+          if (c.type === "write_resource" && d) found.set(d.type, d.data);
+          else if (c.type === "delete_resource") found.delete(String(c.resource));
+        }
+      }
+      this.ledgerHeaders(reply);
+      return [...found].map(([type, data]) => ({ type, data }));
+    });
+
+    app.get("/v1/accounts/:address/module/:name", async (req: Versioned, reply) => {
+      const address = parseAddress(req.params.address);
+      if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
+      const v = this.version(req.query, reply);
+      if (v === null) return reply;
+      const res = await fetch(`${this.node.base}/accounts/${formatAddress(address)}/modules?ledger_version=${v}`);
+      const modules = res.status === 200 ? ((await res.json()) as { bytecode: string; abi: { name: string } }[]) : [];
+      const m = modules.find((x) => x.abi.name === req.params.name);
+      if (!m) {
+        return this.error(reply, 404, "module_not_found", `Module not found by Address(${formatAddress(address)}), Module name(${req.params.name}) and Ledger version(${v})`);
+      }
+      this.ledgerHeaders(reply);
+      return m;
+    });
+
+    app.addContentTypeParser(["application/x.aptos.signed_transaction+bcs", "application/x.aptos.view_function+bcs"], { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+    app.post("/v1/transactions", async (req, reply) => {
+      if (req.headers["content-type"] !== "application/x.aptos.signed_transaction+bcs") {
+        return this.error(reply, 415, "web_framework_error", "this fake takes the BCS SignedTransaction only");
+      }
+      const bytes = req.body as Buffer;
+      let signed: SignedTransaction;
+      try {
+        signed = SignedTransaction.deserialize(new Deserializer(bytes));
+      } catch (e) {
+        return this.error(reply, 400, "invalid_input", `Failed to deserialize input into SignedTransaction: ${(e as Error).message}`);
+      }
+      const pending = pendingAnswer(signed, bytes);
+      this.pending.set(pending.hash as string, pending);
+      this.ledgerHeaders(reply);
+      return reply.code(202).send(pending);
+    });
+
+    const byHash = (hash: string): Json | null => {
+      const p = this.pending.get(hash);
+      if (p) return { ...p, type: "pending_transaction" };
+      const v = this.committed.get(hash);
+      return v === undefined ? null : (JSON.parse(this.txns[Number(v)]!) as Json);
+    };
+    const answerByHash = (reply: FastifyReply, hash: string) => {
+      const t = byHash(hash);
+      if (t === null) return this.error(reply, 404, "transaction_not_found", `Transaction not found by Transaction hash(${hash})`);
+      this.ledgerHeaders(reply);
+      return reply.send(t);
+    };
+    app.get("/v1/transactions/by_hash/:hash", async (req: Versioned, reply) => answerByHash(reply, req.params.hash));
+    // The reference waits up to a second for a pending transaction (`wait_by_hash_timeout_ms`).
+    app.get("/v1/transactions/wait_by_hash/:hash", async (req: Versioned, reply) => {
+      const until = Date.now() + 1000;
+      while (this.pending.has(req.params.hash) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      return answerByHash(reply, req.params.hash);
+    });
+
+    app.post("/v1/view", async (req: FastifyRequest<{ Querystring: { ledger_version?: string } }>, reply) => {
+      let fn: string;
+      let key: bigint;
+      if (req.headers["content-type"] === "application/x.aptos.view_function+bcs") {
+        const entry = EntryFunction.deserialize(new Deserializer(req.body as Buffer));
+        fn = `${entry.module_name.address.toStringLong()}::${entry.module_name.name.identifier}::${entry.function_name.identifier}`;
+        const arg = entry.args[0]?.bcsToBytes();
+        key = arg && arg.length === 8 ? Buffer.from(arg).readBigUInt64LE() : -1n;
+      } else {
+        const body = JSON.parse((req.body as Buffer).toString("utf8")) as { function: string; arguments: string[] };
+        const [a, m, f] = body.function.split("::");
+        fn = `0x${Buffer.from(parseAddress(a!)!).toString("hex")}::${m}::${f}`;
+        key = /^[0-9]+$/.test(body.arguments[0] ?? "") ? BigInt(body.arguments[0]!) : -1n;
+      }
+      const v = this.version(req.query, reply);
+      if (v === null) return reply;
+      if (fn !== `0x${"a11ce".padStart(64, "0")}::registry::get` || key < 0n) {
+        return this.error(reply, 400, "invalid_input", `this fake views 0xa11ce::registry::get(u64) only, not ${fn}`);
+      }
+      const k = Buffer.alloc(8);
+      k.writeBigUInt64LE(key);
+      const res = await fetch(`${this.node.base}/tables/${DEVNET_TABLE_HANDLE}/raw_item?ledger_version=${v}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/x-bcs" },
+        body: JSON.stringify({ key: `0x${k.toString("hex")}` }),
+      });
+      const value = res.status === 200 ? [Buffer.from(await res.arrayBuffer()).readBigUInt64LE().toString()] : [];
+      this.ledgerHeaders(reply);
+      return [{ vec: value }];
+    });
+  }
+}
+
+/**
+ * The reference's answer to a submitted transaction: its hash (SHA3-256 of the
+ * `APTOS::Transaction` salt and the user transaction's BCS) and its fields, the entry function's
+ * arguments shown as addresses (32 bytes), u64s (8 bytes) or hex.
+ */
+function pendingAnswer(signed: SignedTransaction, bytes: Buffer): Json {
+  const salt = createHash("sha3-256").update("APTOS::Transaction").digest();
+  const hash = `0x${createHash("sha3-256").update(salt).update(Buffer.from([0])).update(bytes).digest("hex")}`;
+  const raw = signed.raw_txn;
+  const entry = (raw.payload as unknown as { entryFunction: EntryFunction }).entryFunction;
+  const auth = signed.authenticator as TransactionAuthenticatorEd25519;
+  const args = entry.args.map((a) => {
+    const b = Buffer.from(a.bcsToBytes());
+    return b.length === 32 ? formatAddress(b) : b.length === 8 ? b.readBigUInt64LE().toString() : `0x${b.toString("hex")}`;
+  });
+  return {
+    hash,
+    sender: raw.sender.toStringLong(),
+    sequence_number: raw.sequence_number.toString(),
+    max_gas_amount: raw.max_gas_amount.toString(),
+    gas_unit_price: raw.gas_unit_price.toString(),
+    expiration_timestamp_secs: raw.expiration_timestamp_secs.toString(),
+    payload: {
+      type: "entry_function_payload",
+      function: `${entry.module_name.address.toString()}::${entry.module_name.name.identifier}::${entry.function_name.identifier}`,
+      type_arguments: [],
+      arguments: args,
+    },
+    signature: { type: "ed25519_signature", public_key: auth.public_key.toString(), signature: auth.signature.toString() },
+  };
 }

@@ -12,6 +12,7 @@ import http from "node:http";
 import https from "node:https";
 import zlib from "node:zlib";
 import { UpstreamUnavailableError } from "../../storage/errors.js";
+import { RequestRate } from "./rate.js";
 
 export interface UpstreamClientOptions {
   /** Sent as `Authorization: Bearer <key>`. */
@@ -72,8 +73,8 @@ export class UpstreamClient {
   readonly base: string;
   private readonly o: Required<Omit<UpstreamClientOptions, "apiKey" | "onRetry">> & Pick<UpstreamClientOptions, "onRetry">;
   private readonly apiKey: string | null;
-  /** When the next request may start (the rate bound): each start books the next slot. */
-  private nextSlot = 0;
+  /** The rate bound: each start books the next slot. */
+  private readonly rate: RequestRate;
   /** Requests sent (attempts included), for the benchmark's requests per 1,000 versions. */
   requests = 0;
 
@@ -91,6 +92,7 @@ export class UpstreamClient {
       maxWireBytes: o.maxWireBytes ?? DEFAULT_MAX_WIRE_BYTES,
       onRetry: o.onRetry,
     };
+    this.rate = new RequestRate(this.o.maxRequestsPerSecond);
   }
 
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
@@ -175,11 +177,8 @@ export class UpstreamClient {
 
   /** Waits for this request's slot under the rate bound. */
   private async slot(): Promise<void> {
-    const gap = 1000 / this.o.maxRequestsPerSecond;
-    const now = performance.now();
-    const at = Math.max(now, this.nextSlot);
-    this.nextSlot = at + gap;
-    if (at > now) await sleep(at - now);
+    const wait = this.rate.book();
+    if (wait > 0) await sleep(wait);
   }
 
   /** One request, retried on network errors, 5xx and 429; any other status is returned. */

@@ -1,0 +1,127 @@
+/**
+ * The official TypeScript SDK (`@aptos-labs/ts-sdk`, pinned) pointed at a replica, `serve --follow
+ * <fake upstream> --from latest --proxy` (the built CLI), as an app would use it (issue 34): read
+ * an account, its resources and a module, estimate gas, build a transfer with an entry function of
+ * a module the replica only knows from its base (the genesis framework, before its first synced
+ * block), sign it with a local key, submit it, wait for it, and call a view function. What the
+ * node does not serve goes to the upstream under the operator's API key; the four state reads may
+ * be answered by either side (they are served locally once issue 34 part 1 is in), so only their
+ * content is compared with the upstream's. The committed transaction reaches the replica too.
+ */
+import { Account, Aptos, AptosConfig, type Network, TransactionResponseType } from "@aptos-labs/ts-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEVNET_APP_ADDRESS, devnetAccount } from "../../src/ingest/devnetChain.js";
+import { backendFactories } from "../helpers/backends.js";
+import { requireBuiltCli } from "../helpers/cli.js";
+import { FakeUpstream } from "../helpers/fakeUpstream.js";
+import { type ServeProcess, startServe } from "../helpers/serveProcess.js";
+
+const API_KEY = "operator-key-sdk";
+/**
+ * The SDK memoizes the gas estimate and the chain id per process by network name, and knows the
+ * chain id of its own names without asking: each replica gets a name the SDK does not know.
+ */
+const network = (backend: string) => `ledger-node-proxy-${backend}` as Network;
+
+async function json(url: string): Promise<unknown> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+async function caughtUp(base: string, version: bigint): Promise<void> {
+  const until = Date.now() + 120_000;
+  while (Date.now() < until) {
+    const i = (await (await fetch(`${base}/info`)).json().catch(() => null)) as { ledger_version?: string | null } | null;
+    if (typeof i?.ledger_version === "string" && BigInt(i.ledger_version) >= version) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the replica did not reach version ${version}`);
+}
+
+describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path", () => {
+  let up: FakeUpstream;
+  beforeAll(async () => {
+    requireBuiltCli();
+    up = await FakeUpstream.start({ blocks: 200 });
+  }, 120_000);
+  afterAll(async () => {
+    await up?.close();
+  });
+
+  for (const [i, factory] of backendFactories.entries()) {
+    const backend = factory();
+    describe(backend.name, () => {
+      let replica: ServeProcess;
+      let aptos: Aptos;
+      beforeAll(async () => {
+        replica = await startServe([
+          "--follow", up.base, "--from", "latest", "--proxy", "--api-key", API_KEY, "--aptos-headers", "--db", await backend.newDb(),
+          "--no-prune", "--quiet", "--max-rps", "5000", "--proxy-max-rps", "5000", "--poll", "50",
+        ]);
+        await caughtUp(replica.base, up.ledgerVersion);
+        aptos = new Aptos(new AptosConfig({ network: network(backend.name), fullnode: replica.base }));
+      }, 180_000);
+      afterAll(async () => {
+        await replica?.stop();
+        await backend.cleanup();
+      });
+
+      it("reads an account, its resources, a module and the gas estimate as the upstream has them", async () => {
+        const owner = devnetAccount(0);
+        expect(await aptos.getAccountInfo({ accountAddress: owner })).toEqual(await json(`${up.base}/accounts/${owner}`));
+        const account = await aptos.getAccountResource({ accountAddress: owner, resourceType: "0x1::account::Account" });
+        expect(account).toEqual(((await json(`${up.base}/accounts/${owner}/resource/0x1::account::Account`)) as { data: unknown }).data);
+        const resources = await aptos.getAccountResources({ accountAddress: owner });
+        expect(resources).toEqual(await json(`${up.base}/accounts/${owner}/resources`));
+        expect(resources.map((r) => r.type)).toContain("0x1::account::Account");
+        const module = await aptos.getAccountModule({ accountAddress: "0x1", moduleName: "aptos_account" });
+        expect(module).toEqual(await json(`${up.base}/accounts/0x1/module/aptos_account`));
+        expect(module.abi!.exposed_functions.map((f) => f.name)).toContain("transfer");
+        const gas = await aptos.getGasPriceEstimation();
+        expect(gas).toEqual(await json(`${replica.base}/estimate_gas_price`));
+      });
+
+      it("builds, signs, submits and waits for a transfer; the upstream gets it under the API key and the replica then holds it", async () => {
+        const oldest = ((await json(`${replica.base}/info`)) as { oldest_ledger_version: string }).oldest_ledger_version;
+        expect(BigInt(oldest)).toBeGreaterThan(0n);
+        const sender = Account.generate();
+        const transaction = await aptos.transaction.build.simple({
+          sender: sender.accountAddress,
+          data: { function: "0x1::aptos_account::transfer", functionArguments: [devnetAccount(1), 100] },
+        });
+        expect(transaction.rawTransaction.sequence_number).toBe(0n);
+        expect(transaction.rawTransaction.chain_id.chainId).toBe(up.chainId);
+        const senderAuthenticator = aptos.transaction.sign({ signer: sender, transaction });
+        const pending = await aptos.transaction.submit.simple({ transaction, senderAuthenticator });
+        const submitted = up.received.filter((r) => r.method === "POST" && r.url === "/v1/transactions");
+        expect(submitted).toHaveLength(i + 1);
+        expect(submitted.at(-1)!.headers).toMatchObject({ authorization: `Bearer ${API_KEY}`, "content-type": "application/x.aptos.signed_transaction+bcs" });
+        expect(up.pending.has(pending.hash)).toBe(true);
+        expect((await aptos.getTransactionByHash({ transactionHash: pending.hash })).type).toBe(TransactionResponseType.Pending);
+
+        const waiting = aptos.waitForTransaction({ transactionHash: pending.hash });
+        await up.commitPending();
+        const committed = await waiting;
+        expect(committed).toMatchObject({ type: TransactionResponseType.User, hash: pending.hash, success: true, sender: sender.accountAddress.toStringLong() });
+
+        await caughtUp(replica.base, BigInt(committed.version));
+        const summaries = (await json(`${replica.base}/accounts/${sender.accountAddress.toString()}/transaction_summaries`)) as { version: string }[];
+        expect(summaries.map((s) => s.version)).toEqual([committed.version]);
+      });
+
+      it("calls a view function through the upstream, under the API key", async () => {
+        const before = up.received.length;
+        const answer = await aptos.view({ payload: { function: `${DEVNET_APP_ADDRESS}::registry::get`, functionArguments: [2] } });
+        const direct = await fetch(`${up.base}/view`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ function: "0xa11ce::registry::get", type_arguments: [], arguments: ["2"] }),
+        });
+        expect(answer).toEqual(await direct.json());
+        const views = up.received.slice(before).filter((r) => r.method === "POST" && r.url.startsWith("/v1/view"));
+        expect(views[0]!.headers).toMatchObject({ authorization: `Bearer ${API_KEY}`, "content-type": "application/x.aptos.view_function+bcs" });
+      });
+    });
+  }
+});
