@@ -22,6 +22,9 @@ import { JSON_TYPE } from "./negotiate.js";
  * Fetches the state a replica's read missed (`StateBeforeBaseError`) and stores it, so the read
  * can run once more (`BaseStateService` of `serve --follow`, injected by `server.ts`).
  */
+
+/** How many base misses one read may have fetched before it fails. */
+const BASE_MISSES = 2;
 export interface BaseStateFetcher {
   fetch(miss: StateBeforeBaseError): Promise<void>;
 }
@@ -115,14 +118,15 @@ export class NodeContext {
 
   /**
    * `read`, its failure mapped by `failed`. With a base-state service, a replica's base miss is
-   * fetched and the read runs once more (a second miss fails); without one it is `guard` itself.
+   * fetched and the read runs once more, up to `BASE_MISSES` times (a read of two keys, such as an
+   * account and the feature flags it falls back on, may miss each once); without one it is `guard`.
    */
   readWithBase<T>(read: () => Later<T>, failed: (e: unknown) => never): Later<T> {
     const service = this.baseState;
     if (service === null) return guard(read, failed);
-    const retry = (e: unknown): Promise<T> => {
-      if (!(e instanceof StateBeforeBaseError)) failed(e);
-      return service.fetch(e).then(read).catch(failed);
+    const retry = (e: unknown, misses = 1): Promise<T> => {
+      if (!(e instanceof StateBeforeBaseError) || misses > BASE_MISSES) failed(e);
+      return service.fetch(e as StateBeforeBaseError).then(read).catch((again: unknown) => retry(again, misses + 1));
     };
     let value: Later<T>;
     try {

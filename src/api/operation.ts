@@ -229,6 +229,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: "Bad Request",
   403: "Forbidden",
   404: "Not Found",
+  406: "Not Acceptable: the format asked for is not available for this answer",
   410: "Gone: the requested ledger version has been pruned",
   500: "Internal Server Error",
   503: "Service Unavailable",

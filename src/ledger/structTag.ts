@@ -41,12 +41,12 @@ export function isIdentifier(text: string): boolean {
   return IDENTIFIER.test(text);
 }
 
-/** Parses a struct tag; a string saying why the text is not one otherwise. */
+/** Parses a struct tag (see `verifyStructTag` for the rest of its checks); a string saying why the text is not one otherwise. */
 export function parseStructTag(text: string): StructTag | string {
   let expr: TypeExpr;
   try {
-    // the node's parser takes "," with or without a space between type arguments
-    expr = parseType(text.replace(/,\s*/g, ", "));
+    // the node's parser skips whitespace between tokens
+    expr = parseType(text.replace(/\s+/g, "").replace(/,/g, ", "));
   } catch (e) {
     return (e as Error).message;
   }
@@ -54,11 +54,32 @@ export function parseStructTag(text: string): StructTag | string {
   return structOf(expr, 0);
 }
 
-function structOf(expr: Extract<TypeExpr, { k: "struct" }>, depth: number): StructTag | string {
+/**
+ * Why a parsed struct tag is not a valid one (the reference's `verify`, a separate 400 from a
+ * parse failure): a module or struct name that is not an identifier, or type arguments nested
+ * deeper than the reference allows. Null when it is valid.
+ */
+export function verifyStructTag(tag: StructTag, depth = 0): string | null {
   if (depth > MAX_DEPTH) return `type arguments nest deeper than ${MAX_DEPTH}`;
+  for (const id of [tag.module, tag.name]) if (!isIdentifier(id)) return `Invalid identifier '${id}'`;
+  for (const a of tag.args) {
+    let t: TypeTag = a;
+    let d = depth + 1;
+    while (t.k === "vector") {
+      t = t.inner;
+      d++;
+    }
+    if (t.k === "struct") {
+      const why = verifyStructTag(t.tag, d);
+      if (why) return why;
+    } else if (d > MAX_DEPTH) return `type arguments nest deeper than ${MAX_DEPTH}`;
+  }
+  return null;
+}
+
+function structOf(expr: Extract<TypeExpr, { k: "struct" }>, depth: number): StructTag | string {
   const address = parseAddress(expr.address);
   if (!address) return `invalid address ${JSON.stringify(expr.address)}`;
-  for (const id of [expr.module, expr.name]) if (!isIdentifier(id)) return `invalid identifier ${JSON.stringify(id)}`;
   const args: TypeTag[] = [];
   for (const a of expr.args) {
     const arg = typeTagOf(a, depth + 1);
@@ -73,7 +94,6 @@ function typeTagOf(expr: TypeExpr, depth: number): TypeTag | string {
     case "prim":
       return expr.name in PRIM_VARIANT ? { k: "prim", name: expr.name as keyof typeof PRIM_VARIANT } : `type ${expr.name} is not a type argument of a resource`;
     case "vector": {
-      if (depth > MAX_DEPTH) return `type arguments nest deeper than ${MAX_DEPTH}`;
       const inner = typeTagOf(expr.inner, depth + 1);
       return typeof inner === "string" ? inner : { k: "vector", inner };
     }
