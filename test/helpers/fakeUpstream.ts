@@ -6,9 +6,9 @@
  *
  * It is our own node underneath where it answers the same operations: the chain is imported into a
  * SQLite ledger and a node serves it; modules, raw_item, summaries and the gas estimate are that
- * node's answers (with the `X-Aptos-*` headers, as the reference sends them). `GET /v1`,
- * `/transactions`, `/blocks/by_*` and `/accounts/{a}/resource/{type}` are answered here from the
- * generated transactions and the same ledger.
+ * node's answers (with the `X-Aptos-*` headers, as the reference sends them), and so are an
+ * account, a resource, its resources pages and a single module. `GET /v1`, `/transactions` and
+ * `/blocks/by_*` are answered here from the generated transactions and the same ledger.
  *
  * Faults, switchable at any time: a pruning window of its own (`pruneTo`), a rate limit answering
  * 429 with `Retry-After`, injected 5xx, slow answers, dropped connections, "down" (every
@@ -473,30 +473,14 @@ export class FakeUpstream {
       return blockAnswer(this.blocks[Number(h)]!, req.query.with_transactions === "true");
     });
 
-    app.get(
-      "/v1/accounts/:address/resource/:type",
-      async (req: FastifyRequest<{ Params: { address: string; type: string }; Querystring: { ledger_version?: string } }>, reply) => {
-        const address = parseAddress(req.params.address);
-        if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
-        if (this.faults.stateNotFound) return this.stateNotFound(reply, this.faults.stateNotFound, "resource_not_found", req.query.ledger_version);
-        const v = this.version(req.query, reply);
-        if (v === null) return reply;
-        const json = await this.store.getResource(address, req.params.type, v);
-        if (json === null) {
-          return this.error(reply, 404, "resource_not_found", `Resource not found by Address(${formatAddress(address)}), Struct tag(${req.params.type}) and Ledger version(${v})`);
-        }
-        this.ledgerHeaders(reply);
-        return { type: req.params.type, data: JSON.parse(json) as unknown };
-      },
-    );
-
     // Everything else is our node's answer, with the X-Aptos-* headers the reference sends.
     app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
     app.all("/v1/*", async (req, reply) => {
       const f = this.faults.stateNotFound;
-      if (f && (req.url.includes("/raw_item") || /\/accounts\/[^/]+\/modules/.test(req.url))) {
+      if (f && (req.url.includes("/raw_item") || /\/accounts\/[^/]+\/(modules|resources|resource\/)/.test(req.url))) {
         const asked = new URL(req.url, "http://x").searchParams.get("ledger_version") ?? undefined;
-        return this.stateNotFound(reply, f, req.url.includes("/raw_item") ? "table_item_not_found" : "account_not_found", asked);
+        const code = req.url.includes("/raw_item") ? "table_item_not_found" : req.url.includes("/resource/") ? "resource_not_found" : "account_not_found";
+        return this.stateNotFound(reply, f, code, asked);
       }
       const res = await fetch(`${this.node.url}${req.url}`, {
         method: req.method,
