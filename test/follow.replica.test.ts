@@ -1,18 +1,16 @@
 /**
  * A replica that started at the head (`serve --follow URL --from latest`, the built CLI on a real
- * SQLite file) against a fake upstream that keeps the whole history: after following 500 more
- * blocks it answers modules (JSON and BCS), raw_item, summaries, an account, a resource, a
- * resources page and a single module (JSON and BCS) at random versions at or above
- * its oldest exactly as the upstream does, 410 below; its gas estimate equals the upstream's; the
+ * SQLite file, then on a PostgreSQL database) against a fake upstream that keeps the whole history:
+ * after following 500 more blocks it answers modules (JSON and BCS), raw_item, summaries, an
+ * account, a resource, a resources page and a single module (JSON and BCS) at random versions at
+ * or above its oldest exactly as the upstream does, 410 below; its gas estimate equals the upstream's; the
  * state it lacked is fetched once per key, concurrent reads sharing the fetch; with the upstream
  * down, reads that need it answer 503 within the timeout and everything stored is still served.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount, prng } from "../src/ingest/devnetChain.js";
 import { requireBuiltCli } from "./helpers/cli.js";
+import { backendFactories } from "./helpers/backends.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { type ServeProcess, startServe } from "./helpers/serveProcess.js";
 
@@ -67,15 +65,17 @@ async function caughtUp(base: string, version: bigint, timeoutMs = 120_000): Pro
   throw new Error(`the replica did not reach version ${version} within ${timeoutMs} ms`);
 }
 
-describe("a replica that started at the head", () => {
-  const dir = mkdtempSync(join(tmpdir(), "ledger-node-replica-"));
+for (const factory of backendFactories) describe(`a replica that started at the head (${factory().name})`, () => {
+  const backend = factory();
   let up: FakeUpstream;
   let replica: ServeProcess;
   let oldest: bigint;
+  let replicaDb: string;
   beforeAll(async () => {
     requireBuiltCli();
     up = await FakeUpstream.start({ blocks: START_BLOCKS });
-    const args = ["--follow", up.base, "--from", "latest", "--db", join(dir, "replica.db"), "--no-prune", "--quiet"];
+    replicaDb = await backend.newDb();
+    const args = ["--follow", up.base, "--from", "latest", "--db", replicaDb, "--no-prune", "--quiet"];
     replica = await startServe([...args, "--max-rps", "5000", "--poll", "50", "--concurrency", "8", "--upstream-timeout", String(TIMEOUT_MS)]);
     await caughtUp(replica.base, up.ledgerVersion);
     oldest = BigInt((await info(replica.base)).oldest_ledger_version);
@@ -87,7 +87,7 @@ describe("a replica that started at the head", () => {
   afterAll(async () => {
     await replica?.stop();
     await up?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await backend.cleanup();
   });
 
   it(`answers ${SAMPLES} random reads at versions at or above its oldest exactly as the upstream, 410 below`, async () => {
@@ -187,7 +187,7 @@ describe("a replica that started at the head", () => {
   });
 
   it("a plain serve over the same ledger (no upstream) serves what is stored and answers 503 for what it would fetch", async () => {
-    const plain = await startServe(["--db", join(dir, "replica.db"), "--no-prune", "--quiet"]);
+    const plain = await startServe(["--db", replicaDb, "--no-prune", "--quiet"]);
     try {
       const stored = rawItem(GENESIS_TABLE, GENESIS_TABLE_KEY, oldest);
       expect(await ask(plain.base, ...stored)).toEqual(await ask(replica.base, ...stored));
@@ -225,7 +225,7 @@ describe("a replica that started at the head", () => {
   it("when the upstream has pruned its base: reads a newer upstream version where the ledger proves the value unchanged, else 410", async () => {
     // A second replica, started 300 blocks back; then the upstream prunes 150 blocks past its start.
     const start = up.blocks[up.blocks.length - 300]!;
-    const second = await startServe(["--follow", up.base, "--from", String(start.first), "--db", join(dir, "second.db"), "--no-prune", "--quiet", "--max-rps", "5000", "--poll", "50", "--upstream-timeout", String(TIMEOUT_MS)]);
+    const second = await startServe(["--follow", up.base, "--from", String(start.first), "--db", await backend.newDb(), "--no-prune", "--quiet", "--max-rps", "5000", "--poll", "50", "--upstream-timeout", String(TIMEOUT_MS)]);
     try {
       await caughtUp(second.base, up.ledgerVersion);
       const from = BigInt((await info(second.base)).oldest_ledger_version);
