@@ -27,7 +27,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DevnetChain, defaultDevnetChainOptions, type DevnetChainOptions } from "../../src/ingest/devnetChain.js";
 import { Importer } from "../../src/ingest/importer.js";
-import { formatAddress, parseAddress } from "../../src/ledger/address.js";
 import type { Storage } from "../../src/storage/storage.js";
 import { openStore } from "../../src/storage/open.js";
 import { FIXTURES } from "./fixtures.js";
