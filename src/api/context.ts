@@ -7,6 +7,7 @@ import type { LedgerInfo } from "../ledger/types.js";
 import type { GasHistorySource } from "../ledger/gas.js";
 import { StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/errors.js";
 import type { Storage } from "../storage/storage.js";
+import { baseRecordName } from "../storage/headStarted.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
@@ -23,7 +24,7 @@ import { JSON_TYPE } from "./negotiate.js";
  * can run once more (`BaseStateService` of `serve --follow`, injected by `server.ts`).
  */
 
-/** How many base misses one read may have fetched before it fails. */
+/** How many missing keys of the base one read may have fetched for it. */
 const BASE_MISSES = 2;
 export interface BaseStateFetcher {
   fetch(miss: StateBeforeBaseError): Promise<void>;
@@ -118,15 +119,22 @@ export class NodeContext {
 
   /**
    * `read`, its failure mapped by `failed`. With a base-state service, a replica's base miss is
-   * fetched and the read runs once more, up to `BASE_MISSES` times (a read of two keys, such as an
-   * account and the feature flags it falls back on, may miss each once); without one it is `guard`.
+   * fetched and the read runs once more; a read of several keys (an account, then the feature
+   * flags it falls back on) may miss each once, up to `BASE_MISSES`, but a second miss of state it
+   * fetched fails. Without a service it is `guard` itself.
    */
   readWithBase<T>(read: () => Later<T>, failed: (e: unknown) => never): Later<T> {
     const service = this.baseState;
     if (service === null) return guard(read, failed);
-    const retry = (e: unknown, misses = 1): Promise<T> => {
-      if (!(e instanceof StateBeforeBaseError) || misses > BASE_MISSES) failed(e);
-      return service.fetch(e as StateBeforeBaseError).then(read).catch((again: unknown) => retry(again, misses + 1));
+    // (the keys fetched for this read; made only on a miss)
+    let fetched: string[] | null = null;
+    const retry = (e: unknown): Promise<T> => {
+      if (!(e instanceof StateBeforeBaseError)) failed(e);
+      const what = baseRecordName(e.missing);
+      fetched ??= [];
+      if (fetched.includes(what) || fetched.length >= BASE_MISSES) failed(e);
+      fetched.push(what);
+      return service.fetch(e).then(read).catch(retry);
     };
     let value: Later<T>;
     try {
