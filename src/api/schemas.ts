@@ -133,6 +133,16 @@ export const sharedSchemas = [
       "Printed with leading zeros stripped, e.g. 0x1.",
   },
   {
+    $id: "MoveStructTag",
+    type: "string",
+    description: "A Move struct tag, `address::module::Name<TypeArgs>`, e.g. `0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>`",
+  },
+  {
+    $id: "IdentifierWrapper",
+    type: "string",
+    description: "A Move identifier, e.g. the name of a module",
+  },
+  {
     $id: "U64",
     type: "string",
     format: "uint64",

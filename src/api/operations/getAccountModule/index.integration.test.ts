@@ -60,7 +60,8 @@ describe(`module (${backend.name})`, () => {
     }
   });
 
-  it("answers 400 for a module name that is not a Move identifier", async () => {
+  it("answers 400 for a module name that is not a Move identifier, before the version is resolved", async () => {
+    expect((await get(`${APP}/module/1shop?ledger_version=99999999`)).status).toBe(400);
     for (const name of ["1shop", "sh-op", "_"]) {
       const res = await get(`${APP}/module/${name}`);
       expect(res.status, name).toBe(400);

@@ -9,7 +9,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/module/coin'
  */
-import { addressParam, defineOperation, ref, u64Param } from "../../operation.js";
+import { addressParam, defineOperation, identifierParam, ref, u64Param } from "../../operation.js";
 import { moveModuleBytecode } from "../../schemas.js";
 import { readAccountModule } from "./read.js";
 
@@ -29,7 +29,7 @@ export const getAccountModule = defineOperation({
     required: ["address", "module_name"],
     properties: {
       address: addressParam("Address of account with or without a 0x prefix"),
-      module_name: { type: "string", description: "Name of module to retrieve e.g. `coin`" },
+      module_name: identifierParam("Name of module to retrieve e.g. `coin`"),
     },
   } as const,
   query: {

@@ -1,21 +1,13 @@
 /**
- * The read of the single-module operation: the module's name checked as the reference checks it,
- * then its newest row at the version with its code, in one snapshot with the ledger position.
+ * The read of the single-module operation: the module's newest row at the version with its code,
+ * in one snapshot with the ledger position (the name comes checked: `identifierPath`).
  */
 import { formatAddress } from "../../../ledger/address.js";
-import { isIdentifier } from "../../../ledger/structTag.js";
 import type { LedgerInfo, ModuleEntry } from "../../../ledger/types.js";
 import type { NodeContext } from "../../context.js";
 import { ApiError, clip, withoutStack } from "../../errors.js";
 import type { WireFormat } from "../../negotiate.js";
 import type { Answer, Position } from "../../operation.js";
-
-/** A module name that is not a Move identifier: the reference's path parse error (400). */
-export function checkModuleName(name: string): void {
-  if (!isIdentifier(name)) {
-    throw ApiError.badParam(`failed to parse path \`module_name\`: failed to parse "string(IdentifierWrapper)": Invalid identifier '${clip(name)}'`);
-  }
-}
 
 /** The reference's 404 for a module the account does not have at the version. */
 export function moduleNotFound(address: Uint8Array, name: string, version: bigint, info: LedgerInfo): ApiError {
@@ -29,7 +21,6 @@ export function moduleNotFound(address: Uint8Array, name: string, version: bigin
  * for it); BCS, the bytecode itself, as the reference sends the stored bytes.
  */
 export async function readAccountModule(ctx: NodeContext, address: Uint8Array, name: string, at: Position, format: WireFormat): Promise<Answer> {
-  checkModuleName(name);
   const snap = await ctx.store.readModule(address, name, at.version);
   if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   const { info, value: module } = snap;

@@ -55,6 +55,8 @@ describe(`resource (${backend.name})`, () => {
     const invalid = await get("0x1::1coin::CoinStore");
     expect(invalid.status).toBe(400);
     expect(await invalid.json()).toEqual({ message: "'resource_type' invalid: Invalid identifier '1coin'", error_code: "invalid_input" });
+    // validated before the version is resolved, as the reference does: a 400, not the version's 404
+    for (const t of ["0x1::coin", "0x1::1coin::CoinStore"]) expect((await get(t, "?ledger_version=99999999")).status, t).toBe(400);
   });
 
   it("refuses BCS with 406 bcs_not_supported: resource values are held as JSON", async () => {

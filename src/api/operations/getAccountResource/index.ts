@@ -9,7 +9,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/resource/0x1::account::Account'
  */
-import { addressParam, defineOperation, ref, u64Param } from "../../operation.js";
+import { addressParam, defineOperation, ref, structTagParam, u64Param } from "../../operation.js";
 import { moveResource } from "../../schemas.js";
 import { readAccountResource } from "./read.js";
 
@@ -30,7 +30,7 @@ export const getAccountResource = defineOperation({
     required: ["address", "resource_type"],
     properties: {
       address: addressParam("Address of account with or without a 0x prefix"),
-      resource_type: { type: "string", description: "Name of struct to retrieve e.g. `0x1::account::Account`" },
+      resource_type: structTagParam("Name of struct to retrieve e.g. `0x1::account::Account`"),
     },
   } as const,
   query: {
