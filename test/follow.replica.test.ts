@@ -1,24 +1,23 @@
 /**
  * A replica that started at the head (`serve --follow URL --from latest`, the built CLI on a real
- * SQLite file) against a fake upstream that keeps the whole history: after following 500 more
- * blocks it answers modules (JSON and BCS), raw_item and summaries at random versions at or above
- * its oldest exactly as the upstream does, 410 below; its gas estimate equals the upstream's; the
+ * SQLite file, then on a PostgreSQL database) against a fake upstream that keeps the whole history:
+ * after following 500 more blocks it answers modules (JSON and BCS), raw_item, summaries, an
+ * account, a resource, a resources page and a single module (JSON and BCS) at random versions at
+ * or above its oldest exactly as the upstream does, 410 below; its gas estimate equals the upstream's; the
  * state it lacked is fetched once per key, concurrent reads sharing the fetch; with the upstream
  * down, reads that need it answer 503 within the timeout and everything stored is still served.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount, prng } from "../src/ingest/devnetChain.js";
 import { requireBuiltCli } from "./helpers/cli.js";
+import { backendFactories } from "./helpers/backends.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { type ServeProcess, startServe } from "./helpers/serveProcess.js";
 
 /** Blocks of the upstream when the replica starts (the issue's 5,000; FOLLOW_REPLICA_BLOCKS to change). */
 const START_BLOCKS = Number(process.env.FOLLOW_REPLICA_BLOCKS ?? 5000);
 const MORE_BLOCKS = 500;
-const SAMPLES = 200;
+const SAMPLES = 300;
 const TIMEOUT_MS = 2000;
 
 const GENESIS_TABLE = "0x1b854694ae746cdbd8d44186ca4929b2b337df21d1c74633be19b2710552fdca";
@@ -66,15 +65,17 @@ async function caughtUp(base: string, version: bigint, timeoutMs = 120_000): Pro
   throw new Error(`the replica did not reach version ${version} within ${timeoutMs} ms`);
 }
 
-describe("a replica that started at the head", () => {
-  const dir = mkdtempSync(join(tmpdir(), "ledger-node-replica-"));
+for (const factory of backendFactories) describe(`a replica that started at the head (${factory().name})`, () => {
+  const backend = factory();
   let up: FakeUpstream;
   let replica: ServeProcess;
   let oldest: bigint;
+  let replicaDb: string;
   beforeAll(async () => {
     requireBuiltCli();
     up = await FakeUpstream.start({ blocks: START_BLOCKS });
-    const args = ["--follow", up.base, "--from", "latest", "--db", join(dir, "replica.db"), "--no-prune", "--quiet"];
+    replicaDb = await backend.newDb();
+    const args = ["--follow", up.base, "--from", "latest", "--db", replicaDb, "--no-prune", "--quiet"];
     replica = await startServe([...args, "--max-rps", "5000", "--poll", "50", "--concurrency", "8", "--upstream-timeout", String(TIMEOUT_MS)]);
     await caughtUp(replica.base, up.ledgerVersion);
     oldest = BigInt((await info(replica.base)).oldest_ledger_version);
@@ -86,7 +87,7 @@ describe("a replica that started at the head", () => {
   afterAll(async () => {
     await replica?.stop();
     await up?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await backend.cleanup();
   });
 
   it(`answers ${SAMPLES} random reads at versions at or above its oldest exactly as the upstream, 410 below`, async () => {
@@ -97,12 +98,22 @@ describe("a replica that started at the head", () => {
     const kinds = new Map<string, number>();
     for (let i = 0; i < SAMPLES; i++) {
       const v = oldest + BigInt(Math.floor(rand() * span));
-      const kind = pick(["modules", "modules_bcs", "raw_item", "raw_item", "summaries"]);
+      const kind = pick(["modules", "modules_bcs", "raw_item", "raw_item", "summaries", "account", "resource", "resources", "module", "module_bcs"]);
 
       let req: [string, RequestInit];
       if (kind === "modules" || kind === "modules_bcs") {
         const limit = pick(["", "&limit=7"]);
         req = [`/accounts/${pick(accounts)}/modules?ledger_version=${v}${limit}`, kind === "modules_bcs" ? { headers: { accept: "application/x-bcs" } } : {}];
+      } else if (kind === "account") {
+        req = [`/accounts/${pick(accounts)}?ledger_version=${v}`, {}];
+      } else if (kind === "resource") {
+        const type = pick(["0x1::account::Account", "0x1::gas_schedule::GasScheduleV2", "0x1::chain_id::ChainId", "0x1::a::Missing"]);
+        req = [`/accounts/${pick(accounts)}/resource/${type}?ledger_version=${v}`, {}];
+      } else if (kind === "resources") {
+        req = [`/accounts/${pick(accounts)}/resources?ledger_version=${v}${pick(["", "&limit=2"])}`, {}];
+      } else if (kind === "module" || kind === "module_bcs") {
+        const [account, name] = pick([["0x1", "coin"], ["0x1", "string"], [DEVNET_APP_ADDRESS, "registry"], ["0x1", "nono"]]);
+        req = [`/accounts/${account}/module/${name}?ledger_version=${v}`, kind === "module_bcs" ? { headers: { accept: "application/x-bcs" } } : {}];
       } else if (kind === "raw_item") {
         req = rand() < 0.1 ? rawItem(GENESIS_TABLE, GENESIS_TABLE_KEY, v) : rawItem(DEVNET_TABLE_HANDLE, u64le(Math.floor(rand() * 66)), v);
       } else {
@@ -114,7 +125,24 @@ describe("a replica that started at the head", () => {
       kinds.set(seen, (kinds.get(seen) ?? 0) + 1);
     }
     // Every kind of read was made, and both found and missing items among them.
-    expect([...kinds.keys()].sort()).toEqual(["modules 200", "modules_bcs 200", "raw_item 200", "raw_item 404", "summaries 200"]);
+    expect([...kinds.keys()].sort()).toEqual(
+      [
+        "account 200",
+        "account 404",
+        "module 200",
+        "module 404",
+        "module_bcs 200",
+        "module_bcs 404",
+        "modules 200",
+        "modules_bcs 200",
+        "raw_item 200",
+        "raw_item 404",
+        "resource 200",
+        "resource 404",
+        "resources 200",
+        "summaries 200",
+      ].sort(),
+    );
     for (const below of [oldest - 1n, oldest / 2n, 0n]) {
       const m = await ask(replica.base, `/accounts/0x1/modules?ledger_version=${below}`);
       const t = await ask(replica.base, ...rawItem(DEVNET_TABLE_HANDLE, u64le(1), below));
@@ -159,7 +187,7 @@ describe("a replica that started at the head", () => {
   });
 
   it("a plain serve over the same ledger (no upstream) serves what is stored and answers 503 for what it would fetch", async () => {
-    const plain = await startServe(["--db", join(dir, "replica.db"), "--no-prune", "--quiet"]);
+    const plain = await startServe(["--db", replicaDb, "--no-prune", "--quiet"]);
     try {
       const stored = rawItem(GENESIS_TABLE, GENESIS_TABLE_KEY, oldest);
       expect(await ask(plain.base, ...stored)).toEqual(await ask(replica.base, ...stored));
@@ -185,6 +213,10 @@ describe("a replica that started at the head", () => {
       expect(await ask(replica.base, ...rawItem(GENESIS_TABLE, GENESIS_TABLE_KEY, oldest))).toEqual(stored);
       expect((await ask(replica.base, `/accounts/0x1/modules?ledger_version=${oldest}`)).status).toBe(200);
       expect((await ask(replica.base, `/accounts/${devnetAccount(0)}/transaction_summaries`)).status).toBe(200);
+      // The account and its resources were written by synced blocks or fetched before: local.
+      expect((await ask(replica.base, `/accounts/${devnetAccount(0)}`)).status).toBe(200);
+      expect((await ask(replica.base, `/accounts/${devnetAccount(0)}/resource/0x1::account::Account`)).status).toBe(200);
+      expect((await ask(replica.base, `/accounts/0x1/module/coin?ledger_version=${oldest}`)).status).toBe(200);
     } finally {
       up.heal();
     }
@@ -193,7 +225,7 @@ describe("a replica that started at the head", () => {
   it("when the upstream has pruned its base: reads a newer upstream version where the ledger proves the value unchanged, else 410", async () => {
     // A second replica, started 300 blocks back; then the upstream prunes 150 blocks past its start.
     const start = up.blocks[up.blocks.length - 300]!;
-    const second = await startServe(["--follow", up.base, "--from", String(start.first), "--db", join(dir, "second.db"), "--no-prune", "--quiet", "--max-rps", "5000", "--poll", "50", "--upstream-timeout", String(TIMEOUT_MS)]);
+    const second = await startServe(["--follow", up.base, "--from", String(start.first), "--db", await backend.newDb(), "--no-prune", "--quiet", "--max-rps", "5000", "--poll", "50", "--upstream-timeout", String(TIMEOUT_MS)]);
     try {
       await caughtUp(second.base, up.ledgerVersion);
       const from = BigInt((await info(second.base)).oldest_ledger_version);

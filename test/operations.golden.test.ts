@@ -22,7 +22,7 @@ import { buildApp } from "../src/api/app.js";
 import { buildModule } from "../src/move/builder.js";
 import { openStore } from "../src/storage/open.js";
 import { sqliteBackend } from "./helpers/backends.js";
-import { ChainBuilder, addr, deleteTable, u64le, writeModule, writeTable, type UserTxn } from "./helpers/chain.js";
+import { ChainBuilder, addr, deleteResource, deleteTable, u64le, writeModule, writeResource, writeTable, type UserTxn } from "./helpers/chain.js";
 import { pruneServed, serveChain, stopNode, type TestNode } from "./helpers/node.js";
 
 const GOLDENS = new URL("./goldens/", import.meta.url).pathname;
@@ -34,11 +34,13 @@ const APP = addr("cafe");
 const TABLE = addr("7ab1e");
 const JSON_CT = { "content-type": "application/json" };
 const BCS = { accept: "application/x-bcs" };
+const COIN = "0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>";
 
 /**
  * The ledger: genesis, then 8 blocks. Alice sends in every block (sequence numbers, and nonces in
  * blocks 2 and 5); block 1 publishes three modules at 0xcafe, block 4 upgrades one; the table
- * gets keys 1..3, key 2 is deleted in block 6.
+ * gets keys 1..3, key 2 is deleted in block 6. Alice's Account resource is written in blocks 1
+ * and 3, her CoinStore in block 1 and deleted in block 6.
  */
 function ledger(): ChainBuilder {
   const mod = (name: string, fns: number) =>
@@ -55,7 +57,9 @@ function ledger(): ChainBuilder {
     if (b === 1) changes.push(writeModule(APP, mod("shop", 1)), writeModule(APP, mod("bank", 1)), writeModule(APP, mod("a", 1)));
     if (b === 4) changes.push(writeModule(APP, mod("shop", 2)));
     if (b <= 3) changes.push(writeTable(TABLE, u64le(b), u64le(100 + b)));
-    if (b === 6) changes.push(deleteTable(TABLE, u64le(2)));
+    if (b === 6) changes.push(deleteTable(TABLE, u64le(2)), deleteResource(ALICE, COIN));
+    if (b === 1 || b === 3) changes.push(writeResource(ALICE, "0x1::account::Account", { authentication_key: ALICE, sequence_number: String(b), guid_creation_num: "2" }));
+    if (b === 1) changes.push(writeResource(ALICE, COIN, { coin: { value: "1000" }, frozen: false }));
     const users: UserTxn[] = [{ sender: ALICE, seq: seq++, price: 100 + b * 10, changes }];
     if (b === 2 || b === 5) users.push({ sender: ALICE, nonce: 7000 + b, price: 150 });
     chain.block(users);
@@ -202,6 +206,52 @@ const OPERATIONS: Record<string, Case[]> = {
     ["accept_html", { path: `/accounts/${APP}/modules?limit=1`, headers: { accept: "text/html" } }],
     ["post_405", { method: "POST", path: `/accounts/${APP}/modules` }],
   ],
+  account: [
+    ["ok", { path: `/accounts/${ALICE}` }],
+    ["short_address", { path: "/accounts/0xa11ce" }],
+    ["ledger_version", { path: `/accounts/${ALICE}?ledger_version=10` }],
+    ["no_account_404", { path: "/accounts/0xdead" }],
+    ["accept_bcs_406", { path: `/accounts/${ALICE}`, headers: BCS }],
+    ["bad_address_400", { path: "/accounts/xyz" }],
+    ["bad_ledger_version_400", { path: `/accounts/${ALICE}?ledger_version=-1` }],
+    ["ledger_version_in_future_404", { path: `/accounts/${ALICE}?ledger_version=1000000` }],
+    ["post_405", { method: "POST", path: `/accounts/${ALICE}` }],
+  ],
+  resource: [
+    ["ok", { path: `/accounts/${ALICE}/resource/0x1::account::Account` }],
+    ["generic_type", { path: `/accounts/${ALICE}/resource/${encodeURIComponent(COIN)}?ledger_version=10` }],
+    ["long_form_type", { path: `/accounts/${ALICE}/resource/${addr("1")}::account::Account` }],
+    ["deleted_404", { path: `/accounts/${ALICE}/resource/${encodeURIComponent(COIN)}` }],
+    ["never_written_404", { path: `/accounts/${ALICE}/resource/0x1::a::B` }],
+    ["not_a_struct_tag_400", { path: `/accounts/${ALICE}/resource/0x1::account` }],
+    ["invalid_identifier_400", { path: `/accounts/${ALICE}/resource/0x1::1account::Account` }],
+    ["accept_bcs_406", { path: `/accounts/${ALICE}/resource/0x1::account::Account`, headers: BCS }],
+    ["bad_address_400", { path: "/accounts/xyz/resource/0x1::account::Account" }],
+    ["ledger_version_in_future_404", { path: `/accounts/${ALICE}/resource/0x1::account::Account?ledger_version=1000000` }],
+  ],
+  resources: [
+    ["ok", { path: `/accounts/${ALICE}/resources?ledger_version=10` }],
+    ["after_delete", { path: `/accounts/${ALICE}/resources` }],
+    ["page_1", { path: `/accounts/${ALICE}/resources?ledger_version=10&limit=1` }],
+    // the cursor is the state key of Alice's CoinStore (the first page's x-node-cursor)
+    ["page_2", { path: `/accounts/${ALICE}/resources?ledger_version=10&limit=1&start=` }],
+    ["no_resources", { path: "/accounts/0xdead/resources" }],
+    ["limit_0_400", { path: `/accounts/${ALICE}/resources?limit=0` }],
+    ["bad_cursor_400", { path: `/accounts/${ALICE}/resources?start=iwouldnotsurviveavibecheckrightnow` }],
+    ["cursor_not_a_resource_key_400", { path: `/accounts/${ALICE}/resources?start=00ff` }],
+    ["accept_bcs_406", { path: `/accounts/${ALICE}/resources`, headers: BCS }],
+    ["ledger_version_in_future_404", { path: `/accounts/${ALICE}/resources?ledger_version=1000000` }],
+  ],
+  module: [
+    ["ok", { path: `/accounts/${APP}/module/shop` }],
+    ["ok_bcs", { path: `/accounts/${APP}/module/shop`, headers: BCS }],
+    ["ledger_version_before_upgrade", { path: `/accounts/${APP}/module/shop?ledger_version=10` }],
+    ["not_found_404", { path: `/accounts/${APP}/module/nono` }],
+    ["before_publish_404", { path: `/accounts/${APP}/module/shop?ledger_version=1` }],
+    ["bad_name_400", { path: `/accounts/${APP}/module/1shop` }],
+    ["bad_address_400", { path: "/accounts/xyz/module/shop" }],
+    ["ledger_version_in_future_404", { path: `/accounts/${APP}/module/shop?ledger_version=1000000` }],
+  ],
   raw_item: [
     ["ok", rawItem(u64le(1))],
     ["ok_accept_any", rawItem(u64le(3), "", { accept: "*/*" })],
@@ -254,6 +304,19 @@ const PRUNED: Record<string, Case[]> = {
     ["ledger_version_pruned_410", { path: `/accounts/${APP}/modules?ledger_version=1` }],
     ["after_prune", { path: `/accounts/${APP}/modules` }],
   ],
+  account: [
+    ["ledger_version_pruned_410", { path: `/accounts/${ALICE}?ledger_version=1` }],
+    ["after_prune", { path: `/accounts/${ALICE}` }],
+  ],
+  resource: [["ledger_version_pruned_410", { path: `/accounts/${ALICE}/resource/0x1::account::Account?ledger_version=1` }]],
+  resources: [
+    ["ledger_version_pruned_410", { path: `/accounts/${ALICE}/resources?ledger_version=1` }],
+    ["after_prune", { path: `/accounts/${ALICE}/resources` }],
+  ],
+  module: [
+    ["ledger_version_pruned_410", { path: `/accounts/${APP}/module/shop?ledger_version=1` }],
+    ["after_prune", { path: `/accounts/${APP}/module/shop` }],
+  ],
   raw_item: [
     ["ledger_version_pruned_410", rawItem(u64le(1), "?ledger_version=1")],
     ["after_prune", rawItem(u64le(1))],
@@ -267,6 +330,7 @@ describe("golden answers per operation (sqlite)", () => {
   let node: TestNode;
   let pruned: TestNode;
   const cursors: string[] = [];
+  let resourceCursor = "";
   beforeAll(async () => {
     node = await serveChain(backend, ledger());
     pruned = await serveChain(backend, ledger());
@@ -280,6 +344,9 @@ describe("golden answers per operation (sqlite)", () => {
       cursors.push(cursor as string);
       start = `&start=${cursor}`;
     }
+    const first = await send(node.base, { path: `/accounts/${ALICE}/resources?ledger_version=10&limit=1` });
+    expect(typeof first.headers["x-node-cursor"], "a resources page of 1 of 2 has a cursor").toBe("string");
+    resourceCursor = first.headers["x-node-cursor"] as string;
   });
   afterAll(async () => {
     await pruned?.close();
@@ -293,6 +360,7 @@ describe("golden answers per operation (sqlite)", () => {
           let r = req;
           if (operation === "modules" && name === "page_2") r = { ...req, path: req.path + cursors[0] };
           if (operation === "modules" && name === "page_3") r = { ...req, path: req.path + cursors[1] };
+          if (operation === "resources" && name === "page_2") r = { ...req, path: req.path + resourceCursor };
           checkGolden(operation, name, await answer(node, r, summarize));
         });
       }

@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import type { BlockInfo } from "../src/ledger/types.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
+import { parseStructTag, resourceStateKey, type StructTag } from "../src/ledger/structTag.js";
 import type { BlockWrite, TxnKind, UserTxnWrite } from "../src/storage/writer.js";
 import type { Storage } from "../src/storage/storage.js";
 import { openStore } from "../src/storage/open.js";
@@ -306,6 +307,64 @@ export function storeSuite(factory: () => Backend): void {
       expect(r).toEqual(['{"n":0}', '{"n":0}', '{"n":1}', '{"n":1}', null, null]);
       expect(await h.getResource(A, R + "2", 2n)).toBeNull();
       expect(await h.getResource(B, R, 2n)).toBeNull();
+    });
+
+    it("reads a resource with the ledger position of the same snapshot, at a version or at the newest, deletions as null", async () => {
+      const at = await Promise.all([0n, 2n, 5n, 6n, 9n].map(async (v) => (await h.readResource(A, R, v))?.value));
+      expect(at).toEqual(['{"n":0}', '{"n":1}', '{"n":1}', null, null]);
+      const newest = await h.readResource(A, R, undefined);
+      expect(newest?.info.ledgerVersion).toBe(9n);
+      expect(newest?.value).toBeNull();
+      expect((await h.readResource(B, R, 2n))?.value).toBeNull();
+      expect((await h.readResource(A, `${R}2`, 2n))?.value).toBeNull();
+    });
+
+    it("pages an account's resources in state-key order from an inclusive start key, with the version of its newest resource change", async () => {
+      const T = (name: string) => `0x1::m::${name}`;
+      const r = (version: bigint, type: string, json: string | null) => ({ version, address: B, type, json });
+      const s = await fresh(4, [
+        { block: block(0n, 0n, 0n, 0n, 0n), transactions: [txn(0n, "genesis_transaction")], modules: [], tableItems: [], resources: [r(0n, T("Zed"), '{"z":0}'), r(0n, T("Ab"), '{"a":0}'), r(0n, "0x1::m::C<u8>", '{"c":8}')] },
+        { block: block(1n, 0n, 1n, 1n, 1n), transactions: [txn(1n, "block_metadata_transaction")], modules: [], tableItems: [], resources: [r(1n, T("Ab"), '{"a":1}'), r(1n, T("Zed"), null), r(1n, "0x1::a::B", '{"b":1}')] },
+        { block: block(2n, 0n, 2n, 2n, 2n), transactions: [txn(2n, "block_metadata_transaction")], modules: [], tableItems: [], resources: [r(2n, T("Ab"), '{"a":2}')] },
+      ]);
+      const page = async (v: bigint | undefined, start: Uint8Array | null, limit: number) => (await s.readResources(B, v, start, limit))!.value;
+      const key = (type: string) => resourceStateKey(B, parseStructTag(type) as StructTag);
+      // the state key orders by the path's length first (shorter module and struct names), then bytewise
+      const at0 = await page(0n, null, 100);
+      expect(at0.rows.map((x) => [x.type, x.json])).toEqual([
+        ["0x1::m::C<u8>", '{"c":8}'],
+        [T("Ab"), '{"a":0}'],
+        [T("Zed"), '{"z":0}'],
+      ]);
+      expect(at0.changed).toBe(0n);
+      const at1 = await page(1n, null, 100);
+      expect(at1.rows.map((x) => x.type)).toEqual(["0x1::a::B", "0x1::m::C<u8>", T("Ab")]);
+      expect(at1.changed).toBe(1n);
+      expect((await page(undefined, null, 2)).rows.map((x) => [x.type, x.json])).toEqual([["0x1::a::B", '{"b":1}'], ["0x1::m::C<u8>", '{"c":8}']]);
+      expect((await page(undefined, null, 0)).changed).toBe(2n);
+      expect((await page(2n, key(T("Ab")), 100)).rows.map((x) => [x.type, x.json])).toEqual([[T("Ab"), '{"a":2}']]);
+      // a start key no resource has (never written, or deleted at that version) starts at the next
+      expect((await page(1n, key(T("B")), 100)).rows.map((x) => x.type)).toEqual(["0x1::m::C<u8>", T("Ab")]);
+      expect((await page(1n, key(T("Zed")), 100)).rows).toEqual([]);
+      expect((await page(0n, key(T("Zed")), 100)).rows.map((x) => x.type)).toEqual([T("Zed")]);
+      const none = await s.readResources(A, 1n, null, 100);
+      expect(none?.value).toEqual({ changed: null, rows: [] });
+      expect(none?.info.ledgerVersion).toBe(2n);
+    });
+
+    it("reads one module by name with its bytecode and ABI text, at every version, deletions as null", async () => {
+      const names = async (v: bigint | undefined) =>
+        Promise.all(["coin", "b", "aa", "nope"].map(async (n) => {
+          const snap = await h.readModule(A, n, v);
+          return snap?.value ? [n, hex(snap.value.bytecode ?? null), snap.value.abi] : [n, null];
+        }));
+      expect(await names(0n)).toEqual([["coin", hex(code(0)), "null"], ["b", hex(code(1)), "null"], ["aa", null], ["nope", null]]);
+      expect(await names(6n)).toEqual([["coin", hex(code(2)), "null"], ["b", null], ["aa", hex(code(6)), "null"], ["nope", null]]);
+      const newest = await h.readModule(A, "b", undefined);
+      expect(newest?.info.ledgerVersion).toBe(9n);
+      expect(hex(newest?.value?.bytecode ?? null)).toBe(hex(code(7)));
+      expect(newest?.value?.codeHash).toBe(sha(code(7)));
+      expect((await h.readModule(B, "coin", 9n))?.value).toBeNull();
     });
 
     it("reads a table item with the ledger position of the same snapshot, at a version or at the newest", async () => {

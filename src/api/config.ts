@@ -14,6 +14,8 @@ export interface ApiConfig {
   summariesMaxPageSize: number;
   modulesPageSize: number;
   modulesMaxPageSize: number;
+  resourcesPageSize: number;
+  resourcesMaxPageSize: number;
   /**
    * A modules page is cut early when its JSON body would pass this many bytes: a guard against an
    * account whose pages would not fit in memory, which no real account meets at 64 MiB.
@@ -74,6 +76,9 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     // The reference's default and maximum page size (max_account_modules_page_size).
     modulesPageSize: 9999,
     modulesMaxPageSize: 9999,
+    // The reference's default and maximum page size (max_account_resources_page_size).
+    resourcesPageSize: 9999,
+    resourcesMaxPageSize: 9999,
     modulesPageBytes: 64 * 1024 * 1024,
     compression: true,
     // The reference node compresses from 32 bytes; below about 1 KiB gzip and brotli save a few

@@ -74,7 +74,23 @@ describe("NodeContext.readWithBase", () => {
     expect([value, reads, fetched]).toEqual(["stored", 2, [7n]]);
   });
 
-  it("fails a second miss instead of fetching again", async () => {
+  it("fetches each key a read of several keys misses (an account, then the feature flags), then reads once more", async () => {
+    const other = () => new StateBeforeBaseError({ kind: "resource", address: new Uint8Array(32), type: "0x1::features::Features" }, 7n, 3n, "missing");
+    const fetched: string[] = [];
+    const ctx = withService(async (m) => {
+      fetched.push(m.missing.kind);
+    });
+    let reads = 0;
+    const value = await ctx.readWithBase(async () => {
+      reads++;
+      if (reads === 1) throw miss();
+      if (reads === 2) throw other();
+      return "stored";
+    }, failed);
+    expect([value, reads, fetched]).toEqual(["stored", 3, ["table_item", "resource"]]);
+  });
+
+  it("fails a second miss of state it fetched instead of fetching again", async () => {
     let fetches = 0;
     const ctx = withService(async () => {
       fetches++;

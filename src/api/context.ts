@@ -7,6 +7,7 @@ import type { LedgerInfo } from "../ledger/types.js";
 import type { GasHistorySource } from "../ledger/gas.js";
 import { StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/errors.js";
 import type { Storage } from "../storage/storage.js";
+import { baseRecordName } from "../storage/headStarted.js";
 import { ApiError } from "./errors.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
@@ -22,6 +23,9 @@ import { JSON_TYPE } from "./negotiate.js";
  * Fetches the state a replica's read missed (`StateBeforeBaseError`) and stores it, so the read
  * can run once more (`BaseStateService` of `serve --follow`, injected by `server.ts`).
  */
+
+/** How many missing keys of the base one read may have fetched for it. */
+const BASE_MISSES = 2;
 export interface BaseStateFetcher {
   fetch(miss: StateBeforeBaseError): Promise<void>;
 }
@@ -115,14 +119,22 @@ export class NodeContext {
 
   /**
    * `read`, its failure mapped by `failed`. With a base-state service, a replica's base miss is
-   * fetched and the read runs once more (a second miss fails); without one it is `guard` itself.
+   * fetched and the read runs once more; a read of several keys (an account, then the feature
+   * flags it falls back on) may miss each once, up to `BASE_MISSES`, but a second miss of state it
+   * fetched fails. Without a service it is `guard` itself.
    */
   readWithBase<T>(read: () => Later<T>, failed: (e: unknown) => never): Later<T> {
     const service = this.baseState;
     if (service === null) return guard(read, failed);
+    // (the keys fetched for this read; made only on a miss)
+    let fetched: string[] | null = null;
     const retry = (e: unknown): Promise<T> => {
       if (!(e instanceof StateBeforeBaseError)) failed(e);
-      return service.fetch(e).then(read).catch(failed);
+      const what = baseRecordName(e.missing);
+      fetched ??= [];
+      if (fetched.includes(what) || fetched.length >= BASE_MISSES) failed(e);
+      fetched.push(what);
+      return service.fetch(e).then(read).catch(retry);
     };
     let value: Later<T>;
     try {

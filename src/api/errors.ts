@@ -108,6 +108,18 @@ export class ApiError extends Error {
   static versionPruned(version: bigint, ledger: LedgerInfo | null, cause?: unknown): ApiError {
     return withoutStack(() => new ApiError(410, "version_pruned", `Ledger version(${version}) has been pruned`, ledger, { cause }));
   }
+  /** 406 for BCS asked of state this node holds as JSON only (a resource's value). */
+  static bcsNotSupported(what: string, ledger: LedgerInfo | null): ApiError {
+    return withoutStack(
+      () =>
+        new ApiError(
+          406,
+          "bcs_not_supported",
+          `${what} is not available as BCS from this node: it holds resource values as JSON only (ask with Accept: application/json)`,
+          ledger,
+        ),
+    );
+  }
   static unavailable(message: string, cause?: unknown): ApiError {
     return new ApiError(503, "internal_error", message, null, { cause });
   }

@@ -24,7 +24,7 @@ import { ApiError, quote } from "./errors.js";
 import { after, type Later } from "./later.js";
 import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
 import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type Position } from "./operation.js";
-import { addressPath, checkDecimalQuery, paramKind, type ParamKind, u64Query } from "./params.js";
+import { addressPath, checkDecimalQuery, identifierPath, paramKind, type ParamKind, structTagPath, u64Query } from "./params.js";
 import { jsonSerializer } from "./serialize.js";
 import { sharedSchemas } from "./schemas.js";
 
@@ -88,6 +88,12 @@ function parseObject(kinds: Array<[string, ParamKind]>, raw: unknown): Record<st
         break;
       case "u64":
         out[name] = u64Query(name, v as string);
+        break;
+      case "struct-tag":
+        out[name] = structTagPath(name, v as string);
+        break;
+      case "identifier":
+        out[name] = identifierPath(name, v as string);
         break;
       case "hex": {
         const bytes = parseHexBytes(v as string);

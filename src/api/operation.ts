@@ -28,6 +28,10 @@ export const u64Param = (description: string) => ({ $ref: "U64#", description })
 /** A page size: an integer from 0 to 65535, decimal digits only (as the reference's u16 parse). */
 export const limitParam = (description: string) =>
   ({ type: "integer", format: "uint16", minimum: 0, maximum: 65535, description }) as const;
+/** A resource type in a path: parsed, verified and printed as the type is stored (`structTagPath`). */
+export const structTagParam = (description: string) => ({ $ref: "MoveStructTag#", description }) as const;
+/** A Move identifier in a path (a module name): checked (`identifierPath`). */
+export const identifierParam = (description: string) => ({ $ref: "IdentifierWrapper#", description }) as const;
 /** A paging cursor (the X-NODE-CURSOR of the previous page): the operation parses it. */
 export const cursorParam = (description: string) => ({ $ref: "StateKeyWrapper#", description }) as const;
 
@@ -229,6 +233,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: "Bad Request",
   403: "Forbidden",
   404: "Not Found",
+  406: "Not Acceptable: the format asked for is not available for this answer",
   410: "Gone: the requested ledger version has been pruned",
   500: "Internal Server Error",
   503: "Service Unavailable",

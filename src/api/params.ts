@@ -4,7 +4,8 @@
  */
 import { LRUCache } from "lru-cache";
 import { addressError, parseAddress } from "../ledger/address.js";
-import { ApiError, quote } from "./errors.js";
+import { isIdentifier, parseStructTag, structTagString, verifyStructTag } from "../ledger/structTag.js";
+import { ApiError, clip, quote } from "./errors.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -13,7 +14,7 @@ const U64_MAX = (1n << 64n) - 1n;
  * `StateKeyWrapper` schemas by their `$ref`, a page size (`integer`, u16) and hex bytes by type and
  * format. Parsing (`handler.ts`) and the 400 messages of schema failures both go by it.
  */
-export type ParamKind = "address" | "u64" | "cursor" | "u16" | "hex" | "as-is";
+export type ParamKind = "address" | "u64" | "cursor" | "u16" | "hex" | "struct-tag" | "identifier" | "as-is";
 
 export function paramKind(schema: unknown): ParamKind {
   const p = schema as { $ref?: string; type?: string; format?: string };
@@ -24,6 +25,10 @@ export function paramKind(schema: unknown): ParamKind {
       return "u64";
     case "StateKeyWrapper#":
       return "cursor";
+    case "MoveStructTag#":
+      return "struct-tag";
+    case "IdentifierWrapper#":
+      return "identifier";
   }
   if (p.type === "integer" && p.format === "uint16") return "u16";
   if (p.type === "string" && p.format === "hex") return "hex";
@@ -99,4 +104,28 @@ export function addressPath(name: string, raw: string): Uint8Array {
   }
   addresses.set(raw, a);
   return a;
+}
+
+/**
+ * A struct tag in a path (a resource type), as the type is stored: printed as the API prints it,
+ * whatever spelling the reference parses. Text that does not parse is the path's 400
+ * `web_framework_error`; a tag that parses but does not verify (`verifyStructTag`) is 400
+ * `invalid_input`, as the reference's `verify` step answers it.
+ */
+export function structTagPath(name: string, raw: string): string {
+  const tag = parseStructTag(raw);
+  if (typeof tag === "string") {
+    throw ApiError.badParam(`failed to parse path \`${name}\`: failed to parse "string(MoveStructTag)": invalid struct tag ${quote(raw)}: ${clip(tag)}`);
+  }
+  const invalid = verifyStructTag(tag);
+  if (invalid) throw ApiError.invalidInput(`'${name}' invalid: ${clip(invalid)}`, null);
+  return structTagString(tag);
+}
+
+/** A Move identifier in a path (a module name); anything else is the path's 400, in the reference's words. */
+export function identifierPath(name: string, raw: string): string {
+  if (!isIdentifier(raw)) {
+    throw ApiError.badParam(`failed to parse path \`${name}\`: failed to parse "string(IdentifierWrapper)": Invalid identifier '${clip(raw)}'`);
+  }
+  return raw;
 }

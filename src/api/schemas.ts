@@ -59,6 +59,30 @@ export const moveModuleBytecode = {
   },
 } as const;
 
+/** `MoveResource`: a resource's type and its value as JSON. */
+export const moveResource = {
+  $id: "MoveResource",
+  type: "object",
+  description: "A parsed Move resource",
+  required: ["type", "data"],
+  properties: {
+    type: { type: "string", description: "String representation of a MoveStructTag, e.g. `0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>`" },
+    data: { type: "object", additionalProperties: true, description: "The resource's top level fields by name, as JSON" },
+  },
+} as const;
+
+/** `AccountData`: an account's sequence number and authentication key. */
+export const accountData = {
+  $id: "AccountData",
+  type: "object",
+  description: "Account data: a simplified version of the onchain Account resource",
+  required: ["sequence_number", "authentication_key"],
+  properties: {
+    sequence_number: { type: "string", format: "uint64", description: "Next sequence number of the account" },
+    authentication_key: { type: "string", format: "hex", description: "Authentication key of the account" },
+  },
+} as const;
+
 export const transactionSummary = {
   $id: "TransactionSummary",
   type: "object",
@@ -107,6 +131,16 @@ export const sharedSchemas = [
     description:
       "A hex encoded 32 byte account address: 0x and 1 to 64 hex digits (leading zeros may be left out), or 64 hex digits without 0x. " +
       "Printed with leading zeros stripped, e.g. 0x1.",
+  },
+  {
+    $id: "MoveStructTag",
+    type: "string",
+    description: "A Move struct tag, `address::module::Name<TypeArgs>`, e.g. `0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>`",
+  },
+  {
+    $id: "IdentifierWrapper",
+    type: "string",
+    description: "A Move identifier, e.g. the name of a module",
   },
   {
     $id: "U64",
@@ -158,6 +192,8 @@ export const sharedSchemas = [
   },
   moveModule,
   moveModuleBytecode,
+  moveResource,
+  accountData,
   transactionSummary,
   gasEstimation,
   rawTableItemRequest,

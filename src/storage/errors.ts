@@ -59,6 +59,7 @@ export class StatePrunedError extends StorageError {
 /** What a replica's base miss names: the state a read needed that no synced block wrote. */
 export type BaseStateKey =
   | { kind: "modules"; address: Uint8Array }
+  | { kind: "resources"; address: Uint8Array }
   | { kind: "table_item"; handle: Uint8Array; key: Uint8Array }
   | { kind: "resource"; address: Uint8Array; type: string };
 

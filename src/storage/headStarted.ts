@@ -7,8 +7,9 @@
  * - The base is the state just before the first synced block (version `base`). A key some synced
  *   block wrote at or below the version asked, or whose base was fetched (its record exists), is
  *   answered from the store alone.
- * - An account's module pages need its whole module list at the base (`modules:` record); a table
- *   item or a resource only its own (`table_item:`, `resource:` records).
+ * - An account's module pages and single modules need its whole module list at the base
+ *   (`modules:` record), its resources pages its whole resource list (`resources:`); a table item or
+ *   a resource only its own (`table_item:`, `resource:` records).
  * - Whether the ledger has a base is decided on the reads, not once: a follower records its first
  *   version before its first block, so until the ledger holds a block the record is read again.
  * - It offers no `immediate` reads: a read that may miss must be able to wait for the fetch.
@@ -16,10 +17,10 @@
  *   are the upstream's, and an estimate without them would differ from the upstream's.
  */
 import { toHex } from "../ledger/address.js";
-import type { LedgerInfo } from "../ledger/types.js";
+import type { LedgerInfo, ModuleEntry } from "../ledger/types.js";
 import { type BaseStateKey, StateBeforeBaseError, StorageUnavailableError } from "./errors.js";
 import { FIRST_SYNCED_RECORD } from "./followBase.js";
-import type { FollowLagReport, ModulesPage, Snapshot, StandbyReads, WantsCode, WireReads } from "./reader.js";
+import type { FollowLagReport, ModulesPage, ResourcesPage, Snapshot, StandbyReads, WantsCode, WireReads } from "./reader.js";
 import type { Storage } from "./storage.js";
 
 /** The base record that names what a miss needs fetched (`BaseStateWrite.what`). */
@@ -27,6 +28,8 @@ export function baseRecordName(key: BaseStateKey): string {
   switch (key.kind) {
     case "modules":
       return `modules:${toHex(key.address)}`;
+    case "resources":
+      return `resources:${toHex(key.address)}`;
     case "table_item":
       return `table_item:${toHex(key.handle)}:${toHex(key.key)}`;
     case "resource":
@@ -121,6 +124,32 @@ export class HeadStartedStorage implements Storage {
   async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
     const snap = await this.inner.readModules(address, version, start, limit, code);
     await this.checkModules(address, version, snap);
+    return snap;
+  }
+
+  async readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
+    const snap = await this.inner.readModule(address, name, version);
+    await this.checkModules(address, version, snap);
+    return snap;
+  }
+
+  async readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
+    const snap = await this.inner.readResource(address, type, version);
+    const base = await this.baseVersion();
+    const v = version ?? snap?.info.ledgerVersion;
+    if (base === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
+    const newest = await this.inner.newestStateVersion({ kind: "resource", address, type }, v);
+    if (newest !== null && newest >= base) return snap; // a synced write (or the base row) answers
+    await this.requireRecord({ kind: "resource", address, type }, v, base, `resource ${type} of ${toHex(address)}`);
+    return snap;
+  }
+
+  async readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
+    const snap = await this.inner.readResources(address, version, start, limit);
+    const base = await this.baseVersion();
+    const v = version ?? snap?.info.ledgerVersion;
+    if (base === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
+    await this.requireRecord({ kind: "resources", address }, v, base, `resources of ${toHex(address)}`);
     return snap;
   }
 

@@ -54,6 +54,20 @@ export interface ModulesPage {
   rows: ModuleEntry[];
 }
 
+/** A resource of an account as stored: its type as the API prints it, and its value's JSON text. */
+export interface ResourceEntry {
+  type: string;
+  json: string;
+}
+
+/** An account's resources page with the version it is keyed by, read in one snapshot. */
+export interface ResourcesPage {
+  /** The version of the account's newest resource write or deletion at or below the version read. */
+  changed: bigint | null;
+  /** The page's resources in state-key order (`resourcesPage`), from the `start` key on. */
+  rows: ResourceEntry[];
+}
+
 /** Which listed modules' code a page read brings with it (by code hash); absent: none. */
 export type WantsCode = (codeHash: string) => boolean;
 
@@ -143,6 +157,15 @@ export interface LedgerReader {
   readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
   /** A summaries page up to the snapshot's ledger version, with its position and its `newest`. */
   readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null>;
+  /** A resource's JSON text at `version` (the snapshot's ledger version when undefined), or null, with its position. */
+  readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null>;
+  /**
+   * Up to `limit` resources of `address` at `version` from state key `start` (inclusive), in
+   * state-key order, with the position and the changed version, in one snapshot.
+   */
+  readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null>;
+  /** Module `name` of `address` at `version` with its bytecode and ABI text, or null, with its position. */
+  readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
 

@@ -1,6 +1,6 @@
 /**
  * The explorer page (`GET /v1/spec`) in a real headless Chromium driven by playwright-core: it
- * renders the six operations from our own assets, its "try it out" calls the live node asking for
+ * renders the ten operations from our own assets, its "try it out" calls the live node asking for
  * JSON, and — loaded from another origin — the call passes CORS with the ledger headers readable.
  * No browser is a failure, not a skip (see `browser.ts` for where the browser comes from).
  */
@@ -22,6 +22,10 @@ const OPERATIONS = [
   "operations-General-info",
   "operations-Transactions-get_account_transaction_summaries",
   "operations-Accounts-get_account_modules",
+  "operations-Accounts-get_account",
+  "operations-Accounts-get_account_resource",
+  "operations-Accounts-get_account_resources",
+  "operations-Accounts-get_account_module",
   "operations-Tables-get_raw_table_item",
   "operations-Transactions-estimate_gas_price",
 ];
@@ -119,7 +123,7 @@ describe(`explorer page in Chromium (${backend.name})`, () => {
     await backend.cleanup();
   });
 
-  it("renders exactly the six operations of /v1/spec.json, with every asset served by the node", async () => {
+  it("renders exactly the ten operations of /v1/spec.json, with every asset served by the node", async () => {
     const ids = await page.locator(".opblock").evaluateAll((els) => els.map((e) => e.id));
     expect([...ids].sort()).toEqual([...OPERATIONS].sort());
     for (const id of OPERATIONS) await expect(page.locator(`#${id}`).isVisible()).resolves.toBe(true);
@@ -139,10 +143,21 @@ describe(`explorer page in Chromium (${backend.name})`, () => {
     const { width, height } = pngSize(png);
     expect(width).toBe(1280);
     expect(height).toBeGreaterThan(600);
-    // What the picture shows: the six paths, each in a rendered operation row.
+    // What the picture shows: the ten paths, each in a rendered operation row.
     const rows = await page.locator(".opblock-summary-path").allInnerTexts();
     expect(rows.map((r) => r.replace(/\u200b/g, "").trim()).sort()).toEqual(
-      ["/accounts/{address}/modules", "/accounts/{address}/transaction_summaries", "/estimate_gas_price", "/info", "/spec", "/tables/{table_handle}/raw_item"].sort(),
+      [
+        "/accounts/{address}",
+        "/accounts/{address}/module/{module_name}",
+        "/accounts/{address}/modules",
+        "/accounts/{address}/resource/{resource_type}",
+        "/accounts/{address}/resources",
+        "/accounts/{address}/transaction_summaries",
+        "/estimate_gas_price",
+        "/info",
+        "/spec",
+        "/tables/{table_handle}/raw_item",
+      ].sort(),
     );
     for (const box of await Promise.all((await page.locator(".opblock-summary").all()).map((l) => l.boundingBox()))) {
       expect(box!.width).toBeGreaterThan(500);

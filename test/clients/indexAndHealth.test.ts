@@ -117,10 +117,21 @@ describe(`GET /v1 and /v1/-/healthy (${backend.name})`, () => {
     }
   });
 
-  it("neither appears among the six operations of the interface document", async () => {
+  it("neither appears among the ten operations of the interface document", async () => {
     const spec = (await call(`${genesis.base}/spec.json`)).json;
     expect(Object.keys(spec.paths).sort()).toEqual(
-      ["/accounts/{address}/modules", "/accounts/{address}/transaction_summaries", "/estimate_gas_price", "/info", "/spec", "/tables/{table_handle}/raw_item"].sort(),
+      [
+        "/accounts/{address}",
+        "/accounts/{address}/module/{module_name}",
+        "/accounts/{address}/modules",
+        "/accounts/{address}/resource/{resource_type}",
+        "/accounts/{address}/resources",
+        "/accounts/{address}/transaction_summaries",
+        "/estimate_gas_price",
+        "/info",
+        "/spec",
+        "/tables/{table_handle}/raw_item",
+      ].sort(),
     );
   });
 });

@@ -120,3 +120,5 @@ export const writeModule = (address: string, bytecode: Uint8Array | string, abiN
   data: { bytecode: typeof bytecode === "string" ? bytecode : "0x" + Buffer.from(bytecode).toString("hex"), abi: abiName ? { name: abiName } : null },
 });
 export const deleteModule = (address: string, name: string): Json => ({ type: "delete_module", address, module: `${address}::${name}` });
+export const writeResource = (address: string, type: string, data: unknown): Json => ({ type: "write_resource", address, state_key_hash: "", data: { type, data } });
+export const deleteResource = (address: string, type: string): Json => ({ type: "delete_resource", address, state_key_hash: "", resource: type });

@@ -6,9 +6,9 @@
  *
  * It is our own node underneath where it answers the same operations: the chain is imported into a
  * SQLite ledger and a node serves it; modules, raw_item, summaries and the gas estimate are that
- * node's answers (with the `X-Aptos-*` headers, as the reference sends them). `GET /v1`,
- * `/transactions`, `/blocks/by_*` and `/accounts/{a}/resource/{type}` are answered here from the
- * generated transactions and the same ledger.
+ * node's answers (with the `X-Aptos-*` headers, as the reference sends them), and so are an
+ * account, a resource, its resources pages and a single module. `GET /v1`, `/transactions` and
+ * `/blocks/by_*` are answered here from the generated transactions and the same ledger.
  *
  * Faults, switchable at any time: a pruning window of its own (`pruneTo`), a rate limit answering
  * 429 with `Retry-After`, injected 5xx, slow answers, dropped connections, "down" (every
@@ -18,8 +18,7 @@
  * node's own "not found", another chain id, and a swap to another history under the same chain id
  * (`swapChain`).
  *
- * For a client's whole path (issue 34): an account (its `0x1::account::Account`, else the
- * stateless default), its resources, one module; `POST /transactions` taking the BCS
+ * For a client's whole path (issue 34), beyond those reads: `POST /transactions` taking the BCS
  * SignedTransaction (202 with the pending transaction and its hash), which the next block
  * (`commitPending`) carries as a user transaction; `/transactions/by_hash` and `wait_by_hash`
  * (pending, then committed); `POST /view` (BCS or JSON) of `0xa11ce::registry::get`, answered from
@@ -552,32 +551,16 @@ export class FakeUpstream {
       return blockAnswer(this.blocks[Number(h)]!, req.query.with_transactions === "true");
     });
 
-    app.get(
-      "/v1/accounts/:address/resource/:type",
-      async (req: FastifyRequest<{ Params: { address: string; type: string }; Querystring: { ledger_version?: string } }>, reply) => {
-        const address = parseAddress(req.params.address);
-        if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
-        if (this.faults.stateNotFound) return this.stateNotFound(reply, this.faults.stateNotFound, "resource_not_found", req.query.ledger_version);
-        const v = this.version(req.query, reply);
-        if (v === null) return reply;
-        const json = await this.store.getResource(address, req.params.type, v);
-        if (json === null) {
-          return this.error(reply, 404, "resource_not_found", `Resource not found by Address(${formatAddress(address)}), Struct tag(${req.params.type}) and Ledger version(${v})`);
-        }
-        this.ledgerHeaders(reply);
-        return { type: req.params.type, data: JSON.parse(json) as unknown };
-      },
-    );
-
     this.clientRoutes();
 
     // Everything else is our node's answer, with the X-Aptos-* headers the reference sends.
     app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
     app.all("/v1/*", async (req, reply) => {
       const f = this.faults.stateNotFound;
-      if (f && (req.url.includes("/raw_item") || /\/accounts\/[^/]+\/modules/.test(req.url))) {
+      if (f && (req.url.includes("/raw_item") || /\/accounts\/[^/]+\/(modules|resources|resource\/)/.test(req.url))) {
         const asked = new URL(req.url, "http://x").searchParams.get("ledger_version") ?? undefined;
-        return this.stateNotFound(reply, f, req.url.includes("/raw_item") ? "table_item_not_found" : "account_not_found", asked);
+        const code = req.url.includes("/raw_item") ? "table_item_not_found" : req.url.includes("/resource/") ? "resource_not_found" : "account_not_found";
+        return this.stateNotFound(reply, f, code, asked);
       }
       const res = await fetch(`${this.node.url}${req.url}`, {
         method: req.method,
@@ -592,59 +575,10 @@ export class FakeUpstream {
     });
   }
 
-  /** The routes of a client's whole path (see the header): accounts, one module, submit, by hash, view. */
+  /** The routes of a client's whole path our node does not serve (see the header): submit, by hash, view. */
   private clientRoutes(): void {
     const app = this.app;
     type Versioned = FastifyRequest<{ Params: { address: string; name: string; hash: string }; Querystring: { ledger_version?: string } }>;
-
-    app.get("/v1/accounts/:address", async (req: Versioned, reply) => {
-      const address = parseAddress(req.params.address);
-      if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
-      const v = this.version(req.query, reply);
-      if (v === null) return reply;
-      const json = await this.store.getResource(address, "0x1::account::Account", v);
-      this.ledgerHeaders(reply);
-      if (json === null) {
-        // A stateless account (AIP-115): sequence number 0, the address as its authentication key.
-        return { sequence_number: "0", authentication_key: `0x${Buffer.from(address).toString("hex")}` };
-      }
-      const data = JSON.parse(json) as { sequence_number: string; authentication_key: string };
-      return { sequence_number: data.sequence_number, authentication_key: data.authentication_key };
-    });
-
-    app.get("/v1/accounts/:address/resources", async (req: Versioned, reply) => {
-      const address = parseAddress(req.params.address);
-      if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
-      const v = this.version(req.query, reply);
-      if (v === null) return reply;
-      const who = formatAddress(address);
-      const found = new Map<string, unknown>();
-      for (let i = 0; i <= Number(v); i++) {
-        for (const c of (JSON.parse(this.txns[i]!) as { changes?: Json[] }).changes ?? []) {
-          if (typeof c.address !== "string" || formatAddress(parseAddress(c.address)!) !== who) continue;
-          const d = c.data as { type: string; data: unknown } | null;
-          if (c.type === "write_resource" && d) found.set(d.type, d.data);
-          else if (c.type === "delete_resource") found.delete(String(c.resource));
-        }
-      }
-      this.ledgerHeaders(reply);
-      return [...found].map(([type, data]) => ({ type, data }));
-    });
-
-    app.get("/v1/accounts/:address/module/:name", async (req: Versioned, reply) => {
-      const address = parseAddress(req.params.address);
-      if (!address) return this.error(reply, 400, "web_framework_error", `failed to parse path param address: ${req.params.address}`);
-      const v = this.version(req.query, reply);
-      if (v === null) return reply;
-      const res = await fetch(`${this.node.base}/accounts/${formatAddress(address)}/modules?ledger_version=${v}`);
-      const modules = res.status === 200 ? ((await res.json()) as { bytecode: string; abi: { name: string } }[]) : [];
-      const m = modules.find((x) => x.abi.name === req.params.name);
-      if (!m) {
-        return this.error(reply, 404, "module_not_found", `Module not found by Address(${formatAddress(address)}), Module name(${req.params.name}) and Ledger version(${v})`);
-      }
-      this.ledgerHeaders(reply);
-      return m;
-    });
 
     app.addContentTypeParser(["application/x.aptos.signed_transaction+bcs", "application/x.aptos.view_function+bcs"], { parseAs: "buffer" }, (_req, body, done) => done(null, body));
     app.post("/v1/transactions", async (req, reply) => {

@@ -1,6 +1,10 @@
 /** The route table: every operation the app serves, each a folder named by its operation. */
 import type { AnyOperation } from "../operation.js";
 import { estimateGasPrice } from "./estimateGasPrice/index.js";
+import { getAccount } from "./getAccount/index.js";
+import { getAccountModule } from "./getAccountModule/index.js";
+import { getAccountResource } from "./getAccountResource/index.js";
+import { getAccountResources } from "./getAccountResources/index.js";
 import { getAccountModules } from "./getAccountModules/index.js";
 import { getAccountTransactionSummaries } from "./getAccountTransactionSummaries/index.js";
 import { getHealthy } from "./getHealthy/index.js";
@@ -15,6 +19,10 @@ export const operations: AnyOperation[] = [
   getInfo,
   getAccountTransactionSummaries,
   getAccountModules,
+  getAccount,
+  getAccountResource,
+  getAccountResources,
+  getAccountModule,
   getRawTableItem,
   estimateGasPrice,
   getIndex,

@@ -28,8 +28,9 @@ import { type BaseStateKey, StateBeforeBaseError, StatePrunedError, StorageError
 import { type UpstreamClient, type UpstreamResponse, parseJson } from "./client.js";
 import { readHead, type UpstreamHead } from "./sync.js";
 
-/** The reference node's largest modules page. */
+/** The reference node's largest modules and resources pages. */
 const MODULES_PAGE = 9999;
+const RESOURCES_PAGE = 9999;
 
 type Rows = Pick<BaseStateWrite, "modules" | "tableItems" | "resources">;
 /** What a fetch found: rows to store, or the upstream cannot give the base any more. */
@@ -95,6 +96,8 @@ export class BaseStateService {
     switch (key.kind) {
       case "modules":
         return this.ensureRecord(key, base, `modules of ${formatAddress(key.address)}`, (at) => this.fetchModules(key.address, base, at));
+      case "resources":
+        return this.ensureRecord(key, base, `resources of ${formatAddress(key.address)}`, (at) => this.fetchResources(key.address, base, at));
       case "table_item":
         return this.ensureRecord(key, base, `table item ${toHex(key.key)} of table ${formatAddress(key.handle)}`, (at) => this.fetchTableItem(key.handle, key.key, base, at));
       case "resource":
@@ -132,6 +135,36 @@ export class BaseStateService {
     expectStatus(res.status, 200, what);
     const body = parseJson(res.body, `resource ${type}`) as { data?: unknown };
     return { ...NO_ROWS(), resources: [{ version: base, address, type, json: JSON.stringify(body.data ?? null) }] };
+  }
+
+  /** An account's whole resource list at the base (every page). */
+  private async fetchResources(address: Uint8Array, base: bigint, at: bigint): Promise<Fetched> {
+    if (at > base) {
+      const changed = (await this.store.readResources(address, at, null, 0))?.value.changed;
+      if (changed !== null && changed !== undefined && changed > base) return "pruned";
+    }
+    const what = `resources of ${formatAddress(address)} at version ${at}`;
+    const resources: Rows["resources"] = [];
+    let cursor: string | null = null;
+    do {
+      const path: string = `/accounts/${formatAddress(address)}/resources?ledger_version=${at}&limit=${RESOURCES_PAGE}${cursor ? `&start=${cursor}` : ""}`;
+      const res = await this.client.request(path, { deadline: this.deadline() });
+      if (res.status === 410) return "pruned";
+      if (res.status === 404) {
+        // Older reference nodes answer an account that does not exist so: it has no resources.
+        requireNotFound(res, ["account_not_found"], at, what);
+        break;
+      }
+      expectStatus(res.status, 200, what);
+      const page = parseJson(res.body, what);
+      if (!Array.isArray(page)) throw new UpstreamUnavailableError(`the upstream's resources of ${formatAddress(address)} are not a JSON array`);
+      for (const r of page as Array<{ type?: unknown; data?: unknown }>) {
+        if (typeof r.type !== "string") throw new UpstreamUnavailableError(`the upstream sent a resource of ${formatAddress(address)} without its type`);
+        resources.push({ version: base, address, type: r.type, json: JSON.stringify(r.data ?? null) });
+      }
+      cursor = res.headers.get("x-aptos-cursor");
+    } while (cursor);
+    return { ...NO_ROWS(), resources };
   }
 
   /** An account's whole module list at the base (every page). */

@@ -22,11 +22,11 @@
  * `numeric(20,0)` (domain `u64`). How the two schemas differ, and why, in `../README.md`.
  */
 import pg from "pg";
-import type { BlockInfo, LedgerInfo, UserTxnGas } from "../../ledger/types.js";
+import type { BlockInfo, LedgerInfo, ModuleEntry, UserTxnGas } from "../../ledger/types.js";
 import type { BaseStateWrite, StateKeyRef } from "../followBase.js";
 import type { BlockWrite, PruneResult, PruneTarget, StoredTxnFingerprint } from "../writer.js";
 import type { Storage } from "../storage.js";
-import type { ModulesPage, Snapshot, StandbyReads, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import type { ModulesPage, ResourcesPage, Snapshot, StandbyReads, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
 import { StandbyWriteError, StorageError, type StorageErrorKind } from "../errors.js";
 import { prepareBlock } from "../prepareBlock.js";
 import { checkChainId } from "../rules.js";
@@ -166,6 +166,18 @@ export class PostgresStore implements Storage {
 
   readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
     return this.reads.readSummaries(q);
+  }
+
+  readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
+    return this.reads.readResource(address, type, version);
+  }
+
+  readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
+    return this.reads.readResources(address, version, start, limit);
+  }
+
+  readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
+    return this.reads.readModule(address, name, version);
   }
 
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {

@@ -6,8 +6,10 @@
  */
 import { formatAddress } from "../../ledger/address.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
-import type { ModulesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import { moduleStateKey } from "../../ledger/stateKey.js";
+import type { ModulesPage, ResourcesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
 import type { StoredTxnFingerprint } from "../writer.js";
+import { resourcesPage, type StoredResource } from "../resourcesPage.js";
 import { unpackResourceValue } from "../resourceValue.js";
 import {
   blockOf,
@@ -115,6 +117,45 @@ export class PostgresReads {
     }
     const changed = first[LEDGER_COLUMNS.length];
     return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
+  }
+
+  async readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
+    return this.memoized(null, async () => {
+      const row = (await this.sql.tuples<SnapshotTuple<string, Buffer>>("resourceAt", [address, type, optionalVersion(version)]))[0];
+      return row ? { info: ledgerInfoOf(row, PG_COLUMNS), value: snapshotValue(row, (v) => unpackResourceValue(address, v)) } : null;
+    });
+  }
+
+  async readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
+    return this.memoized(null, async () => {
+      const rows = await this.sql.tuples<[...LedgerTuple<string>, string | null, string | null, Buffer | null]>("accountResources", [address, optionalVersion(version)]);
+      const first = rows[0];
+      if (!first) return null;
+      const stored: StoredResource[] = [];
+      let changed: bigint | null = null;
+      for (const r of rows) {
+        const [type, v, value] = r.slice(LEDGER_COLUMNS.length) as [string | null, string | null, Buffer | null];
+        if (type === null || v === null) continue;
+        const at = u64FromColumn(v);
+        if (changed === null || at > changed) changed = at;
+        if (value !== null) stored.push({ type, value });
+      }
+      return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed, rows: resourcesPage(address, stored, start, limit) } };
+    });
+  }
+
+  async readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
+    return this.memoized(null, async () => {
+      const stateKey = moduleStateKey(address, name);
+      const row = (await this.sql.tuples<[...LedgerTuple<string>, string | null, Buffer | null, string | null]>("moduleAt", [address, stateKey, optionalVersion(version)]))[0];
+      if (!row) return null;
+      const [codeHash, bytecode, abi] = row.slice(LEDGER_COLUMNS.length) as [string | null, Buffer | null, string | null];
+      if (codeHash === null) return { info: ledgerInfoOf(row, PG_COLUMNS), value: null };
+      const entry: ModuleEntry = { stateKey, name, codeHash };
+      if (bytecode !== null) entry.bytecode = bytecode;
+      if (abi !== null) entry.abi = abi;
+      return { info: ledgerInfoOf(row, PG_COLUMNS), value: entry };
+    });
   }
 
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {

@@ -161,6 +161,38 @@ export const SQL = {
     "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
     "DESC",
   ),
+  // The ledger row and a resource's value at the version, in one statement (one snapshot).
+  resourceAt: `${LEDGER_SELECT},
+                      (SELECT r.value FROM resources r WHERE r.address_id = ${ADDRESS_ID("$1")} AND r.type_id = ${TYPE_ID("$2")}
+                         AND r.version <= coalesce($3::numeric, l.ledger_version) ORDER BY r.version DESC LIMIT 1) AS value
+               ${LEDGER_FROM}`,
+  // The ledger row with each resource type of account $1 (a skip-scan of the primary key: one seek
+  // a type, however many versions it has) and its newest row at or below the version, deletions
+  // included: one row per type, or one row of nulls for an account without resources.
+  accountResources: `WITH RECURSIVE acct AS (SELECT x.id FROM addresses x WHERE x.address = $1),
+                       types(id) AS (
+                         (SELECT r.type_id FROM resources r WHERE r.address_id = (SELECT id FROM acct) ORDER BY r.type_id LIMIT 1)
+                         UNION ALL
+                         SELECT (SELECT r.type_id FROM resources r WHERE r.address_id = (SELECT id FROM acct) AND r.type_id > types.id
+                                 ORDER BY r.type_id LIMIT 1)
+                         FROM types WHERE types.id IS NOT NULL)
+                     ${LEDGER_SELECT}, n.name, n.version, n.value
+                     FROM ledger l
+                     LEFT JOIN LATERAL (
+                       SELECT y.name, newest.version, newest.value FROM types
+                       JOIN resource_types y ON y.id = types.id
+                       CROSS JOIN LATERAL (SELECT r.version, r.value FROM resources r
+                                           WHERE r.address_id = (SELECT id FROM acct) AND r.type_id = types.id
+                                             AND r.version <= coalesce($2::numeric, l.ledger_version)
+                                           ORDER BY r.version DESC LIMIT 1) newest) n ON true
+                     WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
+  // The ledger row with a module's newest row at or below the version (NULL code hash: deleted).
+  moduleAt: `${LEDGER_SELECT}, m.code_hash, m.bytecode, m.abi
+             FROM ledger l
+             LEFT JOIN LATERAL (SELECT n.code_hash, n.bytecode, n.abi FROM modules n
+                                WHERE n.address = $1 AND n.state_key = $2 AND n.version <= coalesce($3::numeric, l.ledger_version)
+                                ORDER BY n.version DESC LIMIT 1) m ON true
+             WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
   resource: `SELECT value FROM resources WHERE address_id = ${ADDRESS_ID("$1")} AND type_id = ${TYPE_ID("$2")}
                AND version <= $3::numeric
              ORDER BY version DESC LIMIT 1`,

@@ -15,10 +15,10 @@
  * How the two schemas differ, and why, in `../README.md`.
  */
 import type { Database as Db } from "better-sqlite3";
-import type { BlockInfo, LedgerInfo, UserTxnGas } from "../../ledger/types.js";
+import type { BlockInfo, LedgerInfo, ModuleEntry, UserTxnGas } from "../../ledger/types.js";
 import type { BaseStateWrite, StateKeyRef } from "../followBase.js";
 import type { BlockWrite, PruneResult, PruneTarget, StoredTxnFingerprint } from "../writer.js";
-import type { ImmediateReads, ModulesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import type { ImmediateReads, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
 import type { Storage } from "../storage.js";
 import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../errors.js";
 import { keepLastWrites, prepareBlock, prepareKept } from "../prepareBlock.js";
@@ -117,6 +117,18 @@ export class SqliteStore implements Storage {
 
   readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
     return this.reads.readSummaries(q);
+  }
+
+  readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
+    return this.reads.readResource(address, type, version);
+  }
+
+  readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
+    return this.reads.readResources(address, version, start, limit);
+  }
+
+  readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
+    return this.reads.readModule(address, name, version);
   }
 
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {

@@ -6,8 +6,10 @@
 import { formatAddress } from "../../ledger/address.js";
 import { CODE_HASH_DIGITS } from "../../ledger/codeHash.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
-import type { ImmediateReads, ModulesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import { moduleStateKey } from "../../ledger/stateKey.js";
+import type { ImmediateReads, ModulesPage, ResourcesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
 import type { StoredTxnFingerprint } from "../writer.js";
+import { resourcesPage, type StoredResource } from "../resourcesPage.js";
 import { unpackResourceValue } from "../resourceValue.js";
 import {
   blockOf,
@@ -21,7 +23,7 @@ import {
   type ModuleCodeForm,
   type SummaryWindow,
 } from "../rules.js";
-import { SQLITE_COLUMNS, timestampToSql, versionParam, versionSnapshot } from "./columns.js";
+import { SQLITE_COLUMNS, timestampToSql, u64FromSql, versionParam, versionSnapshot } from "./columns.js";
 import type { DataVersionMemo } from "./memo.js";
 import type { Statements } from "./statements.js";
 import type { ReadTurns } from "./turns.js";
@@ -156,6 +158,43 @@ export class SqliteReads {
 
 
 
+
+  async readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
+    const row = this.turns.inTurn(() => this.statements.resourceAt.get(address, type, version === undefined ? null : versionParam(version)));
+    return row ? { info: ledgerInfoOf(row, SQLITE_COLUMNS), value: snapshotValue(row, (v) => unpackResourceValue(address, v)) } : null;
+  }
+
+  async readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
+    return this.turns.readTx(() => {
+      const info = this.turns.snapshotLedgerInfo();
+      if (!info) return null;
+      const stored: StoredResource[] = [];
+      let changed: bigint | null = null;
+      for (const [type, v, value] of this.statements.accountResources.all(address, versionParam(version ?? info.ledgerVersion))) {
+        const at = u64FromSql(v);
+        if (changed === null || at > changed) changed = at;
+        if (value !== null) stored.push({ type, value });
+      }
+      return { info, value: { changed, rows: resourcesPage(address, stored, start, limit) } };
+    });
+  }
+
+  async readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
+    return this.turns.readTx(() => {
+      const info = this.turns.snapshotLedgerInfo();
+      if (!info) return null;
+      const stateKey = moduleStateKey(address, name);
+      const row = this.statements.moduleAt.get(address, stateKey, versionParam(version ?? info.ledgerVersion));
+      if (!row || row[0] === null) return { info, value: null };
+      const entry: ModuleEntry = { stateKey, name, codeHash: row[0] };
+      if (row[1] !== null) this.readCode(entry, row[1], "bytecode");
+      else {
+        const code = this.statements.code.get(row[0]);
+        if (code) entry.bytecode = code.bytecode;
+      }
+      return { info, value: entry };
+    });
+  }
 
   async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
     const value = this.statements.resource.get(address, type, versionParam(version))?.value ?? null;

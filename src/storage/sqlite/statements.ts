@@ -123,6 +123,33 @@ export function prepareStatements(db: Db) {
       `SELECT value FROM resources WHERE address_id = (${ADDRESS_ID}) AND type_id = (${TYPE_ID}) AND version <= ?
        ORDER BY version DESC LIMIT 1`,
     ),
+    // The ledger row and a resource's value at the version, in one statement (one snapshot).
+    resourceAt: tuples<[Uint8Array, string, Version], SnapshotTuple<bigint, Buffer | string>>(
+      `${LEDGER_SELECT},
+              (SELECT r.value FROM resources r WHERE r.address_id = (${ADDRESS_ID}) AND r.type_id = (${TYPE_ID})
+                 AND r.version <= coalesce(?, l.ledger_version) ORDER BY r.version DESC LIMIT 1)
+       ${LEDGER_FROM}`,
+    ),
+    // Each resource type of an account (a skip-scan of the primary key: one seek a type, however
+    // many versions it has) with its newest row at or below the version, deletions included.
+    accountResources: tuples<[Uint8Array, bigint], [string, bigint, Buffer | string | null]>(
+      `WITH RECURSIVE acct(id) AS (${ADDRESS_ID}),
+         types(id) AS (
+           SELECT (SELECT min(r.type_id) FROM resources r WHERE r.address_id = (SELECT id FROM acct))
+           UNION ALL
+           SELECT (SELECT min(r.type_id) FROM resources r WHERE r.address_id = (SELECT id FROM acct) AND r.type_id > types.id)
+           FROM types WHERE types.id IS NOT NULL)
+       SELECT y.name, n.version, n.value
+       FROM types JOIN resource_types y ON y.id = types.id
+       JOIN resources n ON n.address_id = (SELECT id FROM acct) AND n.type_id = types.id
+         AND n.version = (SELECT max(m.version) FROM resources m
+                          WHERE m.address_id = (SELECT id FROM acct) AND m.type_id = types.id AND m.version <= ?)`,
+    ),
+    // A module's newest row at or below the version (NULL code hash: deleted) and its code's id.
+    moduleAt: tuples<[Uint8Array, Uint8Array, bigint], [string | null, number | null]>(
+      `SELECT code_hash, code_id FROM modules WHERE address = ? AND state_key = ? AND version <= ?
+       ORDER BY version DESC LIMIT 1`,
+    ),
     // A page is one contiguous range of the sender's rows, each the summary itself: joining
     // transactions by version for hash and replay protector instead (a rowid seek a row, one page of
     // transactions each) cost a page more than twice the CPU, for 37 bytes a user transaction saved.
