@@ -86,6 +86,10 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
         const oldest = ((await json(`${replica.base}/info`)) as { oldest_ledger_version: string }).oldest_ledger_version;
         expect(BigInt(oldest)).toBeGreaterThan(0n);
         const sender = Account.generate();
+        // The chain's genesis predates stateless accounts (AIP-115), so a sender must exist first.
+        await expect(aptos.getAccountInfo({ accountAddress: sender.accountAddress })).rejects.toThrow(/account_not_found/);
+        await up.createAccount(sender.accountAddress.toStringLong());
+        await caughtUp(replica.base, up.ledgerVersion);
         const transaction = await aptos.transaction.build.simple({
           sender: sender.accountAddress,
           data: { function: "0x1::aptos_account::transfer", functionArguments: [devnetAccount(1), 100] },

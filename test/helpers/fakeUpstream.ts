@@ -251,6 +251,23 @@ export class FakeUpstream {
   }
 
   /**
+   * The next block creates `address`'s account, as a transfer to a new address does: its
+   * `0x1::account::Account` (sequence number 0, the address as authentication key), written by the
+   * block's first user transaction.
+   */
+  async createAccount(address: string): Promise<void> {
+    await this.extend(1, (block) => {
+      const by = block.find((t) => t.type === "user_transaction")!;
+      (by.changes as Json[]).push({
+        type: "write_resource",
+        address,
+        state_key_hash: "",
+        data: { type: "0x1::account::Account", data: { authentication_key: address, sequence_number: "0", guid_creation_num: "0" } },
+      });
+    });
+  }
+
+  /**
    * The next block, carrying every submitted transaction as a user transaction (placed before the
    * block's epilogue, which moves up); afterwards `by_hash` answers them committed.
    */
