@@ -325,28 +325,45 @@ const PRUNED: Record<string, Case[]> = {
   estimate_gas_price: [["after_prune", { path: "/estimate_gas_price" }]],
 };
 
+/** The cursors the paging cases follow: the node's own, from its first pages. */
+interface Cursors {
+  modules: string[];
+  resources: string;
+}
+
+async function readCursors(base: string): Promise<Cursors> {
+  const modules: string[] = [];
+  let start = "";
+  for (let i = 0; i < 2; i++) {
+    const r = await send(base, { path: `/accounts/${APP}/modules?limit=1${start}` });
+    const cursor = r.headers["x-node-cursor"];
+    expect(typeof cursor, "a modules page of 1 of 3 has a cursor").toBe("string");
+    modules.push(cursor as string);
+    start = `&start=${cursor}`;
+  }
+  const first = await send(base, { path: `/accounts/${ALICE}/resources?ledger_version=10&limit=1` });
+  expect(typeof first.headers["x-node-cursor"], "a resources page of 1 of 2 has a cursor").toBe("string");
+  return { modules, resources: first.headers["x-node-cursor"] as string };
+}
+
+/** A case's request, its cursor appended where the case pages on. */
+function withCursor(operation: string, name: string, req: Req, cursors: Cursors): Req {
+  if (operation === "modules" && name === "page_2") return { ...req, path: req.path + cursors.modules[0] };
+  if (operation === "modules" && name === "page_3") return { ...req, path: req.path + cursors.modules[1] };
+  if (operation === "resources" && name === "page_2") return { ...req, path: req.path + cursors.resources };
+  return req;
+}
+
 describe("golden answers per operation (sqlite)", () => {
   const backend = sqliteBackend();
   let node: TestNode;
   let pruned: TestNode;
-  const cursors: string[] = [];
-  let resourceCursor = "";
+  let cursors: Cursors;
   beforeAll(async () => {
     node = await serveChain(backend, ledger());
     pruned = await serveChain(backend, ledger());
     expect(await pruneServed(pruned, "10")).not.toBeNull();
-    // the cursor paging cases follow the node's own cursors
-    let start = "";
-    for (let i = 0; i < 2; i++) {
-      const r = await send(node.base, { path: `/accounts/${APP}/modules?limit=1${start}` });
-      const cursor = r.headers["x-node-cursor"];
-      expect(typeof cursor, "a modules page of 1 of 3 has a cursor").toBe("string");
-      cursors.push(cursor as string);
-      start = `&start=${cursor}`;
-    }
-    const first = await send(node.base, { path: `/accounts/${ALICE}/resources?ledger_version=10&limit=1` });
-    expect(typeof first.headers["x-node-cursor"], "a resources page of 1 of 2 has a cursor").toBe("string");
-    resourceCursor = first.headers["x-node-cursor"] as string;
+    cursors = await readCursors(node.base);
   });
   afterAll(async () => {
     await pruned?.close();
@@ -356,13 +373,7 @@ describe("golden answers per operation (sqlite)", () => {
   for (const [operation, cases] of Object.entries(OPERATIONS)) {
     describe(operation, () => {
       for (const [name, req, summarize] of cases) {
-        it(name, async () => {
-          let r = req;
-          if (operation === "modules" && name === "page_2") r = { ...req, path: req.path + cursors[0] };
-          if (operation === "modules" && name === "page_3") r = { ...req, path: req.path + cursors[1] };
-          if (operation === "resources" && name === "page_2") r = { ...req, path: req.path + resourceCursor };
-          checkGolden(operation, name, await answer(node, r, summarize));
-        });
+        it(name, async () => checkGolden(operation, name, await answer(node, withCursor(operation, name, req, cursors), summarize)));
       }
     });
   }
@@ -397,7 +408,7 @@ describe("golden answers per operation (sqlite)", () => {
 describe("golden answers per operation with --proxy (sqlite)", () => {
   const backend = sqliteBackend();
   let proxied: { base: string; close: () => Promise<void> };
-  const cursors: string[] = [];
+  let cursors: Cursors;
   beforeAll(async () => {
     const db = await backend.newDb();
     await ledger().importInto(db);
@@ -416,12 +427,7 @@ describe("golden answers per operation with --proxy (sqlite)", () => {
         await store.close();
       },
     };
-    let start = "";
-    for (let i = 0; i < 2; i++) {
-      const r = await send(proxied.base, { path: `/accounts/${APP}/modules?limit=1${start}` });
-      cursors.push(r.headers["x-node-cursor"] as string);
-      start = `&start=${cursors[i]}`;
-    }
+    cursors = await readCursors(proxied.base);
   });
   afterAll(async () => {
     await proxied?.close();
@@ -431,12 +437,7 @@ describe("golden answers per operation with --proxy (sqlite)", () => {
   for (const [operation, cases] of Object.entries(OPERATIONS)) {
     for (const [name, req, summarize] of cases) {
       if (operation === "unknown_route" && name !== "bad_percent_encoding_400") continue;
-      it(`${operation}/${name} is unchanged`, async () => {
-        let r = req;
-        if (operation === "modules" && name === "page_2") r = { ...req, path: req.path + cursors[0] };
-        if (operation === "modules" && name === "page_3") r = { ...req, path: req.path + cursors[1] };
-        checkGolden(operation, name, await answer(proxied, r, summarize));
-      });
+      it(`${operation}/${name} is unchanged`, async () => checkGolden(operation, name, await answer(proxied, withCursor(operation, name, req, cursors), summarize)));
     }
   }
 
