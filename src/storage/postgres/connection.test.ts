@@ -1,0 +1,51 @@
+import type pg from "pg";
+
+const { DatabaseError } = pgModule;
+import pgModule from "pg";
+import { describe, expect, it } from "vitest";
+import { RecoveryConflictError, StorageUnavailableError } from "../errors.js";
+import { NamedStatements, RECOVERY_CONFLICT_ATTEMPTS } from "./connection.js";
+
+/** A driver error with a SQLSTATE, as `pg` raises it. */
+function sqlState(code: string, message: string): InstanceType<typeof DatabaseError> {
+  const e = new DatabaseError(message, 0, "error");
+  e.code = code;
+  return e;
+}
+
+/** A pool whose queries fail with `failures` in turn, then answer one row. */
+function poolFailing(failures: InstanceType<typeof DatabaseError>[]): { pool: pg.Pool; calls: () => number } {
+  let calls = 0;
+  const pool = {
+    query: async () => {
+      const e = failures[calls++];
+      if (e) throw e;
+      return { rows: [{ answer: calls }] };
+    },
+  } as unknown as pg.Pool;
+  return { pool, calls: () => calls };
+}
+
+const conflict = () => sqlState("40001", "canceling statement due to conflict with recovery");
+
+describe("NamedStatements on a hot standby", () => {
+  it("sends a statement cancelled for a recovery conflict again, each attempt a new query", async () => {
+    const { pool, calls } = poolFailing([conflict(), sqlState("40P01", "deadlock with recovery"), conflict()]);
+    await expect(new NamedStatements(pool).rows("ledger", [])).resolves.toEqual([{ answer: 4 }]);
+    expect(calls()).toBe(4);
+  });
+
+  it("gives up after a bounded number of attempts with a RecoveryConflictError, the API's 503", async () => {
+    const { pool, calls } = poolFailing(Array.from({ length: RECOVERY_CONFLICT_ATTEMPTS + 1 }, conflict));
+    const failed = new NamedStatements(pool).tuples("ledger", []);
+    await expect(failed).rejects.toBeInstanceOf(RecoveryConflictError);
+    await expect(failed).rejects.toThrow(`ledger (${RECOVERY_CONFLICT_ATTEMPTS} attempts)`);
+    expect(calls()).toBe(RECOVERY_CONFLICT_ATTEMPTS);
+  });
+
+  it("does not retry any other failure", async () => {
+    const { pool, calls } = poolFailing([sqlState("57P01", "terminating connection due to administrator command")]);
+    await expect(new NamedStatements(pool).rows("ledger", [])).rejects.toBeInstanceOf(StorageUnavailableError);
+    expect(calls()).toBe(1);
+  });
+});
