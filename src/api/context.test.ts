@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { StateBeforeBaseError, StatePrunedError, StorageUnavailableError, UpstreamUnavailableError } from "../storage/errors.js";
+import { RecoveryConflictError, StateBeforeBaseError, StatePrunedError, StorageUnavailableError, UpstreamUnavailableError } from "../storage/errors.js";
 import type { Storage } from "../storage/storage.js";
 import { defaultApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";
@@ -34,6 +34,20 @@ describe("NodeContext.storageError, a replica's failures", () => {
     ctx.onStorageError = (status) => counted.push(status);
     const err = ctx.storageError(new UpstreamUnavailableError("the upstream did not give the modules of 0x1 within 5 ms"), "Failed to get modules", info);
     expect([err.status, err.errorCode, ctx.storageFailure, counted]).toEqual([503, "internal_error", null, []]);
+  });
+
+  it("answers 503 for a standby's recovery conflict that outlived its retries, not as a database failure", () => {
+    const ctx = fresh();
+    const counted: number[] = [];
+    ctx.onStorageError = (status) => counted.push(status);
+    const conflict = new RecoveryConflictError("the hot standby cancelled modules (4 attempts) (conflict with recovery)");
+    const err = ctx.storageError(conflict, "Failed to get modules", info);
+    expect([err.status, err.body(), ctx.storageFailure, counted]).toEqual([
+      503,
+      { message: "Failed to get modules: the hot standby cancelled modules (4 attempts) (conflict with recovery)", error_code: "internal_error" },
+      null,
+      [],
+    ]);
   });
 
   it("answers 503 for a base miss nothing fetches, naming it", () => {
