@@ -5,6 +5,7 @@
  * dropped connections lose nothing; a page that is not JSON is retried until it is fixed; other
  * garbage stops it naming the version with nothing half-written.
  */
+import Database from "better-sqlite3";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -52,6 +53,21 @@ function importOf(up: FakeUpstream, db: string, upTo = up.ledgerVersion): void {
   const r = spawnSync(process.execPath, [CLI, "import", "--db", db, file], { encoding: "utf8", timeout: 300_000 });
   expect(r.status, r.stderr).toBe(0);
   rmSync(file);
+}
+
+/** The ledger version a running writer has committed, read without opening a store (null: none yet). */
+function committedVersion(db: string): bigint | null {
+  try {
+    const d = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      const v = d.prepare("SELECT ledger_version FROM ledger").pluck().safeIntegers().get() as bigint | null | undefined;
+      return v ?? null;
+    } finally {
+      d.close();
+    }
+  } catch {
+    return null; // no file or no schema yet
+  }
 }
 
 async function ledgerVersion(db: string): Promise<bigint | null> {
@@ -112,8 +128,15 @@ describe("ledger-node follow from genesis", () => {
     up.faults.only = "/v1/transactions";
     up.faults.slowMs = 60;
     for (let k = 0; k < kills; k++) {
+      const before = await ledgerVersion(db).catch(() => null);
       const p = spawn(process.execPath, [CLI, "follow", "--upstream", up.base, "--db", db, "--from", "genesis", "--quiet", "--max-rps", "2000", "--concurrency", "2"], { stdio: "ignore" });
-      await new Promise((r) => setTimeout(r, 500 + rand() * 1500));
+      // Each kill lands at a random point after this run's first commit, however slowly a loaded machine starts it.
+      for (let waited = 0; waited < 60_000; waited += 50) {
+        const now = committedVersion(db);
+        if (now !== null && (before === null || now > before)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await new Promise((r) => setTimeout(r, rand() * 1000));
       p.kill("SIGKILL");
       await new Promise((r) => p.once("close", r));
       const v = await ledgerVersion(db).catch(() => null); // no database yet: killed before the first commit
