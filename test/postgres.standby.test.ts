@@ -154,22 +154,24 @@ describe("reads on the standby equal the primary's at the same ledger version", 
   });
 });
 
-describe("nodes on the standby while the primary is written", () => {
-  let db: { primary: string; standby: string };
-  let writer: TestNode;
-  let reader: TestNode;
-
+/** For a describe block: a devnet node writing the primary (a block every 50 ms) and a node serving the standby. */
+function writerAndReader(): { db: { primary: string; standby: string }; writer: TestNode; reader: TestNode } {
+  const nodes = {} as { db: { primary: string; standby: string }; writer: TestNode; reader: TestNode };
   beforeAll(async () => {
-    db = await pair.newDb();
-    // The devnet writes the primary a block every 50 ms; the reader serves the standby.
-    writer = await startTestNode(db.primary, { devnet: { blockIntervalMs: 50 }, pruneWindow: "100000" });
+    nodes.db = await pair.newDb();
+    nodes.writer = await startTestNode(nodes.db.primary, { devnet: { blockIntervalMs: 50 }, pruneWindow: "100000" });
     await pair.caughtUp();
-    reader = await startTestNode(db.standby, { prune: false });
+    nodes.reader = await startTestNode(nodes.db.standby, { prune: false });
   });
   afterAll(async () => {
-    await reader?.close();
-    await writer?.close();
+    await nodes.reader?.close();
+    await nodes.writer?.close();
   });
+  return nodes;
+}
+
+describe("nodes on the standby while the primary is written", () => {
+  const nodes = writerAndReader();
 
   async function ledgerVersion(node: TestNode): Promise<bigint> {
     const r = await fetch(`${node.base}/`);
@@ -179,51 +181,38 @@ describe("nodes on the standby while the primary is written", () => {
 
   it("answers every read as the primary's node does at the same ledger version", async () => {
     // Wait for some devnet blocks on the standby.
-    while ((await ledgerVersion(reader)) < 40n) await new Promise((r) => setTimeout(r, 50));
-    const v = await ledgerVersion(reader);
+    while ((await ledgerVersion(nodes.reader)) < 40n) await new Promise((r) => setTimeout(r, 50));
+    const v = await ledgerVersion(nodes.reader);
     const paths = [
       `/accounts/0x1/modules?ledger_version=${v}&limit=3`,
       `/accounts/0x1/transaction_summaries?ledger_version=${v}&limit=5`,
       `/accounts/0x1/modules?ledger_version=${v - 10n}&limit=50`,
     ];
     for (const p of paths) {
-      const [a, b] = await Promise.all([fetch(`${writer.base}${p}`), fetch(`${reader.base}${p}`)]);
+      const [a, b] = await Promise.all([fetch(`${nodes.writer.base}${p}`), fetch(`${nodes.reader.base}${p}`)]);
       expect(b.status, p).toBe(a.status);
       expect(await b.text(), p).toBe(await a.text());
     }
   });
 
   it("shows its replay lag in /v1/info and as a gauge; the primary's /v1/info has no such field", async () => {
-    const onStandby = (await (await fetch(`${reader.base}/info`)).json()) as Record<string, unknown>;
+    const onStandby = (await (await fetch(`${nodes.reader.base}/info`)).json()) as Record<string, unknown>;
     expect(typeof onStandby.standby_replay_lag_seconds).toBe("number");
     expect(onStandby.standby_replay_lag_seconds as number).toBeGreaterThanOrEqual(0);
-    const onPrimary = (await (await fetch(`${writer.base}/info`)).json()) as Record<string, unknown>;
+    const onPrimary = (await (await fetch(`${nodes.writer.base}/info`)).json()) as Record<string, unknown>;
     expect(Object.keys(onPrimary)).not.toContain("standby_replay_lag_seconds");
-    const metrics = parsePrometheus(await (await fetch(`${reader.url}/metrics`)).text());
+    const metrics = parsePrometheus(await (await fetch(`${nodes.reader.url}/metrics`)).text());
     expect(metrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(1);
-    const primaryMetrics = parsePrometheus(await (await fetch(`${writer.url}/metrics`)).text());
+    const primaryMetrics = parsePrometheus(await (await fetch(`${nodes.writer.url}/metrics`)).text());
     expect(primaryMetrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(0);
   });
 });
 
 describe("a standby whose replay is paused while the primary is written", () => {
-  let db: { primary: string; standby: string };
-  let writer: TestNode;
-  let reader: TestNode;
-
-  beforeAll(async () => {
-    db = await pair.newDb();
-    writer = await startTestNode(db.primary, { devnet: { blockIntervalMs: 50 }, pruneWindow: "100000" });
-    await pair.caughtUp();
-    reader = await startTestNode(db.standby, { prune: false });
-  });
-  afterAll(async () => {
-    await reader?.close();
-    await writer?.close();
-  });
+  const nodes = writerAndReader();
 
   async function onStandby(sql: string): Promise<void> {
-    const c = new pg.Client({ connectionString: db.standby });
+    const c = new pg.Client({ connectionString: nodes.db.standby });
     await c.connect();
     try {
       await c.query(sql);
@@ -233,21 +222,21 @@ describe("a standby whose replay is paused while the primary is written", () => 
   }
 
   it("shows the lag in /v1/info and the gauge, and fails readiness while the primary's node passes", async () => {
-    expect((await fetch(`${reader.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+    expect((await fetch(`${nodes.reader.base}/-/healthy?duration_secs=2`)).status).toBe(200);
     await onStandby("SELECT pg_wal_replay_pause()");
     try {
       await new Promise((r) => setTimeout(r, 2_500));
-      const info = (await (await fetch(`${reader.base}/info`)).json()) as { standby_replay_lag_seconds: number };
+      const info = (await (await fetch(`${nodes.reader.base}/info`)).json()) as { standby_replay_lag_seconds: number };
       expect(info.standby_replay_lag_seconds).toBeGreaterThan(2);
-      const metrics = parsePrometheus(await (await fetch(`${reader.url}/metrics`)).text());
+      const metrics = parsePrometheus(await (await fetch(`${nodes.reader.url}/metrics`)).text());
       expect(metrics.value("ledger_node_standby_replay_lag_seconds")).toBeGreaterThan(2);
-      expect((await fetch(`${reader.base}/-/healthy?duration_secs=2`)).status).toBe(503);
-      expect((await fetch(`${writer.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+      expect((await fetch(`${nodes.reader.base}/-/healthy?duration_secs=2`)).status).toBe(503);
+      expect((await fetch(`${nodes.writer.base}/-/healthy?duration_secs=2`)).status).toBe(200);
     } finally {
       await onStandby("SELECT pg_wal_replay_resume()");
     }
     await pair.caughtUp();
-    expect((await fetch(`${reader.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+    expect((await fetch(`${nodes.reader.base}/-/healthy?duration_secs=2`)).status).toBe(200);
   });
 });
 

@@ -35,6 +35,27 @@ export const identifierParam = (description: string) => ({ $ref: "IdentifierWrap
 /** A paging cursor (the X-NODE-CURSOR of the previous page): the operation parses it. */
 export const cursorParam = (description: string) => ({ $ref: "StateKeyWrapper#", description }) as const;
 
+/** The account of an account's route, worded as the reference words it. */
+export const accountAddressParam = addressParam("Address of account with or without a 0x prefix");
+/** The path of a route under `/accounts/{address}` with no other path parameter. */
+export const accountPathParams = { type: "object", required: ["address"], properties: { address: accountAddressParam } } as const;
+/** The version of an account's state to read, worded as the reference words it. */
+export const stateVersionParam = u64Param("Ledger version to get state of account. If not provided, it will be the latest version");
+/** The query of an account's state read at one version. */
+export const stateVersionQuery = { type: "object", properties: { ledger_version: stateVersionParam } } as const;
+/** The query of a paged read of an account's state: its version, the cursor and the page size (`limit`: its description). */
+export const pagedStateQuery = (limit: string) =>
+  ({
+    type: "object",
+    properties: {
+      ledger_version: stateVersionParam,
+      start: cursorParam(
+        "Cursor specifying where to start for pagination. Use the cursor provided by the X-NODE-CURSOR header in the response from the previous page.",
+      ),
+      limit: limitParam(limit),
+    },
+  }) as const;
+
 /** A reference to a shared schema (see `schemas.ts`), carrying that schema's type. */
 export interface SchemaRef<S> {
   readonly $ref: string;

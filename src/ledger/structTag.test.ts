@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isResourceStateKeyOf, parseStructTag, resourceStateKey, structTagString, verifyStructTag, type StructTag } from "./structTag.js";
+import { isResourceStateKeyOf, resourceStateKey } from "./stateKey.js";
+import { parseStructTag, structTagString, verifyStructTag, type StructTag } from "./structTag.js";
 
 const ONE = Buffer.from("01".padStart(64, "0"), "hex");
 const tag = (text: string) => parseStructTag(text) as StructTag;

@@ -5,16 +5,18 @@
  *   any form `parseAddress` takes, type arguments separated by "," with or without a space;
  * - printed as the API prints them (`to_hex_literal` addresses, ", " between type arguments): the
  *   form a resource's type is stored in, so a request in any spelling finds it;
- * - encoded as the resource's state key, `StateKey::AccessPath { address, path:
- *   BCS(Path::Resource(StructTag)) }`, whose bytes order an account's resources page as the
- *   reference's storage does (DECISIONS §10, as for modules).
+ * - encoded as the resource's state key in `stateKey.ts`, whose bytes order an account's resources
+ *   page as the reference's storage does (DECISIONS §10, as for modules).
  */
 import { parseType, type TypeExpr } from "../move/typeParser.js";
 import { formatAddress, parseAddress } from "./address.js";
 
 /** A parsed type argument of a struct tag (no references, type parameters or function types). */
+type PrimitiveName = "bool" | "u8" | "u16" | "u32" | "u64" | "u128" | "u256" | "address" | "signer";
+const PRIMITIVES: ReadonlySet<string> = new Set<PrimitiveName>(["bool", "u8", "u16", "u32", "u64", "u128", "u256", "address", "signer"]);
+
 export type TypeTag =
-  | { readonly k: "prim"; readonly name: "bool" | "u8" | "u16" | "u32" | "u64" | "u128" | "u256" | "address" | "signer" }
+  | { readonly k: "prim"; readonly name: PrimitiveName }
   | { readonly k: "vector"; readonly inner: TypeTag }
   | { readonly k: "struct"; readonly tag: StructTag };
 
@@ -25,12 +27,6 @@ export interface StructTag {
   readonly args: readonly TypeTag[];
 }
 
-/** BCS variant index of each primitive `TypeTag` (move-core-types `TypeTag`). */
-const PRIM_VARIANT = { bool: 0, u8: 1, u64: 2, u128: 3, address: 4, signer: 5, u16: 8, u32: 9, u256: 10 } as const;
-const VECTOR_VARIANT = 6;
-const STRUCT_VARIANT = 7;
-/** `Path::Resource` in an access path. */
-const RESOURCE_PATH = 1;
 /** How deep type arguments may nest (the reference's `MAX_RECURSIVE_TYPES_ALLOWED`). */
 const MAX_DEPTH = 8;
 /** A Move identifier, as `Identifier::is_valid` takes it. */
@@ -92,7 +88,7 @@ function structOf(expr: Extract<TypeExpr, { k: "struct" }>, depth: number): Stru
 function typeTagOf(expr: TypeExpr, depth: number): TypeTag | string {
   switch (expr.k) {
     case "prim":
-      return expr.name in PRIM_VARIANT ? { k: "prim", name: expr.name as keyof typeof PRIM_VARIANT } : `type ${expr.name} is not a type argument of a resource`;
+      return PRIMITIVES.has(expr.name) ? { k: "prim", name: expr.name as PrimitiveName } : `type ${expr.name} is not a type argument of a resource`;
     case "vector": {
       const inner = typeTagOf(expr.inner, depth + 1);
       return typeof inner === "string" ? inner : { k: "vector", inner };
@@ -116,70 +112,4 @@ function typeTagString(t: TypeTag): string {
   if (t.k === "prim") return t.name;
   if (t.k === "vector") return `vector<${typeTagString(t.inner)}>`;
   return structTagString(t.tag);
-}
-
-function uleb128(n: number, out: number[]): void {
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) b |= 0x80;
-    out.push(b);
-  } while (n !== 0);
-}
-
-function pushBytes(bytes: Uint8Array, out: number[]): void {
-  for (const b of bytes) out.push(b);
-}
-
-function pushString(s: string, out: number[]): void {
-  const bytes = Buffer.from(s, "utf8");
-  uleb128(bytes.length, out);
-  pushBytes(bytes, out);
-}
-
-function structBcs(tag: StructTag, out: number[]): void {
-  pushBytes(tag.address, out);
-  pushString(tag.module, out);
-  pushString(tag.name, out);
-  uleb128(tag.args.length, out);
-  for (const a of tag.args) typeTagBcs(a, out);
-}
-
-function typeTagBcs(t: TypeTag, out: number[]): void {
-  if (t.k === "prim") out.push(PRIM_VARIANT[t.name]);
-  else if (t.k === "vector") {
-    out.push(VECTOR_VARIANT);
-    typeTagBcs(t.inner, out);
-  } else {
-    out.push(STRUCT_VARIANT);
-    structBcs(t.tag, out);
-  }
-}
-
-/** The state key of resource `tag` of `address` (see the file's comment). */
-export function resourceStateKey(address: Uint8Array, tag: StructTag): Buffer {
-  const path: number[] = [RESOURCE_PATH];
-  structBcs(tag, path);
-  const out: number[] = [0x00];
-  pushBytes(address, out);
-  uleb128(path.length, out);
-  for (const b of path) out.push(b);
-  return Buffer.from(out);
-}
-
-/**
- * Whether `key` is a resource state key of `address` (the `start` cursor of a resources page):
- * the access-path tag, the account, a path of the length it says that is a `Path::Resource`.
- */
-export function isResourceStateKeyOf(key: Uint8Array, address: Uint8Array): boolean {
-  if (key.length < 35 || key[0] !== 0x00 || !Buffer.from(key.subarray(1, 33)).equals(Buffer.from(address))) return false;
-  let pos = 33;
-  let len = 0;
-  for (let shift = 0; ; shift += 7) {
-    if (pos >= key.length || shift > 28) return false;
-    const b = key[pos++]!;
-    len |= (b & 0x7f) << shift;
-    if ((b & 0x80) === 0) break;
-  }
-  return pos + len === key.length && key[pos] === RESOURCE_PATH;
 }

@@ -4,7 +4,8 @@
  * ones from the `start` state key on, in the reference's state-key order (`resourceStateKey`),
  * and only the page's values are unpacked.
  */
-import { parseStructTag, resourceStateKey } from "../ledger/structTag.js";
+import { resourceStateKey } from "../ledger/stateKey.js";
+import { parseStructTag } from "../ledger/structTag.js";
 import type { ResourceEntry } from "./reader.js";
 import { unpackResourceValue } from "./resourceValue.js";
 

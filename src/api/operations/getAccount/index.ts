@@ -10,7 +10,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1'
  */
-import { addressParam, defineOperation, ref, u64Param } from "../../operation.js";
+import { defineOperation, ref, accountPathParams, stateVersionQuery } from "../../operation.js";
 import { accountData } from "../../schemas.js";
 import { readAccount } from "./read.js";
 
@@ -25,11 +25,8 @@ export const getAccount = defineOperation({
     "JSON only: BCS is answered 406 (this node holds the Account resource as JSON). " +
     "If the requested ledger version has been pruned, the server responds with a 410.",
   tags: ["Accounts"],
-  params: { type: "object", required: ["address"], properties: { address: addressParam("Address of account with or without a 0x prefix") } } as const,
-  query: {
-    type: "object",
-    properties: { ledger_version: u64Param("Ledger version to get state of account. If not provided, it will be the latest version") },
-  } as const,
+  params: accountPathParams,
+  query: stateVersionQuery,
   formats: ["json", "bcs"],
   response: { description: "The account's sequence number and authentication key", json: ref(accountData) },
   errors: [400, 404, 406, 410, 500, 503],

@@ -9,7 +9,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/module/coin'
  */
-import { addressParam, defineOperation, identifierParam, ref, u64Param } from "../../operation.js";
+import { defineOperation, identifierParam, ref, accountAddressParam, stateVersionQuery } from "../../operation.js";
 import { moveModuleBytecode } from "../../schemas.js";
 import { readAccountModule } from "./read.js";
 
@@ -28,14 +28,11 @@ export const getAccountModule = defineOperation({
     type: "object",
     required: ["address", "module_name"],
     properties: {
-      address: addressParam("Address of account with or without a 0x prefix"),
+      address: accountAddressParam,
       module_name: identifierParam("Name of module to retrieve e.g. `coin`"),
     },
   } as const,
-  query: {
-    type: "object",
-    properties: { ledger_version: u64Param("Ledger version to get state of account. If not provided, it will be the latest version") },
-  } as const,
+  query: stateVersionQuery,
   formats: ["json", "bcs"],
   response: { description: "The module's bytecode and ABI (JSON), or its bytecode (BCS)", json: ref(moveModuleBytecode) },
   errors: [400, 404, 410, 500, 503],

@@ -11,7 +11,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/modules?limit=5'
  */
-import { addressParam, cursorParam, defineOperation, limitParam, ref, u64Param } from "../../operation.js";
+import { defineOperation, ref, accountPathParams, pagedStateQuery } from "../../operation.js";
 import { moveModuleBytecode } from "../../schemas.js";
 import { encodeModulesPage } from "./encode.js";
 import { modulesPageKey, pageLimit } from "./page.js";
@@ -28,17 +28,8 @@ export const getAccountModules = defineOperation({
     "Paged with the `start` cursor from the X-NODE-CURSOR header. " +
     "If the requested ledger version has been pruned, the server responds with a 410.",
   tags: ["Accounts"],
-  params: { type: "object", required: ["address"], properties: { address: addressParam("Address of account with or without a 0x prefix") } } as const,
-  query: {
-    type: "object",
-    properties: {
-      ledger_version: u64Param("Ledger version to get state of account. If not provided, it will be the latest version"),
-      start: cursorParam(
-        "Cursor specifying where to start for pagination. Use the cursor provided by the X-NODE-CURSOR header in the response from the previous page.",
-      ),
-      limit: limitParam("Max number of modules to retrieve. If not provided, defaults to the default page size."),
-    },
-  } as const,
+  params: accountPathParams,
+  query: pagedStateQuery("Max number of modules to retrieve. If not provided, defaults to the default page size."),
   formats: ["json", "bcs"],
   response: {
     description: "Modules of the account (JSON) or a BCS map of module id to bytecode",

@@ -9,7 +9,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/resource/0x1::account::Account'
  */
-import { addressParam, defineOperation, ref, structTagParam, u64Param } from "../../operation.js";
+import { defineOperation, ref, structTagParam, accountAddressParam, stateVersionQuery } from "../../operation.js";
 import { moveResource } from "../../schemas.js";
 import { readAccountResource } from "./read.js";
 
@@ -29,14 +29,11 @@ export const getAccountResource = defineOperation({
     type: "object",
     required: ["address", "resource_type"],
     properties: {
-      address: addressParam("Address of account with or without a 0x prefix"),
+      address: accountAddressParam,
       resource_type: structTagParam("Name of struct to retrieve e.g. `0x1::account::Account`"),
     },
   } as const,
-  query: {
-    type: "object",
-    properties: { ledger_version: u64Param("Ledger version to get state of account. If not provided, it will be the latest version") },
-  } as const,
+  query: stateVersionQuery,
   formats: ["json", "bcs"],
   response: { description: "The resource", json: ref(moveResource) },
   errors: [400, 404, 406, 410, 500, 503],

@@ -3,7 +3,8 @@
  * state-key order, paged with cursors as modules are, the same on both backends; bad input 400.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseStructTag, resourceStateKey, type StructTag } from "../../../ledger/structTag.js";
+import { parseStructTag, type StructTag } from "../../../ledger/structTag.js";
+import { resourceStateKey } from "../../../ledger/stateKey.js";
 import { ChainBuilder, addr, deleteResource, writeResource } from "../../../../test/helpers/chain.js";
 import { serveOnEveryBackend, type TestNode } from "../../../../test/helpers/node.js";
 

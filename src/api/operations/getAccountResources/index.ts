@@ -12,7 +12,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/resources?limit=5'
  */
-import { addressParam, cursorParam, defineOperation, limitParam, ref, u64Param } from "../../operation.js";
+import { defineOperation, ref, accountPathParams, pagedStateQuery } from "../../operation.js";
 import { moveResource } from "../../schemas.js";
 import { readResourcesPage } from "./read.js";
 
@@ -28,17 +28,8 @@ export const getAccountResources = defineOperation({
     "The Aptos nodes prune account state history, via a configurable time window. " +
     "If the requested ledger version has been pruned, the server responds with a 410.",
   tags: ["Accounts"],
-  params: { type: "object", required: ["address"], properties: { address: addressParam("Address of account with or without a 0x prefix") } } as const,
-  query: {
-    type: "object",
-    properties: {
-      ledger_version: u64Param("Ledger version to get state of account. If not provided, it will be the latest version"),
-      start: cursorParam(
-        "Cursor specifying where to start for pagination. Use the cursor provided by the X-NODE-CURSOR header in the response from the previous page.",
-      ),
-      limit: limitParam("Max number of account resources to retrieve. If not provided, defaults to default page size."),
-    },
-  } as const,
+  params: accountPathParams,
+  query: pagedStateQuery("Max number of account resources to retrieve. If not provided, defaults to default page size."),
   formats: ["json", "bcs"],
   response: { description: "Resources of the account", json: { type: "array", items: ref(moveResource) } },
   errors: [400, 404, 406, 410, 500, 503],

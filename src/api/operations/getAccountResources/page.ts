@@ -3,7 +3,7 @@
  * key of the account) and how many resources.
  */
 import { formatAddress } from "../../../ledger/address.js";
-import { isResourceStateKeyOf } from "../../../ledger/structTag.js";
+import { isResourceStateKeyOf } from "../../../ledger/stateKey.js";
 import type { ApiConfig } from "../../config.js";
 import { ApiError, quote } from "../../errors.js";
 

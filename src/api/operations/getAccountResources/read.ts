@@ -2,7 +2,8 @@
  * The read of the resources operation: one store read of the page and one more resource (whether
  * a next page exists), in one snapshot with the ledger position; the page as the reference's JSON.
  */
-import { parseStructTag, resourceStateKey } from "../../../ledger/structTag.js";
+import { resourceStateKey } from "../../../ledger/stateKey.js";
+import { parseStructTag } from "../../../ledger/structTag.js";
 import type { NodeContext } from "../../context.js";
 import { ApiError } from "../../errors.js";
 import type { WireFormat } from "../../negotiate.js";

@@ -8,7 +8,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/transaction_summaries?limit=10'
  */
-import { addressParam, defineOperation, limitParam, ref, u64Param } from "../../operation.js";
+import { defineOperation, limitParam, ref, u64Param, accountPathParams } from "../../operation.js";
 import { transactionSummary } from "../../schemas.js";
 import { encodeSummariesPage } from "./encode.js";
 import { pageLimit, settledEnd, summariesPageKey } from "./page.js";
@@ -25,7 +25,7 @@ export const getAccountTransactionSummaries = defineOperation({
     "the latest are returned. Always ascending by version. Pending transactions are not returned. " +
     "If start_version or end_version has been pruned, the server responds with a 410.",
   tags: ["Transactions"],
-  params: { type: "object", required: ["address"], properties: { address: addressParam("Address of account with or without a 0x prefix") } } as const,
+  params: accountPathParams,
   query: {
     type: "object",
     properties: {
