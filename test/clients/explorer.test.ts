@@ -15,7 +15,7 @@ import { acceptType } from "../../src/api/negotiate.js";
 import { sqliteBackend } from "../helpers/backends.js";
 import type { TestNode } from "../helpers/node.js";
 import { launchBrowser, type LaunchedBrowser } from "./browser.js";
-import { call, GENESIS_TABLE_ITEM, startGenesisNode } from "./helpers.js";
+import { call, GENESIS_TABLE_ITEM, OPERATION_PATHS, startGenesisNode } from "./helpers.js";
 
 const OPERATIONS = [
   "operations-General-spec",
@@ -145,20 +145,7 @@ describe(`explorer page in Chromium (${backend.name})`, () => {
     expect(height).toBeGreaterThan(600);
     // What the picture shows: the ten paths, each in a rendered operation row.
     const rows = await page.locator(".opblock-summary-path").allInnerTexts();
-    expect(rows.map((r) => r.replace(/\u200b/g, "").trim()).sort()).toEqual(
-      [
-        "/accounts/{address}",
-        "/accounts/{address}/module/{module_name}",
-        "/accounts/{address}/modules",
-        "/accounts/{address}/resource/{resource_type}",
-        "/accounts/{address}/resources",
-        "/accounts/{address}/transaction_summaries",
-        "/estimate_gas_price",
-        "/info",
-        "/spec",
-        "/tables/{table_handle}/raw_item",
-      ].sort(),
-    );
+    expect(rows.map((r) => r.replace(/\u200b/g, "").trim()).sort()).toEqual(OPERATION_PATHS);
     for (const box of await Promise.all((await page.locator(".opblock-summary").all()).map((l) => l.boundingBox()))) {
       expect(box!.width).toBeGreaterThan(500);
       expect(box!.y + box!.height).toBeLessThan(height);

@@ -12,6 +12,19 @@ import { FIXTURES, startTestNode, type TestNode } from "../helpers/node.js";
 
 export const GENESIS = `${FIXTURES}genesis_transaction.json`;
 export const APTOS_SPEC = `${FIXTURES}aptos-openapi-spec.json`;
+/** The paths of the operations the interface document lists (and the explorer shows), sorted. */
+export const OPERATION_PATHS = [
+  "/accounts/{address}",
+  "/accounts/{address}/module/{module_name}",
+  "/accounts/{address}/modules",
+  "/accounts/{address}/resource/{resource_type}",
+  "/accounts/{address}/resources",
+  "/accounts/{address}/transaction_summaries",
+  "/estimate_gas_price",
+  "/info",
+  "/spec",
+  "/tables/{table_handle}/raw_item",
+].sort();
 
 type Json = Record<string, any>;
 
