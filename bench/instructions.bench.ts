@@ -5,11 +5,12 @@
  *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 300]
  *                                 [--warmup 600] [--repeat 2] [--only REGEX]
  *
- * - Each build serves each ledger (bench/out/scale-N.db, as `bench:scale` builds it) under
- *   valgrind's callgrind with instrumentation off; per row, `--warmup` requests run first (the JIT
- *   and the caches reach their steady state), then instrumentation is switched on, `--requests`
- *   requests run, and the guest instructions the server executed meanwhile (all its threads) are
- *   dumped: instructions a request.
+ * - For each row, each build serves the ledger (bench/out/scale-N.db, as `bench:scale` builds it)
+ *   from a server started for that row alone (rows run one after another in one server move each
+ *   other's counts by JIT and heap state), under valgrind's callgrind with instrumentation off:
+ *   `--warmup` requests run first (the JIT and the caches reach their steady state), then
+ *   instrumentation is switched on, `--requests` requests run, and the guest instructions the
+ *   server executed meanwhile (all its threads) are dumped: instructions a request.
  * - The requests are drawn from a seeded generator, so every build answers the same requests in the
  *   same order, one at a time over one keep-alive connection. `--repeat` runs everything again with
  *   other seeds, the builds' order swapped.
@@ -35,6 +36,8 @@ const REPEAT = Number(opt("repeat", "2"));
 const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
 const DUMPS = `${OUT}callgrind/`;
+/** V8 flags for every server, e.g. `--single-threaded` (no compiler or GC threads beside the serving one). */
+const NODE_FLAGS = argv.includes("--node-flags") ? opt("node-flags", "").split(" ").filter(Boolean) : [];
 
 interface Build {
   label: string;
@@ -57,6 +60,7 @@ function serve(build: Build, db: string, tag: string): Promise<Served> {
     "--instr-atstart=no",
     `--callgrind-out-file=${prefix}.%p`,
     process.execPath,
+    ...NODE_FLAGS,
     `${build.dir}dist/cli.js`,
     "serve",
     "--db",
@@ -116,31 +120,27 @@ interface Measured {
   non2xx: number;
 }
 
-/** Every row on one build's server: warm-up, then the counted requests. */
-async function measureBuild(build: Build, db: string, rows: Row[], seed: number, tag: string): Promise<Measured[]> {
+/** One row on a server of its own, started for it: warm-up, then the counted requests. */
+async function measureRow(build: Build, db: string, row: Row, seed: number, tag: string): Promise<Measured> {
   const s = await serve(build, db, tag);
   const pid = s.child.pid!;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const out: Measured[] = [];
   try {
-    for (const [i, row] of rows.entries()) {
-      const random = prng(seed * 1000 + i);
-      for (let n = 0; n < WARMUP; n++) await send(agent, s.url, row.mix, random);
-      callgrind(pid, "-i", "on");
-      callgrind(pid, "-z");
-      let non2xx = 0;
-      for (let n = 0; n < REQUESTS; n++) if ((await send(agent, s.url, row.mix, random)) >= 300) non2xx++;
-      callgrind(pid, "-d", `row${i}`);
-      callgrind(pid, "-i", "off");
-      out.push({ perRequest: lastDump(s.prefix) / REQUESTS, non2xx });
-      console.error(`${build.label} ${tag} ${row.name}: ${(out.at(-1)!.perRequest / 1000).toFixed(0)}k instructions a request`);
-    }
+    const random = prng(seed);
+    for (let n = 0; n < WARMUP; n++) await send(agent, s.url, row.mix, random);
+    callgrind(pid, "-i", "on");
+    callgrind(pid, "-z");
+    let non2xx = 0;
+    for (let n = 0; n < REQUESTS; n++) if ((await send(agent, s.url, row.mix, random)) >= 300) non2xx++;
+    callgrind(pid, "-d", "counted");
+    const m = { perRequest: lastDump(s.prefix) / REQUESTS, non2xx };
+    console.error(`${build.label} ${tag} ${row.name}: ${(m.perRequest / 1000).toFixed(0)}k instructions a request`);
+    return m;
   } finally {
     agent.destroy();
     s.child.kill();
     await new Promise((r) => s.child.once("exit", r));
   }
-  return out;
 }
 
 async function runLedger(size: number): Promise<string> {
@@ -151,9 +151,8 @@ async function runLedger(size: number): Promise<string> {
   const results = builds.map(() => rows.map(() => [] as Measured[]));
   for (let rep = 0; rep < REPEAT; rep++) {
     const order = rep % 2 === 0 ? builds.map((_, i) => i) : builds.map((_, i) => builds.length - 1 - i);
-    for (const b of order) {
-      const m = await measureBuild(builds[b]!, db, rows, rep + 1, `${size}-b${b}-r${rep}`);
-      for (const [i, r] of m.entries()) results[b]![i]!.push(r);
+    for (const [i, row] of rows.entries()) {
+      for (const b of order) results[b]![i]!.push(await measureRow(builds[b]!, db, row, (rep + 1) * 1000 + i, `${size}-b${b}-r${rep}-row${i}`));
     }
   }
   const k = (x: number) => `${(x / 1000).toFixed(1)}k`;
