@@ -2,14 +2,16 @@
  * `bench:scale`'s rows measured in instructions instead of time: a steady measure for comparing two
  * builds on a shared, noisy machine, where CPU-time medians move by more than the difference sought.
  *
- *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 300]
- *                                 [--warmup 600] [--repeat 2] [--only REGEX]
+ *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 200]
+ *                                 [--warmup 1000] [--repeat 2] [--only REGEX]
  *
- * - Each build serves each ledger (bench/out/scale-N.db, as `bench:scale` builds it) under
- *   valgrind's callgrind with instrumentation off; per row, `--warmup` requests run first (the JIT
- *   and the caches reach their steady state), then instrumentation is switched on, `--requests`
- *   requests run, and the guest instructions the server executed meanwhile (all its threads) are
- *   dumped: instructions a request.
+ * - For each row, each build serves the ledger (bench/out/scale-N.db, as `bench:scale` builds it)
+ *   from a server started for that row alone (rows run one after another in one server move each
+ *   other's counts by JIT and heap state), under valgrind's callgrind with instrumentation off:
+ *   `--warmup` requests run first (the JIT and the caches reach their steady state), then
+ *   instrumentation is switched on, `--requests` requests run, and the guest instructions the
+ *   server executed meanwhile are dumped a thread each: instructions a request on the serving
+ *   thread (the compared figure), and on all threads (V8 compiles and marks on threads of its own).
  * - The requests are drawn from a seeded generator, so every build answers the same requests in the
  *   same order, one at a time over one keep-alive connection. `--repeat` runs everything again with
  *   other seeds, the builds' order swapped.
@@ -29,12 +31,15 @@ import { type Mix, type Row, readTargets, rowsOf, sample } from "./scaleRows.js"
 const argv = process.argv.slice(2);
 const opt = argOption(argv);
 const SIZES = opt("versions", "1000000,10000000").split(",").map(Number);
-const REQUESTS = Number(opt("requests", "300"));
-const WARMUP = Number(opt("warmup", "600"));
+const REQUESTS = Number(opt("requests", "200"));
+const WARMUP = Number(opt("warmup", "1000"));
 const REPEAT = Number(opt("repeat", "2"));
 const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
-const DUMPS = `${OUT}callgrind/`;
+/** Where the dumps go (emptied first): `--dumps DIR`, by default bench/out/callgrind/. */
+const DUMPS = opt("dumps", `${OUT}callgrind`).replace(/\/?$/, "/");
+/** V8 flags for every server, e.g. `--single-threaded` (no compiler or GC threads beside the serving one). */
+const NODE_FLAGS = argv.includes("--node-flags") ? opt("node-flags", "").split(" ").filter(Boolean) : [];
 
 interface Build {
   label: string;
@@ -55,8 +60,10 @@ function serve(build: Build, db: string, tag: string): Promise<Served> {
   const args = [
     "--tool=callgrind",
     "--instr-atstart=no",
+    "--separate-threads=yes",
     `--callgrind-out-file=${prefix}.%p`,
     process.execPath,
+    ...NODE_FLAGS,
     `${build.dir}dist/cli.js`,
     "serve",
     "--db",
@@ -97,50 +104,63 @@ function callgrind(pid: number, ...command: string[]): void {
   execFileSync("callgrind_control", [...command, String(pid)], { stdio: "ignore" });
 }
 
-/** Instructions of the newest dump of a run (its `totals:` line). */
-function lastDump(prefix: string): number {
+/**
+ * Instructions of the newest dump of a run (`--separate-threads`: a file a thread, `<part>-<thread>`):
+ * the serving thread's (thread 1: the request's JavaScript, SQLite's statements, the GC work done
+ * there), and all threads' (with V8's optimizing compiler and GC helpers, which a run's first
+ * thousand requests keep busy).
+ */
+function lastDump(prefix: string): { serving: number; all: number } {
   const dir = DUMPS;
   const base = prefix.slice(dir.length);
-  const parts = readdirSync(dir)
+  const files = readdirSync(dir)
     .filter((f) => f.startsWith(`${base}.`))
-    .map((f) => Number(f.slice(base.length + 1)))
-    .filter((n) => Number.isInteger(n));
-  const file = `${prefix}.${Math.max(...parts)}`;
-  const m = /^totals:\s+(\d+)/m.exec(readFileSync(file, "utf8"));
-  if (!m) throw new Error(`no totals in ${file}`);
-  return Number(m[1]);
+    .map((f) => ({ f, m: /^(\d+)-(\d+)$/.exec(f.slice(base.length + 1)) }))
+    .filter((x) => x.m !== null)
+    .map((x) => ({ f: x.f, part: Number(x.m![1]), thread: Number(x.m![2]) }));
+  const part = Math.max(...files.map((x) => x.part));
+  let serving = 0;
+  let all = 0;
+  for (const x of files.filter((y) => y.part === part)) {
+    const m = /^totals:\s+(\d+)/m.exec(readFileSync(`${dir}${x.f}`, "utf8"));
+    const n = m ? Number(m[1]) : 0;
+    all += n;
+    if (x.thread === 1) serving = n;
+  }
+  if (serving === 0) throw new Error(`no serving thread's totals in ${prefix}.${part}-01`);
+  return { serving, all };
 }
 
 interface Measured {
+  /** The serving thread's instructions a request. */
   perRequest: number;
+  /** All threads' instructions a request. */
+  allThreads: number;
   non2xx: number;
 }
 
-/** Every row on one build's server: warm-up, then the counted requests. */
-async function measureBuild(build: Build, db: string, rows: Row[], seed: number, tag: string): Promise<Measured[]> {
+/** One row on a server of its own, started for it: warm-up, then the counted requests. */
+async function measureRow(build: Build, db: string, row: Row, seed: number, tag: string): Promise<Measured> {
   const s = await serve(build, db, tag);
   const pid = s.child.pid!;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const out: Measured[] = [];
   try {
-    for (const [i, row] of rows.entries()) {
-      const random = prng(seed * 1000 + i);
-      for (let n = 0; n < WARMUP; n++) await send(agent, s.url, row.mix, random);
-      callgrind(pid, "-i", "on");
-      callgrind(pid, "-z");
-      let non2xx = 0;
-      for (let n = 0; n < REQUESTS; n++) if ((await send(agent, s.url, row.mix, random)) >= 300) non2xx++;
-      callgrind(pid, "-d", `row${i}`);
-      callgrind(pid, "-i", "off");
-      out.push({ perRequest: lastDump(s.prefix) / REQUESTS, non2xx });
-      console.error(`${build.label} ${tag} ${row.name}: ${(out.at(-1)!.perRequest / 1000).toFixed(0)}k instructions a request`);
-    }
+    const random = prng(seed);
+    for (let n = 0; n < WARMUP; n++) await send(agent, s.url, row.mix, random);
+    callgrind(pid, "-i", "on");
+    callgrind(pid, "-z");
+    let non2xx = 0;
+    for (let n = 0; n < REQUESTS; n++) if ((await send(agent, s.url, row.mix, random)) >= 300) non2xx++;
+    callgrind(pid, "-d", "counted");
+    const counted = lastDump(s.prefix);
+    const m = { perRequest: counted.serving / REQUESTS, allThreads: counted.all / REQUESTS, non2xx };
+    console.error(`${build.label} ${tag} ${row.name}: ${(m.perRequest / 1000).toFixed(0)}k instructions a request on the serving thread, ${(m.allThreads / 1000).toFixed(0)}k in all`);
+    return m;
   } finally {
     agent.destroy();
     s.child.kill();
     await new Promise((r) => s.child.once("exit", r));
   }
-  return out;
 }
 
 async function runLedger(size: number): Promise<string> {
@@ -151,19 +171,19 @@ async function runLedger(size: number): Promise<string> {
   const results = builds.map(() => rows.map(() => [] as Measured[]));
   for (let rep = 0; rep < REPEAT; rep++) {
     const order = rep % 2 === 0 ? builds.map((_, i) => i) : builds.map((_, i) => builds.length - 1 - i);
-    for (const b of order) {
-      const m = await measureBuild(builds[b]!, db, rows, rep + 1, `${size}-b${b}-r${rep}`);
-      for (const [i, r] of m.entries()) results[b]![i]!.push(r);
+    for (const [i, row] of rows.entries()) {
+      for (const b of order) results[b]![i]!.push(await measureRow(builds[b]!, db, row, (rep + 1) * 1000 + i, `${size}-b${b}-r${rep}-row${i}`));
     }
   }
   const k = (x: number) => `${(x / 1000).toFixed(1)}k`;
-  const head = `| row | ${builds.map((b) => `${b.label}, instructions a request (median of ${REPEAT})`).join(" | ")} |${COMPARE ? " this ÷ compared, each repetition | median ratio |" : ""}`;
+  const head = `| row | ${builds.map((b) => `${b.label}: serving thread (all threads), instructions a request, median of ${REPEAT}`).join(" | ")} |${COMPARE ? " this ÷ compared, serving thread, each repetition | median ratio |" : ""}`;
   const lines = rows.map((row, i) => {
     const per = builds.map((_, b) => results[b]![i]!.map((m) => m.perRequest));
     const ratios = COMPARE ? per[0]!.map((x, r) => x / per[1]![r]!) : [];
     const non2xx = builds.map((_, b) => results[b]![i]!.reduce((a, m) => a + m.non2xx, 0));
     const flag = non2xx.some((n) => n > 0) ? ` (non-2xx: ${non2xx.join("/")})` : "";
-    return `| ${row.name}${flag} | ${per.map((p) => k(median(p))).join(" | ")} |${COMPARE ? ` ${ratios.map((r) => r.toFixed(3)).join(", ")} | **${median(ratios).toFixed(3)}** |` : ""}`;
+    const all = builds.map((_, b) => median(results[b]![i]!.map((m) => m.allThreads)));
+    return `| ${row.name}${flag} | ${per.map((p, b) => `${k(median(p))} (${k(all[b]!)})`).join(" | ")} |${COMPARE ? ` ${ratios.map((r) => r.toFixed(3)).join(", ")} | **${median(ratios).toFixed(3)}** |` : ""}`;
   });
   return `#### ${size.toLocaleString("en")} versions\n\n${head}\n|${"---|".repeat(builds.length + (COMPARE ? 3 : 1))}\n${lines.join("\n")}\n`;
 }
