@@ -3,7 +3,7 @@
  * builds on a shared, noisy machine, where CPU-time medians move by more than the difference sought.
  *
  *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 300]
- *                                 [--warmup 600] [--repeat 2] [--only REGEX]
+ *                                 [--warmup 600] [--repeat 2] [--only REGEX] [--floor]
  *
  * - Each build serves each ledger (bench/out/scale-N.db, as `bench:scale` builds it) under
  *   valgrind's callgrind with instrumentation off; per row, `--warmup` requests run first (the JIT
@@ -15,6 +15,11 @@
  *   other seeds, the builds' order swapped.
  * - Instruction counts leave out what a memory access or a cache miss costs: they compare the code,
  *   not the machine; `bench:scale` stays the measure of time.
+ *
+ * - `--floor`: also counts bench/floorServer.ts (the store's own statements behind a bare
+ *   `node:http` server, as `bench:scale -- --floor` serves it) on the rows it serves (pages at a
+ *   given version, raw_item), under callgrind the same way: node − floor is then what the API
+ *   around the reads costs, in instructions a request. Rows it does not serve show "–".
  *
  * Prints markdown tables for bench/RESULTS.md.
  */
@@ -34,14 +39,29 @@ const WARMUP = Number(opt("warmup", "600"));
 const REPEAT = Number(opt("repeat", "2"));
 const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
+const FLOOR = argv.includes("--floor");
 const DUMPS = `${OUT}callgrind/`;
 
 interface Build {
   label: string;
-  dir: string;
+  /** The command line of its server (after `node`), serving `db` on a port of its choice. */
+  command: (db: string) => string[];
+  /** Whether it answers a row (the floor serves only some). */
+  serves: (mix: Mix) => boolean;
 }
-const builds: Build[] = [{ label: "this build", dir: ROOT }];
-if (COMPARE) builds.push({ label: "compared build", dir: COMPARE.replace(/\/?$/, "/") });
+const node = (dir: string) => (db: string) => [`${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune"];
+const everyRow = () => true;
+const builds: Build[] = [{ label: "this build", command: node(ROOT), serves: everyRow }];
+if (COMPARE) builds.push({ label: "compared build", command: node(COMPARE.replace(/\/?$/, "/")), serves: everyRow });
+/** bench/floorServer.ts, started and limited to the rows it serves as bench:scale's `--floor` does. */
+if (FLOOR) {
+  builds.push({
+    label: "floor",
+    command: (db) => ["--import", "tsx", "bench/floorServer.ts", db, "0"],
+    serves: (mix) => /end_version=|ledger_version=|raw_item/u.test(mix.path),
+  });
+}
+const NODES = builds.filter((b) => b.label !== "floor").length;
 
 interface Served {
   child: ChildProcess;
@@ -49,23 +69,10 @@ interface Served {
   prefix: string;
 }
 
-/** Starts `serve` of a build under callgrind (instrumentation off) and waits for its URL. */
+/** Starts a build's server under callgrind (instrumentation off) and waits for its URL. */
 function serve(build: Build, db: string, tag: string): Promise<Served> {
   const prefix = `${DUMPS}${tag}`;
-  const args = [
-    "--tool=callgrind",
-    "--instr-atstart=no",
-    `--callgrind-out-file=${prefix}.%p`,
-    process.execPath,
-    `${build.dir}dist/cli.js`,
-    "serve",
-    "--db",
-    db,
-    "--port",
-    "0",
-    "--quiet",
-    "--no-prune",
-  ];
+  const args = ["--tool=callgrind", "--instr-atstart=no", `--callgrind-out-file=${prefix}.%p`, process.execPath, ...build.command(db)];
   return new Promise((resolve, reject) => {
     const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let buf = "";
@@ -115,6 +122,7 @@ interface Measured {
   perRequest: number;
   non2xx: number;
 }
+const NOT_SERVED: Measured = { perRequest: Number.NaN, non2xx: 0 };
 
 /** Every row on one build's server: warm-up, then the counted requests. */
 async function measureBuild(build: Build, db: string, rows: Row[], seed: number, tag: string): Promise<Measured[]> {
@@ -124,6 +132,10 @@ async function measureBuild(build: Build, db: string, rows: Row[], seed: number,
   const out: Measured[] = [];
   try {
     for (const [i, row] of rows.entries()) {
+      if (!build.serves(row.mix)) {
+        out.push(NOT_SERVED);
+        continue;
+      }
       const random = prng(seed * 1000 + i);
       for (let n = 0; n < WARMUP; n++) await send(agent, s.url, row.mix, random);
       callgrind(pid, "-i", "on");
@@ -156,16 +168,27 @@ async function runLedger(size: number): Promise<string> {
       for (const [i, r] of m.entries()) results[b]![i]!.push(r);
     }
   }
-  const k = (x: number) => `${(x / 1000).toFixed(1)}k`;
-  const head = `| row | ${builds.map((b) => `${b.label}, instructions a request (median of ${REPEAT})`).join(" | ")} |${COMPARE ? " this ÷ compared, each repetition | median ratio |" : ""}`;
+  const k = (x: number) => (Number.isNaN(x) ? "–" : `${(x / 1000).toFixed(1)}k`);
+  const floorAt = FLOOR ? builds.length - 1 : -1;
+  const heads = [
+    ...builds.map((b) => `${b.label}, instructions a request (median of ${REPEAT})`),
+    ...(COMPARE ? ["this ÷ compared, each repetition", "median ratio"] : []),
+    ...(FLOOR ? builds.slice(0, NODES).map((b) => `${b.label} − floor`) : []),
+  ];
+  const head = `| row | ${heads.join(" | ")} |`;
   const lines = rows.map((row, i) => {
     const per = builds.map((_, b) => results[b]![i]!.map((m) => m.perRequest));
     const ratios = COMPARE ? per[0]!.map((x, r) => x / per[1]![r]!) : [];
     const non2xx = builds.map((_, b) => results[b]![i]!.reduce((a, m) => a + m.non2xx, 0));
     const flag = non2xx.some((n) => n > 0) ? ` (non-2xx: ${non2xx.join("/")})` : "";
-    return `| ${row.name}${flag} | ${per.map((p) => k(median(p))).join(" | ")} |${COMPARE ? ` ${ratios.map((r) => r.toFixed(3)).join(", ")} | **${median(ratios).toFixed(3)}** |` : ""}`;
+    const cells = [
+      ...per.map((p) => k(median(p))),
+      ...(COMPARE ? [ratios.map((r) => r.toFixed(3)).join(", "), `**${median(ratios).toFixed(3)}**`] : []),
+      ...(FLOOR ? per.slice(0, NODES).map((p) => k(median(p) - median(per[floorAt]!))) : []),
+    ];
+    return `| ${row.name}${flag} | ${cells.join(" | ")} |`;
   });
-  return `#### ${size.toLocaleString("en")} versions\n\n${head}\n|${"---|".repeat(builds.length + (COMPARE ? 3 : 1))}\n${lines.join("\n")}\n`;
+  return `#### ${size.toLocaleString("en")} versions\n\n${head}\n|${"---|".repeat(heads.length + 1)}\n${lines.join("\n")}\n`;
 }
 
 rmSync(DUMPS, { recursive: true, force: true });
