@@ -4,6 +4,7 @@
  *
  *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 300]
  *                                 [--warmup 600] [--repeat 2] [--only REGEX] [--floor]
+ *                                 [--perf-map]
  *
  * - Each build serves each ledger (bench/out/scale-N.db, as `bench:scale` builds it) under
  *   valgrind's callgrind with instrumentation off; per row, `--warmup` requests run first (the JIT
@@ -20,6 +21,10 @@
  *   `node:http` server, as `bench:scale -- --floor` serves it) on the rows it serves (pages at a
  *   given version, raw_item), under callgrind the same way: node − floor is then what the API
  *   around the reads costs, in instructions a request. Rows it does not serve show "–".
+ *
+ * - `--perf-map`: the servers run with Node's `--perf-basic-prof`, and each dump (a row's counted
+ *   requests, `bench/out/callgrind/<size>-b<build>-r<repetition>.<pid>.<row+1>`) gets a copy with
+ *   its JavaScript named (bench/callgrindNames.mjs) for `callgrind_annotate --inclusive=yes`.
  *
  * Prints markdown tables for bench/RESULTS.md.
  */
@@ -40,6 +45,9 @@ const REPEAT = Number(opt("repeat", "2"));
 const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
 const FLOOR = argv.includes("--floor");
+const PERF_MAP = argv.includes("--perf-map");
+/** Node's own flags for every server. */
+const NODE_FLAGS = PERF_MAP ? ["--perf-basic-prof"] : [];
 const DUMPS = `${OUT}callgrind/`;
 
 interface Build {
@@ -49,7 +57,7 @@ interface Build {
   /** Whether it answers a row (the floor serves only some). */
   serves: (mix: Mix) => boolean;
 }
-const node = (dir: string) => (db: string) => [`${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune"];
+const node = (dir: string) => (db: string) => [...NODE_FLAGS, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune"];
 const everyRow = () => true;
 const builds: Build[] = [{ label: "this build", command: node(ROOT), serves: everyRow }];
 if (COMPARE) builds.push({ label: "compared build", command: node(COMPARE.replace(/\/?$/, "/")), serves: everyRow });
@@ -57,7 +65,7 @@ if (COMPARE) builds.push({ label: "compared build", command: node(COMPARE.replac
 if (FLOOR) {
   builds.push({
     label: "floor",
-    command: (db) => ["--import", "tsx", "bench/floorServer.ts", db, "0"],
+    command: (db) => [...NODE_FLAGS, "--import", "tsx", "bench/floorServer.ts", db, "0"],
     serves: (mix) => /end_version=|ledger_version=|raw_item/u.test(mix.path),
   });
 }
@@ -72,7 +80,7 @@ interface Served {
 /** Starts a build's server under callgrind (instrumentation off) and waits for its URL. */
 function serve(build: Build, db: string, tag: string): Promise<Served> {
   const prefix = `${DUMPS}${tag}`;
-  const args = ["--tool=callgrind", "--instr-atstart=no", `--callgrind-out-file=${prefix}.%p`, process.execPath, ...build.command(db)];
+  const args = ["--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", `--callgrind-out-file=${prefix}.%p`, process.execPath, ...build.command(db)];
   return new Promise((resolve, reject) => {
     const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let buf = "";
@@ -104,25 +112,38 @@ function callgrind(pid: number, ...command: string[]): void {
   execFileSync("callgrind_control", [...command, String(pid)], { stdio: "ignore" });
 }
 
-/** Instructions of the newest dump of a run (its `totals:` line). */
-function lastDump(prefix: string): number {
-  const dir = DUMPS;
-  const base = prefix.slice(dir.length);
-  const parts = readdirSync(dir)
-    .filter((f) => f.startsWith(`${base}.`))
-    .map((f) => Number(f.slice(base.length + 1)))
-    .filter((n) => Number.isInteger(n));
-  const file = `${prefix}.${Math.max(...parts)}`;
-  const m = /^totals:\s+(\d+)/m.exec(readFileSync(file, "utf8"));
-  if (!m) throw new Error(`no totals in ${file}`);
-  return Number(m[1]);
+/**
+ * Instructions of the newest dump of a run (`totals:` of each thread's file): all threads', and the
+ * main thread's alone, which leaves out V8's background work (optimizing compiles, concurrent
+ * marking) that a short warm-up under callgrind leaves running into the counted requests.
+ */
+function lastDump(prefix: string): { all: number; main: number } {
+  const base = prefix.slice(DUMPS.length);
+  const files = readdirSync(DUMPS)
+    .map((f) => (f.startsWith(`${base}.`) ? /^(\d+)-(\d+)$/.exec(f.slice(base.length + 1)) : null))
+    .filter((m) => m !== null);
+  const last = Math.max(...files.map((m) => Number(m[1])));
+  let all = 0;
+  let main = 0;
+  for (const m of files) {
+    if (Number(m[1]) !== last) continue;
+    const file = `${prefix}.${m[0]}`;
+    const t = /^totals:\s+(\d+)/m.exec(readFileSync(file, "utf8"));
+    if (!t) throw new Error(`no totals in ${file}`);
+    all += Number(t[1]);
+    if (Number(m[2]) === 1) main = Number(t[1]);
+  }
+  return { all, main };
 }
 
 interface Measured {
+  /** Instructions a request, all threads. */
   perRequest: number;
+  /** Instructions a request, the main thread alone. */
+  mainPerRequest: number;
   non2xx: number;
 }
-const NOT_SERVED: Measured = { perRequest: Number.NaN, non2xx: 0 };
+const NOT_SERVED: Measured = { perRequest: Number.NaN, mainPerRequest: Number.NaN, non2xx: 0 };
 
 /** Every row on one build's server: warm-up, then the counted requests. */
 async function measureBuild(build: Build, db: string, rows: Row[], seed: number, tag: string): Promise<Measured[]> {
@@ -144,13 +165,20 @@ async function measureBuild(build: Build, db: string, rows: Row[], seed: number,
       for (let n = 0; n < REQUESTS; n++) if ((await send(agent, s.url, row.mix, random)) >= 300) non2xx++;
       callgrind(pid, "-d", `row${i}`);
       callgrind(pid, "-i", "off");
-      out.push({ perRequest: lastDump(s.prefix) / REQUESTS, non2xx });
-      console.error(`${build.label} ${tag} ${row.name}: ${(out.at(-1)!.perRequest / 1000).toFixed(0)}k instructions a request`);
+      const counted = lastDump(s.prefix);
+      out.push({ perRequest: counted.all / REQUESTS, mainPerRequest: counted.main / REQUESTS, non2xx });
+      console.error(
+        `${build.label} ${tag} ${row.name}: ${(counted.all / REQUESTS / 1000).toFixed(0)}k instructions a request (main thread ${(counted.main / REQUESTS / 1000).toFixed(0)}k)`,
+      );
     }
   } finally {
     agent.destroy();
     s.child.kill();
     await new Promise((r) => s.child.once("exit", r));
+    if (PERF_MAP) {
+      const dumps = readdirSync(DUMPS).filter((f) => f.startsWith(s.prefix.slice(DUMPS.length)) && /\.\d+-\d+$/.test(f));
+      execFileSync(process.execPath, [`${ROOT}bench/callgrindNames.mjs`, ...dumps.map((f) => `${DUMPS}${f}`)], { stdio: "inherit" });
+    }
   }
   return out;
 }
@@ -171,24 +199,27 @@ async function runLedger(size: number): Promise<string> {
   const k = (x: number) => (Number.isNaN(x) ? "–" : `${(x / 1000).toFixed(1)}k`);
   const floorAt = FLOOR ? builds.length - 1 : -1;
   const heads = [
-    ...builds.map((b) => `${b.label}, instructions a request (median of ${REPEAT})`),
+    ...builds.map((b) => `${b.label} (median of ${REPEAT})`),
     ...(COMPARE ? ["this ÷ compared, each repetition", "median ratio"] : []),
     ...(FLOOR ? builds.slice(0, NODES).map((b) => `${b.label} − floor`) : []),
   ];
-  const head = `| row | ${heads.join(" | ")} |`;
-  const lines = rows.map((row, i) => {
-    const per = builds.map((_, b) => results[b]![i]!.map((m) => m.perRequest));
-    const ratios = COMPARE ? per[0]!.map((x, r) => x / per[1]![r]!) : [];
-    const non2xx = builds.map((_, b) => results[b]![i]!.reduce((a, m) => a + m.non2xx, 0));
-    const flag = non2xx.some((n) => n > 0) ? ` (non-2xx: ${non2xx.join("/")})` : "";
-    const cells = [
-      ...per.map((p) => k(median(p))),
-      ...(COMPARE ? [ratios.map((r) => r.toFixed(3)).join(", "), `**${median(ratios).toFixed(3)}**`] : []),
-      ...(FLOOR ? per.slice(0, NODES).map((p) => k(median(p) - median(per[floorAt]!))) : []),
-    ];
-    return `| ${row.name}${flag} | ${cells.join(" | ")} |`;
-  });
-  return `#### ${size.toLocaleString("en")} versions\n\n${head}\n|${"---|".repeat(heads.length + 1)}\n${lines.join("\n")}\n`;
+  /** The table of one measure: instructions a request by row and build. */
+  const table = (title: string, measure: (m: Measured) => number): string => {
+    const lines = rows.map((row, i) => {
+      const per = builds.map((_, b) => results[b]![i]!.map(measure));
+      const ratios = COMPARE ? per[0]!.map((x, r) => x / per[1]![r]!) : [];
+      const non2xx = builds.map((_, b) => results[b]![i]!.reduce((a, m) => a + m.non2xx, 0));
+      const flag = non2xx.some((n) => n > 0) ? ` (non-2xx: ${non2xx.join("/")})` : "";
+      const cells = [
+        ...per.map((p) => k(median(p))),
+        ...(COMPARE ? [ratios.map((r) => r.toFixed(3)).join(", "), `**${median(ratios).toFixed(3)}**`] : []),
+        ...(FLOOR ? per.slice(0, NODES).map((p) => k(median(p) - median(per[floorAt]!))) : []),
+      ];
+      return `| ${row.name}${flag} | ${cells.join(" | ")} |`;
+    });
+    return `${title}\n\n| row | ${heads.join(" | ")} |\n|${"---|".repeat(heads.length + 1)}\n${lines.join("\n")}\n`;
+  };
+  return `#### ${size.toLocaleString("en")} versions\n\n${table("Instructions a request, main thread", (m) => m.mainPerRequest)}\n${table("Instructions a request, all threads (V8's background compiles and marking included)", (m) => m.perRequest)}`;
 }
 
 rmSync(DUMPS, { recursive: true, force: true });
