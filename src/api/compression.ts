@@ -24,6 +24,7 @@ import {
 } from "node:zlib";
 import { LRUCache } from "lru-cache";
 import type { ApiConfig } from "./config.js";
+import type { OperationMetrics } from "./metrics.js";
 
 export type Encoding = "br" | "gzip" | "deflate";
 /** In order of preference when the client weighs several alike. */
@@ -158,10 +159,18 @@ export class Compression {
   /**
    * Sends `body` as `type`: encoded when compression is on, the body has at least the threshold's
    * bytes and the client accepts an encoding. A body that could be encoded says so in `Vary`.
-   * Every answer of the API, success or error, is sent here, and counted for /metrics.
+   * Every answer of the API, success or error, is sent here, and counted for /metrics in `metrics`
+   * (by default the route's: a caller that holds them passes them, as Fastify builds the route's
+   * options anew on each read of `req.routeOptions`).
    */
-  send(req: FastifyRequest, reply: FastifyReply, body: string | Buffer | EncodedBody, type: string): FastifyReply {
-    req.routeOptions.config.metrics?.observe(reply.statusCode, (performance.now() - req.startedAt) / 1000);
+  send(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    body: string | Buffer | EncodedBody,
+    type: string,
+    metrics: OperationMetrics | undefined = req.routeOptions.config.metrics,
+  ): FastifyReply {
+    metrics?.observe(reply.statusCode, (performance.now() - req.startedAt) / 1000);
     reply.type(type);
     const identity = body instanceof EncodedBody ? body.identity : body;
     if (!this.config.compression || byteLengthBelow(identity, this.config.compressionThreshold)) return reply.send(identity);
