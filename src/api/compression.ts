@@ -30,13 +30,14 @@ export type Encoding = "br" | "gzip" | "deflate";
 /** In order of preference when the client weighs several alike. */
 const SUPPORTED = ["br", "gzip", "deflate", "identity"];
 /**
- * Every encoding is made at its fastest useful level first: most bodies are sent once (a page of a
- * random account or version, a body made per request), so a miss pays the least CPU for its bytes:
- * brotli 1 and gzip 1 cost about half of brotli 3 and gzip 6 for a tenth more bytes, and brotli 0
- * no less than 1 (bench/RESULTS.md, "Measurements behind the code's choices"). A body sent again
- * and again is worth the best level once, made off the event loop: see `EncodedBody`.
+ * Every encoding is made at its fastest level first: most bodies are sent once (a page of a random
+ * account or version, a body made per request), so a miss pays the least CPU for its bytes. For
+ * brotli that is quality 0, its one-pass compressor: no more instructions than quality 1 and less
+ * time, for about a tenth more bytes; zlib's is level 1 (bench/RESULTS.md, "Measurements behind
+ * the code's choices" and "API overhead against the floor"). A body sent again and again is worth
+ * the best level once, made off the event loop: see `EncodedBody`.
  */
-const BROTLI_FAST = 1;
+const BROTLI_FAST = 0;
 const ZLIB_FAST: ZlibOptions = { level: 1 };
 const ZLIB_BEST: ZlibOptions = { level: constants.Z_BEST_COMPRESSION };
 /** Brotli at `quality`, told the body's size (it then sizes its window and buffers to it). */
