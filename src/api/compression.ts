@@ -24,7 +24,6 @@ import {
 } from "node:zlib";
 import { LRUCache } from "lru-cache";
 import type { ApiConfig } from "./config.js";
-import type { OperationMetrics } from "./metrics.js";
 
 export type Encoding = "br" | "gzip" | "deflate";
 /** In order of preference when the client weighs several alike. */
@@ -138,6 +137,11 @@ export class EncodedBody {
   }
 }
 
+/** What counts an answer for /metrics (a route's `OperationMetrics`). */
+interface AnswerCounter {
+  observe(status: number, seconds: number): void;
+}
+
 /** The response compression of one app: its settings, its Accept-Encoding memo and its refiner. */
 export class Compression {
   /** Answers by Accept-Encoding text: clients send a handful of distinct ones, again and again. */
@@ -169,7 +173,7 @@ export class Compression {
     reply: FastifyReply,
     body: string | Buffer | EncodedBody,
     type: string,
-    metrics: OperationMetrics | undefined = req.routeOptions.config.metrics,
+    metrics: AnswerCounter | undefined = req.routeOptions.config.metrics,
   ): FastifyReply {
     metrics?.observe(reply.statusCode, (performance.now() - req.startedAt) / 1000);
     reply.type(type);
