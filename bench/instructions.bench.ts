@@ -3,20 +3,30 @@
  * builds on a shared, noisy machine, where CPU-time medians move by more than the difference sought.
  *
  *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 200]
- *                                 [--warmup 1000] [--repeat 2] [--only REGEX]
+ *                                 [--warmup 1000] [--repeat 2] [--only REGEX] [--floor]
+ *                                 [--perf-map] [--v8-defaults] [--node-flags "…"] [--dumps DIR]
  *
  * - For each row, each build serves the ledger (bench/out/scale-N.db, as `bench:scale` builds it)
  *   from a server started for that row alone (rows run one after another in one server move each
  *   other's counts by JIT and heap state), under valgrind's callgrind with instrumentation off:
  *   `--warmup` requests run first (the JIT and the caches reach their steady state), then
  *   instrumentation is switched on, `--requests` requests run, and the guest instructions the
- *   server executed meanwhile are dumped a thread each: instructions a request on the serving
- *   thread (the compared figure), and on all threads (V8 compiles and marks on threads of its own).
+ *   server executed meanwhile are dumped a thread each: instructions a request on the main thread
+ *   (the compared figure) and on all threads.
  * - The requests are drawn from a seeded generator, so every build answers the same requests in the
  *   same order, one at a time over one keep-alive connection. `--repeat` runs everything again with
  *   other seeds, the builds' order swapped.
  * - Instruction counts leave out what a memory access or a cache miss costs: they compare the code,
  *   not the machine; `bench:scale` stays the measure of time.
+ *
+ * - `--floor`: also counts bench/floorServer.ts (the store's own statements behind a bare
+ *   `node:http` server, as `bench:scale -- --floor` serves it) on the rows it serves (pages at a
+ *   given version, raw_item), under callgrind the same way: node − floor is then what the API
+ *   around the reads costs, in instructions a request. Rows it does not serve show "–".
+ *
+ * - `--perf-map`: the servers run with Node's `--perf-basic-prof`, and each dump (a row's counted
+ *   requests, `bench/out/callgrind/<size>-b<build>-r<repetition>-row<row>.<pid>.1-<thread>`) gets a copy with
+ *   its JavaScript named (bench/callgrindNames.mjs) for `callgrind_annotate --inclusive=yes`.
  *
  * Prints markdown tables for bench/RESULTS.md.
  */
@@ -36,17 +46,45 @@ const WARMUP = Number(opt("warmup", "1000"));
 const REPEAT = Number(opt("repeat", "2"));
 const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
+const FLOOR = argv.includes("--floor");
+const PERF_MAP = argv.includes("--perf-map");
+/**
+ * V8 optimizes a function after it has run a budget of bytecode and its feedback has settled for
+ * 500 calls, so a function that runs once a request is optimized only after about a thousand
+ * requests: more than a warm-up under callgrind affords, which left the counted requests running
+ * unoptimized code and V8's compiles. These budgets, an eighth of V8's, reach the optimized code
+ * within the warm-up (the same for every server); `--v8-defaults` keeps V8's own.
+ */
+const FAST_TIER_UP = ["--interrupt-budget=8448", "--minimum-invocations-after-ic-update=60"];
+/** Node's own flags for every server; `--node-flags "…"` adds more. */
+const NODE_FLAGS = [
+  ...(argv.includes("--v8-defaults") ? [] : FAST_TIER_UP),
+  ...(PERF_MAP ? ["--perf-basic-prof"] : []),
+  ...(argv.includes("--node-flags") ? opt("node-flags", "").split(" ").filter(Boolean) : []),
+];
 /** Where the dumps go (emptied first): `--dumps DIR`, by default bench/out/callgrind/. */
 const DUMPS = opt("dumps", `${OUT}callgrind`).replace(/\/?$/, "/");
-/** V8 flags for every server, e.g. `--single-threaded` (no compiler or GC threads beside the serving one). */
-const NODE_FLAGS = argv.includes("--node-flags") ? opt("node-flags", "").split(" ").filter(Boolean) : [];
 
 interface Build {
   label: string;
-  dir: string;
+  /** The command line of its server (after `node`), serving `db` on a port of its choice. */
+  command: (db: string) => string[];
+  /** Whether it answers a row (the floor serves only some). */
+  serves: (mix: Mix) => boolean;
 }
-const builds: Build[] = [{ label: "this build", dir: ROOT }];
-if (COMPARE) builds.push({ label: "compared build", dir: COMPARE.replace(/\/?$/, "/") });
+const node = (dir: string) => (db: string) => [...NODE_FLAGS, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune"];
+const everyRow = () => true;
+const builds: Build[] = [{ label: "this build", command: node(ROOT), serves: everyRow }];
+if (COMPARE) builds.push({ label: "compared build", command: node(COMPARE.replace(/\/?$/, "/")), serves: everyRow });
+/** bench/floorServer.ts, started and limited to the rows it serves as bench:scale's `--floor` does. */
+if (FLOOR) {
+  builds.push({
+    label: "floor",
+    command: (db) => [...NODE_FLAGS, "--import", "tsx", "bench/floorServer.ts", db, "0"],
+    serves: (mix) => /end_version=|ledger_version=|raw_item/u.test(mix.path),
+  });
+}
+const NODES = builds.filter((b) => b.label !== "floor").length;
 
 interface Served {
   child: ChildProcess;
@@ -54,25 +92,10 @@ interface Served {
   prefix: string;
 }
 
-/** Starts `serve` of a build under callgrind (instrumentation off) and waits for its URL. */
+/** Starts a build's server under callgrind (instrumentation off) and waits for its URL. */
 function serve(build: Build, db: string, tag: string): Promise<Served> {
   const prefix = `${DUMPS}${tag}`;
-  const args = [
-    "--tool=callgrind",
-    "--instr-atstart=no",
-    "--separate-threads=yes",
-    `--callgrind-out-file=${prefix}.%p`,
-    process.execPath,
-    ...NODE_FLAGS,
-    `${build.dir}dist/cli.js`,
-    "serve",
-    "--db",
-    db,
-    "--port",
-    "0",
-    "--quiet",
-    "--no-prune",
-  ];
+  const args = ["--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", `--callgrind-out-file=${prefix}.%p`, process.execPath, ...build.command(db)];
   return new Promise((resolve, reject) => {
     const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let buf = "";
@@ -105,42 +128,41 @@ function callgrind(pid: number, ...command: string[]): void {
 }
 
 /**
- * Instructions of the newest dump of a run (`--separate-threads`: a file a thread, `<part>-<thread>`):
- * the serving thread's (thread 1: the request's JavaScript, SQLite's statements, the GC work done
- * there), and all threads' (with V8's optimizing compiler and GC helpers, which a run's first
- * thousand requests keep busy).
+ * Instructions of the newest dump of a run (`totals:` of each thread's file): all threads', and the
+ * main thread's alone, which leaves out V8's background work (optimizing compiles, concurrent
+ * marking) that a short warm-up under callgrind leaves running into the counted requests.
  */
-function lastDump(prefix: string): { serving: number; all: number } {
-  const dir = DUMPS;
-  const base = prefix.slice(dir.length);
-  const files = readdirSync(dir)
-    .filter((f) => f.startsWith(`${base}.`))
-    .map((f) => ({ f, m: /^(\d+)-(\d+)$/.exec(f.slice(base.length + 1)) }))
-    .filter((x) => x.m !== null)
-    .map((x) => ({ f: x.f, part: Number(x.m![1]), thread: Number(x.m![2]) }));
-  const part = Math.max(...files.map((x) => x.part));
-  let serving = 0;
+function lastDump(prefix: string): { all: number; main: number } {
+  const base = prefix.slice(DUMPS.length);
+  const files = readdirSync(DUMPS)
+    .map((f) => (f.startsWith(`${base}.`) ? /^(\d+)-(\d+)$/.exec(f.slice(base.length + 1)) : null))
+    .filter((m) => m !== null);
+  const last = Math.max(...files.map((m) => Number(m[1])));
   let all = 0;
-  for (const x of files.filter((y) => y.part === part)) {
-    const m = /^totals:\s+(\d+)/m.exec(readFileSync(`${dir}${x.f}`, "utf8"));
-    const n = m ? Number(m[1]) : 0;
-    all += n;
-    if (x.thread === 1) serving = n;
+  let main = 0;
+  for (const m of files) {
+    if (Number(m[1]) !== last) continue;
+    const file = `${prefix}.${m[0]}`;
+    const t = /^totals:\s+(\d+)/m.exec(readFileSync(file, "utf8"));
+    if (!t) throw new Error(`no totals in ${file}`);
+    all += Number(t[1]);
+    if (Number(m[2]) === 1) main = Number(t[1]);
   }
-  if (serving === 0) throw new Error(`no serving thread's totals in ${prefix}.${part}-01`);
-  return { serving, all };
+  return { all, main };
 }
 
 interface Measured {
-  /** The serving thread's instructions a request. */
+  /** Instructions a request, all threads. */
   perRequest: number;
-  /** All threads' instructions a request. */
-  allThreads: number;
+  /** Instructions a request, the main thread alone. */
+  mainPerRequest: number;
   non2xx: number;
 }
+const NOT_SERVED: Measured = { perRequest: Number.NaN, mainPerRequest: Number.NaN, non2xx: 0 };
 
 /** One row on a server of its own, started for it: warm-up, then the counted requests. */
 async function measureRow(build: Build, db: string, row: Row, seed: number, tag: string): Promise<Measured> {
+  if (!build.serves(row.mix)) return NOT_SERVED;
   const s = await serve(build, db, tag);
   const pid = s.child.pid!;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -153,13 +175,18 @@ async function measureRow(build: Build, db: string, row: Row, seed: number, tag:
     for (let n = 0; n < REQUESTS; n++) if ((await send(agent, s.url, row.mix, random)) >= 300) non2xx++;
     callgrind(pid, "-d", "counted");
     const counted = lastDump(s.prefix);
-    const m = { perRequest: counted.serving / REQUESTS, allThreads: counted.all / REQUESTS, non2xx };
-    console.error(`${build.label} ${tag} ${row.name}: ${(m.perRequest / 1000).toFixed(0)}k instructions a request on the serving thread, ${(m.allThreads / 1000).toFixed(0)}k in all`);
-    return m;
+    console.error(
+      `${build.label} ${tag} ${row.name}: ${(counted.all / REQUESTS / 1000).toFixed(0)}k instructions a request (main thread ${(counted.main / REQUESTS / 1000).toFixed(0)}k)`,
+    );
+    return { perRequest: counted.all / REQUESTS, mainPerRequest: counted.main / REQUESTS, non2xx };
   } finally {
     agent.destroy();
     s.child.kill();
     await new Promise((r) => s.child.once("exit", r));
+    if (PERF_MAP) {
+      const dumps = readdirSync(DUMPS).filter((f) => f.startsWith(s.prefix.slice(DUMPS.length)) && /\.\d+-\d+$/.test(f));
+      execFileSync(process.execPath, [`${ROOT}bench/callgrindNames.mjs`, ...dumps.map((f) => `${DUMPS}${f}`)], { stdio: "inherit" });
+    }
   }
 }
 
@@ -175,17 +202,30 @@ async function runLedger(size: number): Promise<string> {
       for (const b of order) results[b]![i]!.push(await measureRow(builds[b]!, db, row, (rep + 1) * 1000 + i, `${size}-b${b}-r${rep}-row${i}`));
     }
   }
-  const k = (x: number) => `${(x / 1000).toFixed(1)}k`;
-  const head = `| row | ${builds.map((b) => `${b.label}: serving thread (all threads), instructions a request, median of ${REPEAT}`).join(" | ")} |${COMPARE ? " this ÷ compared, serving thread, each repetition | median ratio |" : ""}`;
-  const lines = rows.map((row, i) => {
-    const per = builds.map((_, b) => results[b]![i]!.map((m) => m.perRequest));
-    const ratios = COMPARE ? per[0]!.map((x, r) => x / per[1]![r]!) : [];
-    const non2xx = builds.map((_, b) => results[b]![i]!.reduce((a, m) => a + m.non2xx, 0));
-    const flag = non2xx.some((n) => n > 0) ? ` (non-2xx: ${non2xx.join("/")})` : "";
-    const all = builds.map((_, b) => median(results[b]![i]!.map((m) => m.allThreads)));
-    return `| ${row.name}${flag} | ${per.map((p, b) => `${k(median(p))} (${k(all[b]!)})`).join(" | ")} |${COMPARE ? ` ${ratios.map((r) => r.toFixed(3)).join(", ")} | **${median(ratios).toFixed(3)}** |` : ""}`;
-  });
-  return `#### ${size.toLocaleString("en")} versions\n\n${head}\n|${"---|".repeat(builds.length + (COMPARE ? 3 : 1))}\n${lines.join("\n")}\n`;
+  const k = (x: number) => (Number.isNaN(x) ? "–" : `${(x / 1000).toFixed(1)}k`);
+  const floorAt = FLOOR ? builds.length - 1 : -1;
+  const heads = [
+    ...builds.map((b) => `${b.label} (median of ${REPEAT})`),
+    ...(COMPARE ? ["this ÷ compared, each repetition", "median ratio"] : []),
+    ...(FLOOR ? builds.slice(0, NODES).map((b) => `${b.label} − floor`) : []),
+  ];
+  /** The table of one measure: instructions a request by row and build. */
+  const table = (title: string, measure: (m: Measured) => number): string => {
+    const lines = rows.map((row, i) => {
+      const per = builds.map((_, b) => results[b]![i]!.map(measure));
+      const ratios = COMPARE ? per[0]!.map((x, r) => x / per[1]![r]!) : [];
+      const non2xx = builds.map((_, b) => results[b]![i]!.reduce((a, m) => a + m.non2xx, 0));
+      const flag = non2xx.some((n) => n > 0) ? ` (non-2xx: ${non2xx.join("/")})` : "";
+      const cells = [
+        ...per.map((p) => k(median(p))),
+        ...(COMPARE ? [ratios.map((r) => r.toFixed(3)).join(", "), `**${median(ratios).toFixed(3)}**`] : []),
+        ...(FLOOR ? per.slice(0, NODES).map((p) => k(median(p) - median(per[floorAt]!))) : []),
+      ];
+      return `| ${row.name}${flag} | ${cells.join(" | ")} |`;
+    });
+    return `${title}\n\n| row | ${heads.join(" | ")} |\n|${"---|".repeat(heads.length + 1)}\n${lines.join("\n")}\n`;
+  };
+  return `#### ${size.toLocaleString("en")} versions\n\n${table("Instructions a request, main thread", (m) => m.mainPerRequest)}\n${table("Instructions a request, all threads (V8's background compiles and marking included)", (m) => m.perRequest)}`;
 }
 
 rmSync(DUMPS, { recursive: true, force: true });

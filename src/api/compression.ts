@@ -29,13 +29,14 @@ export type Encoding = "br" | "gzip" | "deflate";
 /** In order of preference when the client weighs several alike. */
 const SUPPORTED = ["br", "gzip", "deflate", "identity"];
 /**
- * Every encoding is made at its fastest useful level first: most bodies are sent once (a page of a
- * random account or version, a body made per request), so a miss pays the least CPU for its bytes:
- * brotli 1 and gzip 1 cost about half of brotli 3 and gzip 6 for a tenth more bytes, and brotli 0
- * no less than 1 (bench/RESULTS.md, "Measurements behind the code's choices"). A body sent again
- * and again is worth the best level once, made off the event loop: see `EncodedBody`.
+ * Every encoding is made at its fastest level first: most bodies are sent once (a page of a random
+ * account or version, a body made per request), so a miss pays the least CPU for its bytes. For
+ * brotli that is quality 0, its one-pass compressor: no more instructions than quality 1 and less
+ * time, for about a tenth more bytes; zlib's is level 1 (bench/RESULTS.md, "Measurements behind
+ * the code's choices" and "API overhead against the floor"). A body sent again and again is worth
+ * the best level once, made off the event loop: see `EncodedBody`.
  */
-const BROTLI_FAST = 1;
+const BROTLI_FAST = 0;
 const ZLIB_FAST: ZlibOptions = { level: 1 };
 const ZLIB_BEST: ZlibOptions = { level: constants.Z_BEST_COMPRESSION };
 /** Brotli at `quality`, told the body's size (it then sizes its window and buffers to it). */
@@ -136,6 +137,11 @@ export class EncodedBody {
   }
 }
 
+/** What counts an answer for /metrics (a route's `OperationMetrics`). */
+interface AnswerCounter {
+  observe(status: number, seconds: number): void;
+}
+
 /** The response compression of one app: its settings, its Accept-Encoding memo and its refiner. */
 export class Compression {
   /** Answers by Accept-Encoding text: clients send a handful of distinct ones, again and again. */
@@ -158,10 +164,18 @@ export class Compression {
   /**
    * Sends `body` as `type`: encoded when compression is on, the body has at least the threshold's
    * bytes and the client accepts an encoding. A body that could be encoded says so in `Vary`.
-   * Every answer of the API, success or error, is sent here, and counted for /metrics.
+   * Every answer of the API, success or error, is sent here, and counted for /metrics in `metrics`
+   * (by default the route's: a caller that holds them passes them, as Fastify builds the route's
+   * options anew on each read of `req.routeOptions`).
    */
-  send(req: FastifyRequest, reply: FastifyReply, body: string | Buffer | EncodedBody, type: string): FastifyReply {
-    req.routeOptions.config.metrics?.observe(reply.statusCode, (performance.now() - req.startedAt) / 1000);
+  send(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    body: string | Buffer | EncodedBody,
+    type: string,
+    metrics: AnswerCounter | undefined = req.routeOptions.config.metrics,
+  ): FastifyReply {
+    metrics?.observe(reply.statusCode, (performance.now() - req.startedAt) / 1000);
     reply.type(type);
     const identity = body instanceof EncodedBody ? body.identity : body;
     if (!this.config.compression || byteLengthBelow(identity, this.config.compressionThreshold)) return reply.send(identity);

@@ -2,7 +2,7 @@
  * What every operation's handler shares within one app: the store, the settings, the page cache,
  * the response compression, the ledger position read and the mapping of store failures to errors.
  */
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyContextConfig, FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
 import type { GasHistorySource } from "../ledger/gas.js";
 import { StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/errors.js";
@@ -29,6 +29,9 @@ const BASE_MISSES = 2;
 export interface BaseStateFetcher {
   fetch(miss: StateBeforeBaseError): Promise<void>;
 }
+
+/** What sending an answer reads of its route's config. */
+export type RouteConfig = Pick<FastifyContextConfig, "ledgerHeaders" | "metrics">;
 
 export class NodeContext {
   readonly headers: HeaderWriter;
@@ -150,16 +153,23 @@ export class NodeContext {
    * position the error names, else the ledger's now; none on a 503), a 5xx logged with `cause`
    * (but a failing health check: an answer, its cause logged where it happens).
    * Every error goes out here: an operation's own (`operationHandler`, without Fastify's error
-   * path) and whatever else failed (the app's error handler).
+   * path) and whatever else failed (the app's error handler). `route`: the route's config, passed
+   * by a caller that holds it (Fastify builds `req.routeOptions` anew on each read).
    */
-  sendError(req: FastifyRequest, reply: FastifyReply, e: ApiError, cause: unknown = e): Later<undefined> {
+  sendError(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    e: ApiError,
+    cause: unknown = e,
+    route: RouteConfig | undefined = req.routeOptions.config,
+  ): Later<undefined> {
     if (e.status >= 500 && e.errorCode !== "health_check_failed") this.log.error({ reqId: req.id, err: cause }, e.message);
     const send = (ledger: LedgerInfo | null): undefined => {
       if (ledger) reply.headers(this.headers.ledger(ledger));
-      this.compression.send(req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
+      this.compression.send(req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE, route?.metrics);
       return undefined;
     };
-    if (e.ledger || e.status === 503 || req.routeOptions.config?.ledgerHeaders !== true) return send(e.ledger);
+    if (e.ledger || e.status === 503 || route?.ledgerHeaders !== true) return send(e.ledger);
     return this.ledger().then(send, () => send(null));
   }
 

@@ -19,7 +19,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { parseHexBytes } from "../ledger/address.js";
 import type { LedgerInfo } from "../ledger/types.js";
 import { EncodedBody } from "./compression.js";
-import type { NodeContext } from "./context.js";
+import type { NodeContext, RouteConfig } from "./context.js";
 import { ApiError, quote } from "./errors.js";
 import { after, type Later } from "./later.js";
 import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
@@ -173,6 +173,9 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const versions = typeof op.ledger === "object" ? op.ledger : null;
   const jsonAllowed = op.formats.includes("json");
   const ledgerHeaders = sendsLedgerHeaders(op);
+  // The route's config as the app registers it (app.ts), held here: Fastify builds
+  // `req.routeOptions` anew on each read. Read from the request where the app has no metrics.
+  const route: RouteConfig | undefined = ctx.metrics ? { ledgerHeaders, metrics: ctx.metrics.operation(op.operationId) } : undefined;
   // The last JSON answer and its text: an operation that answers with the same object again
   // (the gas estimate between blocks) is serialized once.
   let lastJson: unknown;
@@ -205,7 +208,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     const requested = versions ? requestedVersions(versions, input.query as Record<string, bigint | undefined>) : NO_VERSIONS;
     return after(resolveVersion(input, requested.at, format), (at): Later<undefined> => {
       const refused = refusedVersions(at.info, requested);
-      if (refused) return ctx.sendError(req, reply, refused);
+      if (refused) return ctx.sendError(req, reply, refused, refused, route);
       // 3. read: the page the cache holds, else the operation's read
       if (pageKey === undefined) return readAndSend(req, reply, input, format, requested, at, null);
       const key = pageKey(input, at, format);
@@ -260,7 +263,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
    */
   function failed(req: FastifyRequest, reply: FastifyReply, e: unknown): Later<undefined> {
     if (!(e instanceof ApiError)) throw e;
-    return ctx.sendError(req, reply, e);
+    return ctx.sendError(req, reply, e, e, route);
   }
 
   // 3. read (a store failure mapped to the one error class) and 4. encode
@@ -294,7 +297,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     key: string | null,
   ): Later<undefined> {
     const refused = answer.error ?? (answer.exactAt ? refusedVersions(answer.exactAt, requested) : null);
-    if (refused) return ctx.sendError(req, reply, refused);
+    if (refused) return ctx.sendError(req, reply, refused, refused, route);
     const exactAt = answer.exactAt ?? at;
     // A page read at another position than the key's (a block or a prune came in between) may not
     // be the page of this key: sent, not cached.
@@ -312,7 +315,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       }
       body = lastText;
     }
-    ctx.compression.send(req, reply, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE));
+    ctx.compression.send(req, reply, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), route?.metrics);
     return undefined;
   }
 
