@@ -15,9 +15,7 @@ describe("ModuleRecords", () => {
     const cache = new ModuleRecords();
     const h = codeHash(guid.bytecode);
     expect(cache.cached(h)).toBeUndefined();
-    // kept from the second time it is asked for
-    expect(cache.record(h, guid.bytecode).toString("utf8")).toBe(cache.record(h, guid.bytecode).toString("utf8"));
-    const text = cache.cached(h)!;
+    const text = cache.record(h, guid.bytecode);
     expect(JSON.parse(text.toString("utf8"))).toEqual({ bytecode: "0x" + Buffer.from(guid.bytecode).toString("hex"), abi: guid.abi });
     // A hit never reads the bytes: passing garbage under the same hash still returns the cached record.
     expect(cache.record(h, new Uint8Array([1]))).toBe(text);
@@ -79,51 +77,25 @@ describe("ModuleRecords", () => {
     const bytecode = (fill: number) => new Uint8Array(1_000).fill(fill); // a record of 2,000 hex digits and its frame
     const length = new ModuleRecords().record("x", bytecode(0)).length;
     const cache = new ModuleRecords(2 * (length + RECORD_OVERHEAD) + RECORD_OVERHEAD);
-    const twice = (hash: string, code: Uint8Array) => {
-      cache.record(hash, code);
-      return cache.record(hash, code);
-    };
-    twice("a", bytecode(1));
-    twice("b", bytecode(2));
+    cache.record("a", bytecode(1));
+    cache.record("b", bytecode(2));
     expect(cache.bytes).toBe(2 * (length + RECORD_OVERHEAD));
     cache.cached("a");
-    twice("c", bytecode(3));
+    cache.record("c", bytecode(3));
     expect(cache.size).toBe(2);
     expect(cache.bytes).toBe(2 * (length + RECORD_OVERHEAD));
     expect(cache.cached("a")).toBeDefined();
     expect(cache.cached("b")).toBeUndefined();
     expect(cache.cached("c")!.toString()).toBe(`{"bytecode":"0x${"03".repeat(1_000)}","abi":null}`);
     // one record larger than the whole bound is sent, not kept
-    const big = twice("big", new Uint8Array(4_000));
+    const big = cache.record("big", new Uint8Array(4_000));
     expect(big.length).toBeGreaterThan(cache.maxBytes);
     expect(cache.cached("big")).toBeUndefined();
     expect(cache.cached("a")).toBeDefined();
   });
 
-  it("keeps a record only when its module is listed a second time, while the first is remembered", () => {
-    const cache = new ModuleRecords();
-    const record = (i: number) => `{"bytecode":"0x${i.toString(16).padStart(2, "0")}","abi":null}`;
-    // listed once: sent, not kept (a page of a large ledger lists most modules once)
-    expect(cache.written("h", record(0)).toString()).toBe(record(0));
-    expect(cache.cached("h")).toBeUndefined();
-    expect(cache.size).toBe(0);
-    // listed again: kept, and sent from the cache from then on
-    const kept = cache.written("h", record(0));
-    expect(kept.toString()).toBe(record(0));
-    expect(cache.cached("h")).toBe(kept);
-    // a hash listed once is forgotten after two generations of others (1,024 each at the smallest bound)
-    const small = new ModuleRecords(1);
-    small.written("old", record(1));
-    for (let i = 0; i < 2 * 1_024; i++) small.written(`other ${i}`, record(2));
-    small.written("old", record(1));
-    expect(small.has("old")).toBe(false);
-  });
-
   it("keeps a record in a buffer of its own, not a slice of Node's shared pool", () => {
-    const records = new ModuleRecords();
-    records.written("h", '{"bytecode":"0x00","abi":null}');
-    const kept = records.written("h", '{"bytecode":"0x00","abi":null}');
-    expect(records.cached("h")).toBe(kept);
+    const kept = new ModuleRecords().written("h", '{"bytecode":"0x00","abi":null}');
     expect(kept.byteOffset).toBe(0);
     expect(kept.buffer.byteLength).toBe(kept.length);
   });

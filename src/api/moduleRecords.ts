@@ -1,7 +1,7 @@
 /**
  * The JSON record the modules operation sends for one module (`MoveModuleBytecode`: the bytecode
  * as hex and its ABI), encoded once per bytecode hash, so a page of modules is a concatenation of
- * cached records. Bounded in bytes, least recently used out first.
+ * cached records. Bounded by entry count, least recently used out first.
  *
  * The ABI is the text storage keeps with the bytecode (`ModuleEntry.abi`, computed when the code
  * was written): a record is then a hex encoding and a concatenation, a small part of what decoding
@@ -14,31 +14,19 @@
  *
  * The cache still pays with stored ABI text: a hit skips the code row's read as well, for about
  * 1.3 KB a record.
- *
- * A record is kept only once its module is listed a second time (as `PageCache` keeps pages): where
- * pages list more modules than the cache holds (random pages of a large ledger), most records are
- * built for one page and never listed again before they would be evicted, and keeping each would
- * cost every miss an allocation of its own, an eviction and the garbage collection of the record it
- * pushed out.
  */
 import { LRUCache } from "lru-cache";
 import { moduleAbi, type MoveModuleAbi } from "../move/abi.js";
 import { DEFAULT_MODULE_CACHE_BYTES } from "./config.js";
-import { SeenOnce } from "./pageCache.js";
 import { jsonSerializer } from "./serialize.js";
 import { moveModule } from "./schemas.js";
 
 /** Bytes a record counts besides its own: its key (64 hex digits), its Buffer and the cache's slot. */
 export const RECORD_OVERHEAD = 256;
 
-/** Hashes remembered as listed once, per generation of `SeenOnce`: about the records the bound holds, within 1,024..65,536. */
-const seenPerGeneration = (maxBytes: number) => Math.min(65_536, Math.max(1_024, Math.floor(maxBytes / 2_048)));
-
 export class ModuleRecords {
   /** null: a bound of 0, nothing kept. */
   private readonly records: LRUCache<string, Buffer> | null;
-  /** Hashes whose record was built and not kept (null: a bound of 0). */
-  private readonly seen: SeenOnce | null;
   private readonly serializeAbi = jsonSerializer<MoveModuleAbi>({ $ref: `${moveModule.$id}#` });
 
   /**
@@ -48,7 +36,6 @@ export class ModuleRecords {
   constructor(readonly maxBytes = DEFAULT_MODULE_CACHE_BYTES) {
     if (!(maxBytes >= 0)) throw new RangeError(`maxBytes ${maxBytes} must be >= 0`);
     this.records = maxBytes === 0 ? null : new LRUCache({ maxSize: maxBytes, sizeCalculation: (record) => record.length + RECORD_OVERHEAD });
-    this.seen = maxBytes === 0 ? null : new SeenOnce(seenPerGeneration(maxBytes));
   }
 
   /**
@@ -67,11 +54,11 @@ export class ModuleRecords {
   }
 
   /**
-   * The record of `hash` as the store wrote it (`ModuleEntry.record`: the same bytes as `record`
-   * builds from the bytecode and its stored ABI text), kept when `hash` was offered before.
+   * Keeps the record of `hash` as the store wrote it (`ModuleEntry.record`: the same bytes as
+   * `record` builds from the bytecode and its stored ABI text).
    */
   written(hash: string, record: string): Buffer {
-    if (!this.records || !this.seen!.seenBefore(hash)) return Buffer.from(record, "utf8");
+    if (!this.records) return Buffer.from(record, "utf8");
     // A Buffer of its own, not a slice of Node's shared 8 KiB pool: a kept record must not hold
     // on to the pool's other bytes, or the cache would hold more than it counts.
     const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(record, "utf8"));
