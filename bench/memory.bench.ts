@@ -2,12 +2,15 @@
  * Memory of a serving node against the size of its SQLite memory map (issue 17 item 6):
  *
  *   node --import tsx bench/memory.bench.ts [--versions 1000000,10000000] [--mmap-mb 0,256,1024] [--rounds 3] [--duration 3]
+ *                                           [--servers "--module-cache-mb 32|--module-cache-mb 96"] [--compare DIR]
  *
  * For each ledger of `npm run bench:scale` (bench/out/scale-N.db and the targets it saved beside
  * it: run bench:scale first) and each `--sqlite-mmap-mb`, a server is started anew each round
  * (settings in an order rotating by round) and sent, one after the other, random summaries pages
  * (limit 25, random sender, random end_version), random module pages (random account, random
- * ledger_version) and random raw_item reads (random key, random ledger_version). Reported: the
+ * ledger_version) and random raw_item reads (random key, random ledger_version). `--servers`: the
+ * servers compared are these `serve` arguments instead (`|` between servers); `--compare DIR`: each
+ * served by DIR's build too (`DIR/dist/cli.js`), in the same rounds. Reported: the
  * server's RSS after the three, split into anonymous memory and mapped file pages (/proc/PID/status),
  * and its CPU µs per request on each, medians of the rounds.
  *
@@ -16,12 +19,21 @@
  * `--store`: no HTTP; one process opens the ledger once per setting and times 3,000 random
  * `readSummaries` (limit 25, random sender, random end version) per setting and round, alternated:
  * CPU µs per call, with less noise than a server under load.
+ *
+ *   node --import tsx bench/memory.bench.ts --store-modules [--versions 1000000,10000000] [--mmap-mb 256,4096] [--rounds 3]
+ *
+ * `--store-modules`: the same for random module pages (limit 25, random account and version, each
+ * module's JSON record written by SQLite as the node reads them: `wire.readModules`), once with
+ * every module's code and once with none (the list alone), and the pages of the module tables
+ * past the map (SQLite's `dbstat`): where a page's cost goes, and what of it the map decides.
  */
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { prng } from "../src/ingest/devnetChain.js";
+import Database from "better-sqlite3";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
+import { SQLITE_MMAP_SIZE_MIB } from "../src/storage/sqlite/options.js";
 import { OUT, ROOT, median, startServer } from "./common.js";
 
 const arg = (name: string, def: string): string => {
@@ -32,6 +44,11 @@ const VERSIONS = arg("versions", "1000000,10000000").split(",").map(Number);
 const MMAPS = arg("mmap-mb", "0,256,1024").split(",").map(Number);
 const ROUNDS = Number(arg("rounds", "3"));
 const DURATION = Number(arg("duration", "3"));
+/** The servers compared, as extra `serve` arguments: `--servers`, else one a `--mmap-mb`. */
+const SETTINGS = process.argv.includes("--servers") ? arg("servers", "").split("|").map((s) => s.trim()) : MMAPS.map((mb) => `--sqlite-mmap-mb ${mb}`);
+/** `--compare DIR`: each setting served by DIR's build too (`DIR/dist/cli.js`), in the same rounds. */
+const COMPARE = process.argv.includes("--compare") ? arg("compare", "").replace(/\/?$/, "/") : null;
+const SERVERS = SETTINGS.flatMap((args) => [{ label: COMPARE ? `this build ${args}` : args, cli: `${ROOT}dist/cli.js`, args }].concat(COMPARE ? [{ label: `${COMPARE} ${args}`, cli: `${COMPARE}dist/cli.js`, args }] : []));
 
 interface Targets {
   oldest: number;
@@ -104,6 +121,56 @@ async function storeReads(): Promise<void> {
   }
 }
 
+/** Each module table's pages, and how many of them lie past the first `mmapMiB` of the file. */
+function modulePagesPastMap(db: string, mmapMiB: number): string {
+  const d = new Database(db, { readonly: true, fileMustExist: true });
+  const pageSize = d.pragma("page_size", { simple: true }) as number;
+  const rows = d
+    .prepare<[number], { name: string; pages: number; past: number }>(
+      `SELECT name, count(*) AS pages, sum(pageno > ?) AS past FROM dbstat
+       WHERE name IN ('modules', 'module_keys', 'modules_by_address_version', 'code') GROUP BY name ORDER BY pages DESC`,
+    )
+    .all(Math.floor((mmapMiB * 1024 * 1024) / pageSize));
+  d.close();
+  return rows.map((r) => `${r.name} ${r.pages.toLocaleString("en")} pages, ${((100 * r.past) / r.pages).toFixed(0)}% past ${mmapMiB} MiB`).join("; ");
+}
+
+async function storeModulePages(): Promise<void> {
+  const calls = 3_000;
+  const random = prng(7);
+  for (const versions of VERSIONS) {
+    const t = readTargets(versions);
+    const db = `${OUT}scale-${versions}.db`;
+    const accounts = t.moduleAccounts.map((m) => Buffer.from(m.address.slice(2).padStart(64, "0"), "hex"));
+    const settings = MMAPS.flatMap((mb) => [true, false].map((code) => ({ mb, code, us: [] as number[] })));
+    const stores = new Map(MMAPS.map((mb) => [mb, new SqliteStore(db, { readonly: true, mmapSizeMiB: mb })]));
+    const page = (store: SqliteStore, code: boolean) => {
+      const version = BigInt(t.oldest + Math.floor(random() * (t.latest - t.oldest)));
+      return store.wire!.readModules(accounts[Math.floor(random() * accounts.length)]!, version, null, 25, () => code);
+    };
+    // each store's map and SQLite cache warmed before the first round
+    for (const store of stores.values()) for (let i = 0; i < calls; i++) await page(store, true);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const s of settings) {
+        const store = stores.get(s.mb)!;
+        const c0 = process.cpuUsage();
+        for (let i = 0; i < calls; i++) await page(store, s.code);
+        const c = process.cpuUsage(c0);
+        s.us.push((c.user + c.system) / calls);
+      }
+    }
+    console.log(`${versions} versions, readModules (limit 25, random account and version) CPU µs per call (median of ${ROUNDS} rounds; each round):`);
+    for (const s of settings) console.log(`  --sqlite-mmap-mb ${s.mb}, ${s.code ? "every module's record" : "the list alone"}: ${median(s.us).toFixed(0)} (${s.us.map((x) => x.toFixed(0)).join(", ")})`);
+    console.log(`  ${modulePagesPastMap(db, SQLITE_MMAP_SIZE_MIB)}`);
+    for (const store of stores.values()) await store.close();
+  }
+}
+
+if (process.argv.includes("--store-modules")) {
+  await storeModulePages();
+  process.exit(0);
+}
+
 if (process.argv.includes("--store")) {
   await storeReads();
   process.exit(0);
@@ -113,13 +180,13 @@ const lines: string[] = [];
 for (const versions of VERSIONS) {
   const db = `${OUT}scale-${versions}.db`;
   const rows = mixes(readTargets(versions));
-  const got = new Map<number, { rss: number[]; anon: number[]; file: number[]; cpu: Record<string, number[]> }>();
+  const got = new Map<string, { rss: number[]; anon: number[]; file: number[]; cpu: Record<string, number[]> }>();
   for (let round = 0; round < ROUNDS; round++) {
-    for (let k = 0; k < MMAPS.length; k++) {
-      const mb = MMAPS[(k + round) % MMAPS.length]!;
-      const { url, child } = await startServer([`${ROOT}dist/cli.js`, "serve", "--db", db, "--no-prune", "--quiet", "--port", "0", "--sqlite-mmap-mb", String(mb)]);
-      const g = got.get(mb) ?? { rss: [], anon: [], file: [], cpu: { summaries: [], modules: [], raw_item: [] } };
-      got.set(mb, g);
+    for (let k = 0; k < SERVERS.length; k++) {
+      const server = SERVERS[(k + round) % SERVERS.length]!;
+      const { url, child } = await startServer([server.cli, "serve", "--db", db, "--no-prune", "--quiet", "--port", "0", ...server.args.split(" ").filter(Boolean)]);
+      const g = got.get(server.label) ?? { rss: [], anon: [], file: [], cpu: { summaries: [], modules: [], raw_item: [] } };
+      got.set(server.label, g);
       for (const [name, mix] of Object.entries(rows)) g.cpu[name]!.push(await cpuPerRequest(url, child.pid!, mix));
       const m = memory(child.pid!);
       g.rss.push(m.rss);
@@ -131,11 +198,11 @@ for (const versions of VERSIONS) {
     console.error(`${versions} versions: round ${round + 1} of ${ROUNDS} done`);
   }
   lines.push(`**${versions.toLocaleString("en")} versions** (file ${(statSync(db).size / 1e9).toFixed(2)} GB)`, "");
-  lines.push("| --sqlite-mmap-mb | RSS MB (each round) | of it anonymous | of it file pages | summaries CPU µs/req | modules | raw_item |", "|---|---|---|---|---|---|---|");
-  for (const mb of MMAPS) {
-    const g = got.get(mb)!;
+  lines.push("| serve arguments | RSS MB (each round) | of it anonymous | of it file pages | summaries CPU µs/req | modules | raw_item |", "|---|---|---|---|---|---|---|");
+  for (const server of SERVERS) {
+    const g = got.get(server.label)!;
     const f = (xs: number[]) => median(xs).toFixed(0);
-    lines.push(`| ${mb} | ${f(g.rss)} (${g.rss.map((x) => x.toFixed(0)).join(", ")}) | ${f(g.anon)} | ${f(g.file)} | ${f(g.cpu.summaries!)} | ${f(g.cpu.modules!)} | ${f(g.cpu.raw_item!)} |`);
+    lines.push(`| \`${server.label}\` | ${f(g.rss)} (${g.rss.map((x) => x.toFixed(0)).join(", ")}) | ${f(g.anon)} | ${f(g.file)} | ${f(g.cpu.summaries!)} | ${f(g.cpu.modules!)} | ${f(g.cpu.raw_item!)} |`);
   }
   lines.push("");
 }
