@@ -21,8 +21,11 @@ import { DEFAULT_MODULE_CACHE_BYTES } from "./config.js";
 import { jsonSerializer } from "./serialize.js";
 import { moveModule } from "./schemas.js";
 
-/** Bytes a record counts besides its own: its key (64 hex digits), its Buffer and the cache's slot. */
-export const RECORD_OVERHEAD = 256;
+/**
+ * Bytes a record counts besides its own: its key (64 hex digits), its Buffer object and its
+ * allocation, and the cache's slot, as measured (bench/RESULTS.md, issue 35 part M).
+ */
+export const RECORD_OVERHEAD = 512;
 
 export class ModuleRecords {
   /** null: a bound of 0, nothing kept. */
