@@ -22,11 +22,12 @@
  * `numeric(20,0)` (domain `u64`). How the two schemas differ, and why, in `../README.md`.
  */
 import pg from "pg";
-import type { BlockInfo, LedgerInfo, ModuleEntry, UserTxnGas } from "../../ledger/types.js";
+import type { LedgerInfo } from "../../ledger/types.js";
 import type { BaseStateWrite, StateKeyRef } from "../followBase.js";
-import type { BlockWrite, PruneResult, PruneTarget, StoredTxnFingerprint } from "../writer.js";
+import type { BlockWrite, PruneResult, PruneTarget } from "../writer.js";
 import type { Storage } from "../storage.js";
-import type { ModulesPage, ResourcesPage, Snapshot, StandbyReads, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import { ReadsThrough } from "../readsThrough.js";
+import type { Snapshot, StandbyReads, WireReads } from "../reader.js";
 import { StandbyWriteError, StorageError, type StorageErrorKind } from "../errors.js";
 import { prepareBlock } from "../prepareBlock.js";
 import { checkChainId } from "../rules.js";
@@ -65,7 +66,7 @@ export interface PostgresConnectOptions extends PostgresStoreOptions {
 /** The pool of each store, for the test helpers in `testing.ts` (never for production code). */
 export const pools = new WeakMap<PostgresStore, pg.Pool>();
 
-export class PostgresStore implements Storage {
+export class PostgresStore extends ReadsThrough implements Storage {
   readonly kind = "postgres" as const;
   /** Every read is a round trip: no reads in the calling turn. */
   readonly immediate = null;
@@ -76,7 +77,7 @@ export class PostgresStore implements Storage {
   private closed = false;
   private readonly memo: PositionMemo;
   private readonly sql: NamedStatements;
-  private readonly reads: PostgresReads;
+  protected readonly reads: PostgresReads;
   private readonly pruner: PostgresPruner;
   private readonly followBase: PostgresFollowBase;
 
@@ -88,6 +89,7 @@ export class PostgresStore implements Storage {
     memoLagMs: number,
     standby: boolean,
   ) {
+    super();
     pools.set(this, pool);
     this.memo = new PositionMemo(memoLagMs);
     this.sql = new NamedStatements(pool);
@@ -152,56 +154,8 @@ export class PostgresStore implements Storage {
     return this.reads.readModulesVersion(address, version);
   }
 
-  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
-    return this.reads.readModules(address, version, start, limit, code);
-  }
-
-  getModuleCode(codeHash: string): Promise<Uint8Array | null> {
-    return this.reads.getModuleCode(codeHash);
-  }
-
   readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
     return this.reads.readSummariesVersion(sender, end);
-  }
-
-  readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
-    return this.reads.readSummaries(q);
-  }
-
-  readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
-    return this.reads.readResource(address, type, version);
-  }
-
-  readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
-    return this.reads.readResources(address, version, start, limit);
-  }
-
-  readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
-    return this.reads.readModule(address, name, version);
-  }
-
-  getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
-    return this.reads.getResource(address, type, version);
-  }
-
-  getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
-    return this.reads.getBlockByVersion(version);
-  }
-
-  getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
-    return this.reads.getBlockByHeight(height);
-  }
-
-  getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
-    return this.reads.getFirstBlockAtOrAfter(timestampUsec);
-  }
-
-  getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
-    return this.reads.getUserTxnGas(first, last);
-  }
-
-  getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
-    return this.reads.getFingerprints(from, to);
   }
 
   /**

@@ -15,11 +15,12 @@
  * How the two schemas differ, and why, in `../README.md`.
  */
 import type { Database as Db } from "better-sqlite3";
-import type { BlockInfo, LedgerInfo, ModuleEntry, UserTxnGas } from "../../ledger/types.js";
+import type { LedgerInfo } from "../../ledger/types.js";
 import type { BaseStateWrite, StateKeyRef } from "../followBase.js";
-import type { BlockWrite, PruneResult, PruneTarget, StoredTxnFingerprint } from "../writer.js";
-import type { ImmediateReads, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
+import type { BlockWrite, PruneResult, PruneTarget } from "../writer.js";
+import type { ImmediateReads, Snapshot, WireReads } from "../reader.js";
 import type { Storage } from "../storage.js";
+import { ReadsThrough } from "../readsThrough.js";
 import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../errors.js";
 import { keepLastWrites, prepareBlock, prepareKept } from "../prepareBlock.js";
 import { checkChainId } from "../rules.js";
@@ -42,7 +43,7 @@ export { DEFAULT_PRUNE_BATCH, SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, type 
 /** The connection of each store, for the test helpers in `testing.ts` (never for production code). */
 export const connections = new WeakMap<SqliteStore, Db>();
 
-export class SqliteStore implements Storage {
+export class SqliteStore extends ReadsThrough implements Storage {
   readonly kind = "sqlite" as const;
   /** The position reads in the calling turn: better-sqlite3 reads synchronously in process. */
   readonly immediate: ImmediateReads;
@@ -54,7 +55,7 @@ export class SqliteStore implements Storage {
   private readonly statements: Statements;
   private readonly turns: ReadTurns;
   private readonly memo: DataVersionMemo;
-  private readonly reads: SqliteReads;
+  protected readonly reads: SqliteReads;
   private readonly committer: BlockCommitter;
   private readonly ids: Interner;
   private readonly packer = new ResourcePacker();
@@ -63,6 +64,7 @@ export class SqliteStore implements Storage {
   private readonly file: FileIdentity;
 
   constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
+    super();
     this.db = openDatabase(path, opts);
     connections.set(this, this.db);
     this.file = new FileIdentity(path);
@@ -103,56 +105,8 @@ export class SqliteStore implements Storage {
     return this.immediate.readModulesVersion(address, version);
   }
 
-  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
-    return this.reads.readModules(address, version, start, limit, code);
-  }
-
-  getModuleCode(codeHash: string): Promise<Uint8Array | null> {
-    return this.reads.getModuleCode(codeHash);
-  }
-
   async readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
     return this.immediate.readSummariesVersion(sender, end);
-  }
-
-  readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
-    return this.reads.readSummaries(q);
-  }
-
-  readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
-    return this.reads.readResource(address, type, version);
-  }
-
-  readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
-    return this.reads.readResources(address, version, start, limit);
-  }
-
-  readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
-    return this.reads.readModule(address, name, version);
-  }
-
-  getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
-    return this.reads.getResource(address, type, version);
-  }
-
-  getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
-    return this.reads.getBlockByVersion(version);
-  }
-
-  getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
-    return this.reads.getBlockByHeight(height);
-  }
-
-  getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
-    return this.reads.getFirstBlockAtOrAfter(timestampUsec);
-  }
-
-  getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
-    return this.reads.getUserTxnGas(first, last);
-  }
-
-  getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
-    return this.reads.getFingerprints(from, to);
   }
 
   /**

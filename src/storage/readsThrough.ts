@@ -1,0 +1,77 @@
+/**
+ * The reads each dialect answers in a reads object of its own (`sqlite/reads.ts`,
+ * `postgres/reads.ts`) and its store passes through unchanged: written once here, as the base of
+ * both stores.
+ */
+import type { BlockInfo, ModuleEntry, UserTxnGas } from "../ledger/types.js";
+import type { LedgerReader, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode } from "./reader.js";
+import type { LedgerWriter, StoredTxnFingerprint } from "./writer.js";
+
+/** What a dialect's reads object answers for its store. */
+export type PassedReads = Pick<
+  LedgerReader,
+  | "readModules"
+  | "getModuleCode"
+  | "readSummaries"
+  | "readResource"
+  | "readResources"
+  | "readModule"
+  | "getResource"
+  | "getBlockByVersion"
+  | "getBlockByHeight"
+  | "getFirstBlockAtOrAfter"
+  | "getUserTxnGas"
+> &
+  Pick<LedgerWriter, "getFingerprints">;
+
+export abstract class ReadsThrough implements PassedReads {
+  protected abstract readonly reads: PassedReads;
+
+  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
+    return this.reads.readModules(address, version, start, limit, code);
+  }
+
+  getModuleCode(codeHash: string): Promise<Uint8Array | null> {
+    return this.reads.getModuleCode(codeHash);
+  }
+
+  readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
+    return this.reads.readSummaries(q);
+  }
+
+  readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
+    return this.reads.readResource(address, type, version);
+  }
+
+  readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
+    return this.reads.readResources(address, version, start, limit);
+  }
+
+  readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
+    return this.reads.readModule(address, name, version);
+  }
+
+  getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
+    return this.reads.getResource(address, type, version);
+  }
+
+  getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
+    return this.reads.getBlockByVersion(version);
+  }
+
+  getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
+    return this.reads.getBlockByHeight(height);
+  }
+
+  getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
+    return this.reads.getFirstBlockAtOrAfter(timestampUsec);
+  }
+
+  getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
+    return this.reads.getUserTxnGas(first, last);
+  }
+
+  getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
+    return this.reads.getFingerprints(from, to);
+  }
+}
