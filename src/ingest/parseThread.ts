@@ -1,11 +1,12 @@
 /**
  * The parsing thread of an import (`parsedInput.ts`): reads the files (`readInput.ts`), parses each
- * transaction (`parseAptosTransaction`) and posts them in order, in batches, to the importing
- * thread, which only checks, queues and commits them. At most `PARSED_BATCHES_AHEAD` batches are
+ * transaction (`parseAptosTransaction`) and posts them in order, in batches in their flat form
+ * (`parsedCodec.ts`), to the importing thread, which only checks, queues and commits them. At most `PARSED_BATCHES_AHEAD` batches are
  * posted ahead of what the importer took, so a large file is never read into memory.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { IngestError, parseAptosTransaction } from "./aptosJson.js";
+import { IngestError, parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
+import { encodeParsed } from "./parsedCodec.js";
 import { PARSED_BATCHES_AHEAD, PARSED_BATCH_TXNS, type FromParseThread, type ParseThreadData } from "./parsedInput.js";
 import { readTransactions } from "./readInput.js";
 
@@ -22,20 +23,21 @@ port.on("message", () => {
 const post = (m: FromParseThread) => port.postMessage(m);
 
 async function run(): Promise<void> {
-  let batch: FromParseThread & { t: "txns" } = { t: "txns", txns: [] };
+  let batch: ParsedTxn[] = [];
   let index = 0;
   const send = async () => {
-    if (batch.txns.length === 0) return;
+    if (batch.length === 0) return;
     while (credit === 0) await new Promise<void>((r) => (wake = r));
     credit--;
-    post(batch);
-    batch = { t: "txns", txns: [] };
+    const txns = encodeParsed(batch);
+    port.postMessage({ t: "txns", txns } satisfies FromParseThread, [txns.ints.buffer, txns.u64s.buffer, txns.bytes.buffer]);
+    batch = [];
   };
   try {
     for (const file of data.files) {
       for await (const json of readTransactions(file)) {
-        batch.txns.push(parseAptosTransaction(json, index++));
-        if (batch.txns.length >= PARSED_BATCH_TXNS) await send();
+        batch.push(parseAptosTransaction(json, index++));
+        if (batch.length >= PARSED_BATCH_TXNS) await send();
       }
     }
     await send();

@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { IngestError, parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
+import { decodeParsed, type EncodedParsed } from "./parsedCodec.js";
 import { readTransactions } from "./readInput.js";
 
 /** Transactions a batch of the parsing thread holds. */
@@ -21,7 +22,7 @@ export interface ParseThreadData {
 }
 
 export type FromParseThread =
-  | { t: "txns"; txns: ParsedTxn[] }
+  | { t: "txns"; txns: EncodedParsed }
   | { t: "end" }
   /** `ingest`: an input error (an `IngestError`); else a failure of the thread itself. */
   | { t: "error"; message: string; ingest: boolean };
@@ -80,7 +81,7 @@ async function* fromThread(entry: URL, files: readonly string[]): AsyncGenerator
       if (m.t === "end") return;
       if (m.t === "error") throw m.ingest ? new IngestError(m.message) : new Error(m.message);
       worker.postMessage(null); // one more batch may come
-      yield m.txns;
+      yield decodeParsed(m.txns);
     }
   } finally {
     if (readsStdin) process.stdin.unpipe(worker.stdin!);
