@@ -1,14 +1,15 @@
 /**
- * The parsing thread of an import (`parsedInput.ts`): reads the files (`readInput.ts`), parses each
- * transaction (`parseAptosTransaction`) and posts them in order, in batches in their flat form
- * (`parsedCodec.ts`), to the importing thread, which only checks, queues and commits them. At most `PARSED_BATCHES_AHEAD` batches are
- * posted ahead of what the importer took, so a large file is never read into memory.
+ * The parsing thread of an import (`parsedInput.ts`): reads the files (`readTransactionsBlocking`),
+ * parses each transaction (`parseAptosTransaction`) and posts them in order, in batches in their
+ * flat form (`parsedCodec.ts`), to the importing thread, which only checks, queues and commits
+ * them. At most `PARSED_BATCHES_AHEAD` batches are posted ahead of what the importer took, so a
+ * large file is never read into memory.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { IngestError, parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
 import { encodeParsed } from "./parsedCodec.js";
 import { PARSED_BATCHES_AHEAD, PARSED_BATCH_TXNS, type FromParseThread, type ParseThreadData } from "./parsedInput.js";
-import { readTransactions } from "./readInput.js";
+import { readTransactionsBlocking } from "./readInput.js";
 
 const port = parentPort!;
 const data = workerData as ParseThreadData;
@@ -35,7 +36,7 @@ async function run(): Promise<void> {
   };
   try {
     for (const file of data.files) {
-      for await (const json of readTransactions(file)) {
+      for await (const json of readTransactionsBlocking(file)) {
         batch.push(parseAptosTransaction(json, index++));
         if (batch.length >= PARSED_BATCH_TXNS) await send();
       }
