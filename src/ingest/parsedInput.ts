@@ -14,8 +14,11 @@ import { readTransactions } from "./readInput.js";
 
 /** Transactions a batch of the parsing thread holds. */
 export const PARSED_BATCH_TXNS = 512;
-/** Batches the parsing thread posts ahead of the importer. */
-export const PARSED_BATCHES_AHEAD = 8;
+/**
+ * Batches the parsing thread posts ahead of the importer: more than a commit's worth of
+ * transactions (the Importer's 5,000), so the thread parses on through a whole commit.
+ */
+export const PARSED_BATCHES_AHEAD = 24;
 
 export interface ParseThreadData {
   files: readonly string[];
