@@ -264,11 +264,12 @@ function useCaseAddress(payload: unknown, hasNonce: boolean, where: string): str
   else if (p.type === "multisig_payload" && hasNonce) entry = (p.transaction_payload as Json | null | undefined) ?? null;
   if (entry === null || typeof entry !== "object") return null;
   const fn = entry.function;
-  const addr = typeof fn === "string" ? parseAddress(fn.split("::")[0] ?? "") : null;
-  if (!addr || typeof fn !== "string" || fn.split("::").length !== 3) {
+  const parts = typeof fn === "string" ? fn.split("::") : [];
+  const addr = parts.length === 3 ? parseAddress(parts[0]!) : null;
+  if (!addr) {
     throw new IngestError(`${where}: payload function is not an entry function id (address::module::name): ${JSON.stringify(fn)}`);
   }
-  return Buffer.from(addr).toString("hex");
+  return Buffer.from(addr.buffer, addr.byteOffset, addr.byteLength).toString("hex");
 }
 
 function nameFromAbi(abi: unknown): string | null {
@@ -276,12 +277,16 @@ function nameFromAbi(abi: unknown): string | null {
   return typeof n === "string" && n.length > 0 ? n : null;
 }
 
+const U64_DIGITS = /^[0-9]{1,20}$/;
+
 function u64Field(o: Json, field: string, where: string): bigint {
   const v = o[field];
-  if (typeof v !== "string" || !/^[0-9]{1,20}$/.test(v) || BigInt(v) > U64_MAX) {
-    throw new IngestError(`${where}: ${field} must be a u64 decimal string, got ${JSON.stringify(v)}`);
+  if (typeof v === "string" && U64_DIGITS.test(v)) {
+    const n = BigInt(v);
+    // Up to 19 digits is below 2^64 whatever they are.
+    if (v.length < 20 || n <= U64_MAX) return n;
   }
-  return BigInt(v);
+  throw new IngestError(`${where}: ${field} must be a u64 decimal string, got ${JSON.stringify(v)}`);
 }
 
 function addressField(o: Json, field: string, where: string): Uint8Array {

@@ -1,7 +1,7 @@
 /**
  * The file source of `ledger-node import`: Aptos REST JSON transactions read from files or stdin
- * (`readInput.ts`) and pushed, in order, into the one `Importer`, as the devnet and the follower
- * push theirs. The store is opened at the first transaction, so an empty input creates nothing.
+ * (`readInput.ts`), parsed on a thread of their own (`parsedInput.ts`) and pushed, in order, into
+ * the one `Importer`, as the devnet and the follower push theirs. The store is opened at the first transaction, so an empty input creates nothing.
  *
  * On a bad line or transaction the whole blocks read before it are committed (the last one too
  * when it visibly ended), then the import fails naming it and the ledger version reached.
@@ -11,7 +11,7 @@ import type { PruneResult, PruneTarget } from "../storage/writer.js";
 import type { Storage } from "../storage/storage.js";
 import { IngestError, type UnknownKind } from "./aptosJson.js";
 import { type ImportStats, Importer } from "./importer.js";
-import { readTransactions } from "./readInput.js";
+import { parsedTransactions } from "./parsedInput.js";
 
 export interface ImportFilesOptions {
   /** Opens the ledger (called at the first transaction). */
@@ -39,14 +39,14 @@ export async function importFiles(files: readonly string[], o: ImportFilesOption
   try {
     let n = 0;
     try {
-      for (const f of files) {
-        for await (const t of readTransactions(f)) {
-          store ??= await o.open();
-          if (!importer) {
-            importer = await Importer.open(store, o.chainId);
-            if (o.onUnknown) importer.onUnknown = o.onUnknown;
-          }
-          await importer.push(t);
+      for await (const batch of parsedTransactions(files)) {
+        store ??= await o.open();
+        if (!importer) {
+          importer = await Importer.open(store, o.chainId);
+          if (o.onUnknown) importer.onUnknown = o.onUnknown;
+        }
+        for (const t of batch) {
+          await importer.pushParsed(t);
           n++;
           if ((n & 1023) === 0) o.onProgress?.(n, importer.ledgerVersion);
         }

@@ -97,8 +97,24 @@ export class Importer {
    * transaction is not taken and nothing is lost: pushing the same transaction again retries.
    */
   async push(json: unknown): Promise<void> {
+    let p: ParsedTxn;
     try {
-      await this.pushOne(json);
+      p = parseAptosTransaction(json, this.count);
+    } catch (e) {
+      // Bad input as in `pushParsed`: the whole blocks before it are kept.
+      if (e instanceof IngestError) await this.flush();
+      throw e;
+    }
+    return this.pushParsed(p);
+  }
+
+  /**
+   * `push` of a transaction parsed already (`parseAptosTransaction` with the index of this push:
+   * an import parses on a thread of its own).
+   */
+  async pushParsed(p: ParsedTxn): Promise<void> {
+    try {
+      await this.pushOne(p);
     } catch (e) {
       // Bad input: keep what came before it. A failed commit is not tried again at once here:
       // the caller retries (the devnet on its next tick) or gives up.
@@ -108,8 +124,7 @@ export class Importer {
   }
 
   /** Checks first and awaits the commit, and only then moves `expected`: a throw leaves no trace. */
-  private async pushOne(json: unknown): Promise<void> {
-    const p = parseAptosTransaction(json, this.count);
+  private async pushOne(p: ParsedTxn): Promise<void> {
     const v = p.txn.version;
     if (this.expected !== null && v !== this.expected) {
       throw new IngestError(

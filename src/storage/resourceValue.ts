@@ -48,6 +48,11 @@ const DICTIONARY_V1 = Buffer.from(
 
 /** A small window and state: values are small, and most of the cost of a call is setting up its state. */
 const ZLIB: ZlibOptions = { windowBits: 10, memLevel: 1, level: 6 };
+/**
+ * Packing's output buffer: a packed value is tens of bytes, and the default 16 KiB buffer was
+ * allocated anew for every value. Its size does not change the DEFLATE stream, only how it is read.
+ */
+const PACK_ZLIB: ZlibOptions = { ...ZLIB, chunkSize: 128 };
 
 function dictionaryFor(owner: Uint8Array): Buffer {
   return Buffer.concat([DICTIONARY_V1, Buffer.from(`"0x${Buffer.from(owner.buffer, owner.byteOffset, owner.byteLength).toString("hex")}"`, "latin1")]);
@@ -56,7 +61,7 @@ function dictionaryFor(owner: Uint8Array): Buffer {
 /** The stored bytes of resource JSON `json` owned by the 32-byte address `owner`. */
 export function packResourceValue(owner: Uint8Array, json: string): Buffer {
   const raw = Buffer.from(json, "utf8");
-  const packed = deflateRawSync(raw, { ...ZLIB, dictionary: dictionaryFor(owner) });
+  const packed = deflateRawSync(raw, { ...PACK_ZLIB, dictionary: dictionaryFor(owner) });
   if (packed.length < raw.length) return Buffer.concat([Buffer.of(DEFLATE_V1), packed]);
   return Buffer.concat([Buffer.of(RAW), raw]);
 }

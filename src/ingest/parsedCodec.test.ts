@@ -1,0 +1,57 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { FIXTURES } from "../../test/helpers/fixtures.js";
+import { parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
+import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "./devnetChain.js";
+import { decodeParsed, encodeParsed } from "./parsedCodec.js";
+
+/** Byte fields as hex and bigints as text: a Buffer and a Uint8Array of the same bytes compare equal. */
+function plain(v: unknown): unknown {
+  if (typeof v === "bigint") return `${v}n`;
+  if (v instanceof Uint8Array) return `0x${Buffer.from(v).toString("hex")}`;
+  if (Array.isArray(v)) return v.map(plain);
+  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  return v;
+}
+
+/** Through the flat form and a postMessage's structured clone, as the parsing thread hands them over. */
+const handedOver = (txns: ParsedTxn[]) => decodeParsed(structuredClone(encodeParsed(txns)));
+
+describe("parsed transactions in flat form (the import's parsing thread to the importer)", () => {
+  it("gives back the genesis and devnet blocks' transactions field for field", () => {
+    const genesis = JSON.parse(readFileSync(`${FIXTURES}genesis_transaction.json`, "utf8"))[0];
+    const chain = new DevnetChain(
+      { version: 1n, height: 1n, epoch: 1n, sequence: Array.from({ length: DEVNET_ACCOUNTS }, () => 0n), upgrades: 0 },
+      defaultDevnetChainOptions,
+    );
+    const json: unknown[] = [genesis];
+    for (let b = 0; b < 60; b++) json.push(...chain.nextBlock(1_700_000_000_000_000n + BigInt(b) * 1_000_000n));
+    const txns = json.map((t, i) => parseAptosTransaction(t, i));
+    expect(txns.filter((t) => t.modules.length > 0).length).toBeGreaterThan(1);
+    expect(txns.some((t) => t.tableItems.some((i) => i.value === null))).toBe(true);
+    expect(plain(handedOver(txns))).toEqual(plain(txns));
+  });
+
+  it("keeps what is rare: unknown kinds, a source's ABI, deletions, a nonce, end-of-block flags", () => {
+    const address = "0x" + "ab".repeat(32);
+    const unknownTxn = {
+      version: "7",
+      type: "some_future_transaction",
+      hash: "0x" + "01".repeat(32),
+      sender: address,
+      replay_protection_nonce: "18446744073709551615",
+      changes: [
+        { type: "delete_module", address, module: `${address}::gone` },
+        { type: "write_module", address, data: { bytecode: "0x00", abi: { address, name: "future", friends: [] } } },
+        { type: "delete_resource", address, resource: "0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>" },
+        { type: "write_resource", address, data: { type: "0x1::a::B", data: { x: "ünï" } } },
+        { type: "delete_table_item", handle: address, key: "0x", data: null },
+        { type: "new_change_kind" },
+      ],
+    };
+    const epilogue = { version: "8", type: "block_epilogue_transaction", block_end_info: { block_gas_limit_reached: true, block_output_limit_reached: false } };
+    const txns = [parseAptosTransaction(unknownTxn, 0), parseAptosTransaction(epilogue, 1)];
+    expect(txns[0]!.unknown.map((u) => u.what)).toEqual(["transaction", "module", "change"]);
+    expect(plain(handedOver(txns))).toEqual(plain(txns));
+  });
+});
