@@ -14,11 +14,10 @@
  * followed by devnet blocks. Loopback only; every run is bounded in time.
  */
 import { spawnSync } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnetChain.js";
-import { FIXTURES } from "../test/helpers/fixtures.js";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { DEVNET_TABLE_HANDLE, devnetAccount } from "../src/ingest/devnetChain.js";
 import { rawRequest, untilEncodingShrinks, type RawResponse } from "../test/helpers/rawHttp.js";
-import { OUT, ROOT, load, median, startServer, writeSection, type Load } from "./common.js";
+import { OUT, ROOT, devnetNdjson, load, median, startServer, writeSection, type Load } from "./common.js";
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,24 +35,7 @@ const file = `${OUT}ledger-${TXNS}.ndjson`;
 const db = `${OUT}ledger-${TXNS}.db`;
 
 async function generate(): Promise<void> {
-  if (existsSync(file)) return;
-  const out = createWriteStream(file + ".tmp");
-  const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once("drain", () => r())));
-  const genesis = JSON.parse(readFileSync(`${FIXTURES}genesis_transaction.json`, "utf8"))[0];
-  await write(JSON.stringify(genesis) + "\n");
-  const chain = new DevnetChain(
-    { version: 1n, height: 1n, epoch: 1n, sequence: Array.from({ length: DEVNET_ACCOUNTS }, () => 0n), upgrades: 0 },
-    defaultDevnetChainOptions,
-  );
-  let ts = 1_700_000_000_000_000n;
-  while (chain.pos.version < BigInt(TXNS)) {
-    let buf = "";
-    ts += 1_000_000n;
-    for (const t of chain.nextBlock(ts)) buf += JSON.stringify(t) + "\n";
-    await write(buf);
-  }
-  await new Promise<void>((r) => out.end(() => r()));
-  spawnSync("mv", [file + ".tmp", file]);
+  await devnetNdjson(file, TXNS);
 }
 
 function importLedger(): string {

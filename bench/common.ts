@@ -1,8 +1,10 @@
 /** Shared pieces of the benchmarks: child servers, autocannon runs, medians, RESULTS.md sections. */
 import type autocannon from "autocannon";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
+import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "../src/ingest/devnetChain.js";
+import { FIXTURES } from "../test/helpers/fixtures.js";
 
 export const ROOT = new URL("../", import.meta.url).pathname;
 export const OUT = `${ROOT}bench/out/`;
@@ -88,4 +90,26 @@ export function writeSection(title: string, body: string): void {
     text = text.slice(0, start) + section + (next === -1 ? "" : text.slice(next + 1));
   }
   writeFileSync(path, text.trimEnd() + "\n");
+}
+
+/** Writes `file` once (kept for later runs): the genesis fixture, then devnet blocks up to `versions`, as NDJSON. */
+export async function devnetNdjson(file: string, versions: number): Promise<void> {
+  if (existsSync(file)) return;
+  const out = createWriteStream(`${file}.tmp`);
+  const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once("drain", () => r())));
+  const genesis = JSON.parse(readFileSync(`${FIXTURES}genesis_transaction.json`, "utf8"))[0];
+  await write(`${JSON.stringify(genesis)}\n`);
+  const chain = new DevnetChain(
+    { version: 1n, height: 1n, epoch: 1n, sequence: Array.from({ length: DEVNET_ACCOUNTS }, () => 0n), upgrades: 0 },
+    defaultDevnetChainOptions,
+  );
+  let ts = 1_700_000_000_000_000n;
+  while (chain.pos.version < BigInt(versions)) {
+    let buf = "";
+    ts += 1_000_000n;
+    for (const t of chain.nextBlock(ts)) buf += `${JSON.stringify(t)}\n`;
+    await write(buf);
+  }
+  await new Promise<void>((r) => out.end(() => r()));
+  renameSync(`${file}.tmp`, file);
 }

@@ -13,11 +13,9 @@
  * round; `--cpu-prof DIR` writes V8 profiles of every thread of one import of this build there.
  */
 import { spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "../src/ingest/devnetChain.js";
-import { FIXTURES } from "../test/helpers/fixtures.js";
-import { OUT, ROOT, median } from "./common.js";
+import { OUT, ROOT, devnetNdjson, median } from "./common.js";
 
 const arg = (name: string): string | null => {
   const i = process.argv.indexOf(`--${name}`);
@@ -35,24 +33,7 @@ const file = `${OUT}import-${VERSIONS}.ndjson`;
 const CPU_PRELOAD = join(ROOT, "bench/cpuAtExit.mjs");
 
 async function generate(): Promise<void> {
-  if (existsSync(file)) return;
-  const out = createWriteStream(file + ".tmp");
-  const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once("drain", () => r())));
-  const genesis = JSON.parse(readFileSync(`${FIXTURES}genesis_transaction.json`, "utf8"))[0];
-  await write(JSON.stringify(genesis) + "\n");
-  const chain = new DevnetChain(
-    { version: 1n, height: 1n, epoch: 1n, sequence: Array.from({ length: DEVNET_ACCOUNTS }, () => 0n), upgrades: 0 },
-    defaultDevnetChainOptions,
-  );
-  let ts = 1_700_000_000_000_000n;
-  while (chain.pos.version < BigInt(VERSIONS)) {
-    let buf = "";
-    ts += 1_000_000n;
-    for (const t of chain.nextBlock(ts)) buf += JSON.stringify(t) + "\n";
-    await write(buf);
-  }
-  await new Promise<void>((r) => out.end(() => r()));
-  renameSync(file + ".tmp", file);
+  await devnetNdjson(file, VERSIONS);
 }
 
 interface Run {
