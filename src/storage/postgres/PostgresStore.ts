@@ -23,10 +23,9 @@
  */
 import pg from "pg";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { BaseStateWrite, StateKeyRef } from "../followBase.js";
 import type { BlockWrite, PruneResult, PruneTarget } from "../writer.js";
 import type { Storage } from "../storage.js";
-import { ReadsThrough } from "../readsThrough.js";
+import { PassThrough } from "../passThrough.js";
 import type { Snapshot, StandbyReads, WireReads } from "../reader.js";
 import { StandbyWriteError, StorageError, type StorageErrorKind } from "../errors.js";
 import { prepareBlock } from "../prepareBlock.js";
@@ -66,7 +65,7 @@ export interface PostgresConnectOptions extends PostgresStoreOptions {
 /** The pool of each store, for the test helpers in `testing.ts` (never for production code). */
 export const pools = new WeakMap<PostgresStore, pg.Pool>();
 
-export class PostgresStore extends ReadsThrough implements Storage {
+export class PostgresStore extends PassThrough implements Storage {
   readonly kind = "postgres" as const;
   /** Every read is a round trip: no reads in the calling turn. */
   readonly immediate = null;
@@ -79,7 +78,7 @@ export class PostgresStore extends ReadsThrough implements Storage {
   private readonly sql: NamedStatements;
   protected readonly reads: PostgresReads;
   private readonly pruner: PostgresPruner;
-  private readonly followBase: PostgresFollowBase;
+  protected readonly followBase: PostgresFollowBase;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -219,18 +218,6 @@ export class PostgresStore extends ReadsThrough implements Storage {
     } finally {
       this.memo.clear();
     }
-  }
-
-  getBaseRecord(what: string): Promise<bigint | null> {
-    return this.followBase.getBaseRecord(what);
-  }
-
-  writeBaseState(w: BaseStateWrite): Promise<void> {
-    return this.followBase.writeBaseState(w);
-  }
-
-  newestStateVersion(key: StateKeyRef, upTo: bigint): Promise<bigint | null> {
-    return this.followBase.newestStateVersion(key, upTo);
   }
 
   async close(): Promise<void> {

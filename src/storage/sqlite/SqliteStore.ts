@@ -16,11 +16,10 @@
  */
 import type { Database as Db } from "better-sqlite3";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { BaseStateWrite, StateKeyRef } from "../followBase.js";
 import type { BlockWrite, PruneResult, PruneTarget } from "../writer.js";
 import type { ImmediateReads, Snapshot, WireReads } from "../reader.js";
 import type { Storage } from "../storage.js";
-import { ReadsThrough } from "../readsThrough.js";
+import { PassThrough } from "../passThrough.js";
 import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../errors.js";
 import { keepLastWrites, prepareBlock, prepareKept } from "../prepareBlock.js";
 import { checkChainId } from "../rules.js";
@@ -43,7 +42,7 @@ export { DEFAULT_PRUNE_BATCH, SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, type 
 /** The connection of each store, for the test helpers in `testing.ts` (never for production code). */
 export const connections = new WeakMap<SqliteStore, Db>();
 
-export class SqliteStore extends ReadsThrough implements Storage {
+export class SqliteStore extends PassThrough implements Storage {
   readonly kind = "sqlite" as const;
   /** The position reads in the calling turn: better-sqlite3 reads synchronously in process. */
   readonly immediate: ImmediateReads;
@@ -60,7 +59,7 @@ export class SqliteStore extends ReadsThrough implements Storage {
   private readonly ids: Interner;
   private readonly packer = new ResourcePacker();
   private readonly pruner: SqlitePruner;
-  private readonly followBase: SqliteFollowBase;
+  protected readonly followBase: SqliteFollowBase;
   private readonly file: FileIdentity;
 
   constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
@@ -167,18 +166,6 @@ export class SqliteStore extends ReadsThrough implements Storage {
   /** Whether later prunes give free pages back to the file system. */
   hasIncrementalVacuum(): boolean {
     return this.pruner.hasIncrementalVacuum();
-  }
-
-  getBaseRecord(what: string): Promise<bigint | null> {
-    return this.followBase.getBaseRecord(what);
-  }
-
-  writeBaseState(w: BaseStateWrite): Promise<void> {
-    return this.followBase.writeBaseState(w);
-  }
-
-  newestStateVersion(key: StateKeyRef, upTo: bigint): Promise<bigint | null> {
-    return this.followBase.newestStateVersion(key, upTo);
   }
 
   /**

@@ -1,10 +1,11 @@
 /**
- * The reads each dialect answers in a reads object of its own (`sqlite/reads.ts`,
- * `postgres/reads.ts`) and its store passes through unchanged: written once here, as the base of
- * both stores.
+ * The calls each dialect answers in objects of its own (its reads, `sqlite/reads.ts` and
+ * `postgres/reads.ts`; its follow-base bookkeeping, `followBase.ts`) and its store passes through
+ * unchanged: written once here, as the base of both stores.
  */
 import type { BlockInfo, ModuleEntry, UserTxnGas } from "../ledger/types.js";
 import type { LedgerReader, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode } from "./reader.js";
+import type { BaseStateWrite, FollowBase, StateKeyRef } from "./followBase.js";
 import type { LedgerWriter, StoredTxnFingerprint } from "./writer.js";
 
 /** What a dialect's reads object answers for its store. */
@@ -24,8 +25,9 @@ export type PassedReads = Pick<
 > &
   Pick<LedgerWriter, "getFingerprints">;
 
-export abstract class ReadsThrough implements PassedReads {
+export abstract class PassThrough implements PassedReads, FollowBase {
   protected abstract readonly reads: PassedReads;
+  protected abstract readonly followBase: FollowBase;
 
   readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
     return this.reads.readModules(address, version, start, limit, code);
@@ -73,5 +75,17 @@ export abstract class ReadsThrough implements PassedReads {
 
   getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
     return this.reads.getFingerprints(from, to);
+  }
+
+  getBaseRecord(what: string): Promise<bigint | null> {
+    return this.followBase.getBaseRecord(what);
+  }
+
+  writeBaseState(w: BaseStateWrite): Promise<void> {
+    return this.followBase.writeBaseState(w);
+  }
+
+  newestStateVersion(key: StateKeyRef, upTo: bigint): Promise<bigint | null> {
+    return this.followBase.newestStateVersion(key, upTo);
   }
 }
