@@ -66,7 +66,7 @@ export function installProxy(app: FastifyInstance, ctx: NodeContext, o: ProxyOpt
     done();
   });
 
-  app.register(async (scope) => {
+  app.register((scope, _opts, registered) => {
     // The body is not parsed here: whatever its type, it is streamed to the upstream as it comes.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
@@ -89,6 +89,7 @@ export function installProxy(app: FastifyInstance, ctx: NodeContext, o: ProxyOpt
         return forward(req, reply);
       },
     });
+    registered();
   });
 
   async function forward(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
