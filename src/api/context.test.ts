@@ -40,11 +40,11 @@ describe("NodeContext.storageError, a replica's failures", () => {
     const ctx = fresh();
     const counted: number[] = [];
     ctx.onStorageError = (status) => counted.push(status);
-    const conflict = new RecoveryConflictError("the hot standby cancelled modules (4 attempts) (conflict with recovery)");
+    const conflict = new RecoveryConflictError("the hot standby cancelled modules (8 attempts) (conflict with recovery)");
     const err = ctx.storageError(conflict, "Failed to get modules", info);
     expect([err.status, err.body(), ctx.storageFailure, counted]).toEqual([
       503,
-      { message: "Failed to get modules: the hot standby cancelled modules (4 attempts) (conflict with recovery)", error_code: "internal_error" },
+      { message: "Failed to get modules: the hot standby cancelled modules (8 attempts) (conflict with recovery)", error_code: "internal_error" },
       null,
       [],
     ]);

@@ -57,9 +57,9 @@ export async function inTransaction<T>(pool: pg.Pool, what: string, f: (c: PoolC
  * How often a read a hot standby cancelled for a recovery conflict is sent, in all: each attempt
  * is a new snapshot, so a retried read is as exact as the first would have been.
  */
-export const RECOVERY_CONFLICT_ATTEMPTS = 4;
-/** Pause before the retry after attempt `n` (1-based), ms: the replay that conflicted moves on. */
-const retryPauseMs = (n: number): number => 10 * 2 ** (n - 1);
+export const RECOVERY_CONFLICT_ATTEMPTS = 8;
+/** Pause before the retry after attempt `n` (1-based), ms: the replay that conflicted moves on (at most 630 ms in all). */
+const retryPauseMs = (n: number): number => Math.min(160, 10 * 2 ** (n - 1));
 
 /**
  * The named statements of `SQL`, each run on any pooled connection. A statement a hot standby
