@@ -34,6 +34,7 @@ import { openStore } from "../src/storage/open.js";
 import { findPostgresBin, freePort } from "../test/helpers/postgres.js";
 import { OUT } from "./common.js";
 import { writeScaleLedger } from "./scaleLedger.js";
+import type { LedgerTargets } from "./scaleRows.js";
 
 const run = promisify(execFile);
 
@@ -256,15 +257,8 @@ export class ScalePg {
     return d;
   }
 
-  /** The ledger's own answers to what the bench's requests ask about (see `Targets` in scale.bench.ts). */
-  async targetsOf(db: string): Promise<{
-    oldest: number;
-    latest: number;
-    senders: Buffer[];
-    moduleAccounts: Array<{ address: Buffer; n: number }>;
-    history: { address: Buffer; n: number };
-    items: Array<{ handle: Buffer; key: Buffer }>;
-  }> {
+  /** The ledger's own answers to what the bench's requests ask about (see `Targets` in scaleRows.ts). */
+  async targetsOf(db: string): Promise<LedgerTargets> {
     const c = new pg.Client({ connectionString: this.url(db) });
     await c.connect();
     try {

@@ -48,15 +48,18 @@ export function readTargets(db: string): Targets {
   return targets;
 }
 
-/** The targets from what a ledger holds; the missing keys drawn at random. */
-export function targetsOf(raw: {
+/** What a ledger holds that the targets are made from, as either backend reads it. */
+export interface LedgerTargets {
   oldest: number;
   latest: number;
   senders: Buffer[];
   moduleAccounts: Array<{ address: Buffer; n: number }>;
   history: { address: Buffer; n: number };
   items: Array<{ handle: Buffer; key: Buffer }>;
-}): Targets {
+}
+
+/** The targets from what a ledger holds; the missing keys drawn at random. */
+export function targetsOf(raw: LedgerTargets): Targets {
   const ledger = { oldest: raw.oldest, latest: raw.latest };
   const senders = raw.senders.map(hex);
   const moduleAccounts = raw.moduleAccounts.map((r) => ({ address: hex(r.address), modules: r.n }));
