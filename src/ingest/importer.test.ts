@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Storage } from "../storage/storage.js";
+import type { BlockWrite, PreparedBlock } from "../storage/writer.js";
 import { SqliteStore } from "../storage/sqlite/SqliteStore.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./devnetChain.js";
 import { Importer } from "./importer.js";
@@ -15,22 +16,65 @@ import { Importer } from "./importer.js";
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-importer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** `store` whose commits fail whenever `fail()` says so; `batched` false hides commitBlocks. */
-function flaky(store: SqliteStore, fail: () => boolean, batched: boolean): Storage {
+/**
+ * `store` whose commits fail whenever `fail()` says so, and whose batches' preparations whenever
+ * `failPrepare()` does; `batched` false hides the batched calls (the Importer then commits block by block).
+ */
+function flaky(store: SqliteStore, fail: () => boolean, failPrepare: () => boolean, batched: boolean): Storage {
   const boom = async () => {
     throw new Error("database is locked");
   };
   return new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop === "commitBlocks") {
+      if (prop === "commitBlocks" || prop === "prepareBlocks" || prop === "commitPrepared") {
         if (!batched) return undefined;
-        return (ws: Parameters<NonNullable<Storage["commitBlocks"]>>[0]) => (fail() ? boom() : target.commitBlocks(ws));
+        if (prop === "prepareBlocks") return (ws: BlockWrite[]) => (failPrepare() ? boom() : target.prepareBlocks(ws));
+        if (prop === "commitPrepared") return (bs: PreparedBlock[]) => (fail() ? boom() : target.commitPrepared(bs));
       }
       if (prop === "commitBlock") return (w: Parameters<Storage["commitBlock"]>[0]) => (fail() ? boom() : target.commitBlock(w));
       const v = Reflect.get(target, prop, receiver);
       return typeof v === "function" ? v.bind(target) : v;
     },
   }) as Storage;
+}
+
+/**
+ * `store` whose first batch is written only once the second batch's preparation has ended, and
+ * where `failing` fails: the second batch's preparation, or the first batch's write. Records the
+ * batches written.
+ */
+function overlapping(store: SqliteStore, failing: "prepare" | "write"): { store: Storage; written: PreparedBlock[][]; heal: () => void } {
+  let prepares = 0;
+  let healed = false;
+  let secondPrepared!: () => void;
+  const second = new Promise<void>((r) => (secondPrepared = r));
+  const written: PreparedBlock[][] = [];
+  const wrapped = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === "prepareBlocks") {
+        return async (ws: BlockWrite[]) => {
+          const n = prepares++;
+          try {
+            if (n === 1 && failing === "prepare" && !healed) throw new Error("packing failed");
+            return await target.prepareBlocks(ws);
+          } finally {
+            if (n === 1) setImmediate(secondPrepared);
+          }
+        };
+      }
+      if (prop === "commitPrepared") {
+        return async (bs: PreparedBlock[]) => {
+          if (!healed) await second;
+          if (written.length === 0 && failing === "write" && !healed) throw new Error("database is locked");
+          await target.commitPrepared(bs);
+          written.push(bs);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  }) as Storage;
+  return { store: wrapped, written, heal: () => (healed = true) };
 }
 
 async function retry(f: () => Promise<unknown>, counter: { failures: number }): Promise<void> {
@@ -59,8 +103,9 @@ describe("Importer under failing commits", () => {
       const db = join(dir, `${batched}.db`);
       const real = new SqliteStore(db);
       let calls = 0;
-      // Two of every three commit attempts fail.
-      const store = flaky(real, () => calls++ % 3 !== 2, batched);
+      let prepares = 0;
+      // Two of every three commit attempts fail, and one of every three preparations of a batch.
+      const store = flaky(real, () => calls++ % 3 !== 2, () => prepares++ % 3 === 0, batched);
       const imp = await Importer.open(store, 4);
       const pushes = { failures: 0 };
       for (const t of txns) await retry(() => imp.push(t), pushes);
@@ -83,4 +128,65 @@ describe("Importer under failing commits", () => {
       await real.close();
     });
   }
+
+  // 400 blocks, four 5,000-transaction batches: the second is prepared while the first is in flight.
+  const few = [...DevnetChain.fresh(defaultDevnetChainOptions).genesis()];
+  {
+    const c = DevnetChain.fresh(defaultDevnetChainOptions);
+    c.genesis();
+    for (let b = 0; b < 400; b++) few.push(...c.nextBlock(1_700_000_000_000_000n + BigInt(b)));
+  }
+
+  /** Imports `few` until the failure; then, healed, the rest, and checks every version is there once. */
+  async function importAcrossFailure(failing: "prepare" | "write") {
+    const real = new SqliteStore(join(dir, `overlap-${failing}.db`));
+    const { store, written, heal } = overlapping(real, failing);
+    const imp = await Importer.open(store, 4);
+    let taken = 0;
+    const failed = await (async () => {
+      for (const t of few) {
+        await imp.push(t);
+        taken++;
+      }
+      await imp.finish();
+    })().then(
+      () => null,
+      (e: Error) => e.message,
+    );
+    const info = await real.getLedgerInfo(true);
+    const importerVersion = imp.ledgerVersion;
+    const writtenThen = written.length;
+    const rest = async () => {
+      heal();
+      for (const t of few.slice(taken)) await imp.push(t);
+      await imp.finish();
+      const after = await real.getLedgerInfo(true);
+      expect(after!.ledgerVersion).toBe(BigInt(few.length - 1));
+      const fps = await real.getFingerprints(0n, after!.ledgerVersion);
+      expect(fps.map((f) => f.version)).toEqual(few.map((_, i) => BigInt(i)));
+      expect(imp.stats.committedTxns).toBe(few.length);
+      await real.close();
+    };
+    return { failed, info, importerVersion, writtenThen, written, real, rest };
+  }
+
+  it("a failed preparation of the next batch leaves the batch before it committed whole, and a retry commits the rest", async () => {
+    const r = await importAcrossFailure("prepare");
+    expect(r.failed).toBe("packing failed");
+    expect(r.writtenThen).toBe(1);
+    const firstEnd = r.written[0]![r.written[0]!.length - 1]!.block.lastVersion;
+    expect(r.info!.ledgerVersion).toBe(firstEnd);
+    expect(r.importerVersion).toBe(firstEnd);
+    expect(await r.real.getFingerprints(firstEnd + 1n, firstEnd + 20_000n)).toEqual([]);
+    await r.rest();
+  });
+
+  it("a failed write of a batch leaves the next batch, prepared meanwhile, unwritten, and a retry commits them", async () => {
+    const r = await importAcrossFailure("write");
+    expect(r.failed).toBe("database is locked");
+    expect(r.writtenThen).toBe(0);
+    expect(r.info).toBeNull();
+    expect(r.importerVersion).toBeNull();
+    await r.rest();
+  });
 });

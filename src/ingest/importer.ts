@@ -17,11 +17,13 @@
  *   it held stay queued and the transaction being pushed is not taken, so calling the same
  *   `push(json)` or `finish()` again retries exactly the same blocks. Nothing is skipped, so a
  *   writer that retries after a failure leaves no gap.
- * - One commit may be in flight while the next transactions are parsed (a store whose commit
- *   does part of its work off this thread, as SQLite's packing of resource values, overlaps it
- *   with parsing): the next commit, and `finish()`, wait for it first, and when it failed its
- *   blocks go back to the front of the queue and its error is thrown there, as if that commit
- *   had failed then. `finish()` returns only once every queued block is committed.
+ * - Up to two batches are in flight while the next transactions are taken: batch N+1 is prepared
+ *   (`prepareBlocks`: packing, hashing) while batch N is prepared or written, and it is written
+ *   only after N was, never after N failed. The next commit waits for the older of the two, and
+ *   `finish()` for both. When one failed (its preparation or its write), its blocks and those of
+ *   the batch after it (which wrote nothing) go back to the front of the queue and its error is
+ *   thrown there, as if that commit had failed then; a batch before it stays committed.
+ *   `finish()` returns only once every queued block is committed.
  */
 import type { BlockWrite, StoredTxnFingerprint } from "../storage/writer.js";
 import type { Storage } from "../storage/storage.js";
@@ -45,14 +47,23 @@ export interface ImportStats {
 
 /** Whole blocks are grouped into one commit until they hold this many transactions. */
 const BATCH_TXNS = 5_000;
+/** Batches in flight: one being written while the next is prepared. */
+const COMMITS_IN_FLIGHT = 2;
+
+interface InFlight {
+  blocks: BlockWrite[];
+  txns: number;
+  /** Settles once the batch is written, or failed (then nothing of it was written). */
+  done: Promise<void>;
+}
 
 export class Importer {
   private block: ParsedTxn[] = [];
   /** Whole blocks validated and waiting for their commit; emptied only once it succeeded. */
   private batch: BlockWrite[] = [];
   private batchTxns = 0;
-  /** The commit in flight (see the head of this file): its blocks, and its outcome. */
-  private inFlight: { blocks: BlockWrite[]; txns: number; done: Promise<void> } | null = null;
+  /** The commits in flight, oldest first (see the head of this file). */
+  private inFlight: InFlight[] = [];
   private expected: bigint | null = null; // next version the input must carry
   private stored: bigint | null = null; // newest committed version
   private tip: bigint | null = null; // newest committed or queued version: the next block follows it
@@ -208,14 +219,17 @@ export class Importer {
    * the blocks not yet committed, for the next call to commit.
    */
   private async flush(): Promise<void> {
-    await this.settle();
+    await this.settle(COMMITS_IN_FLIGHT - 1);
     if (this.batch.length === 0) return;
-    if (this.store.commitBlocks) {
+    if (this.store.commitPrepared) {
       const blocks = this.batch;
-      const commit = this.store.commitBlocks(blocks);
+      const prepared = this.store.prepareBlocks(blocks);
+      const before = this.inFlight[this.inFlight.length - 1]?.done;
+      // Written after the batch before it, and never when that failed (this rejects with its error).
+      const done = Promise.all([prepared, before]).then(([p]) => this.store.commitPrepared(p));
       // Settled by `settle`; never an unhandled rejection meanwhile.
-      commit.catch(() => undefined);
-      this.inFlight = { blocks, txns: this.batchTxns, done: commit };
+      done.catch(() => undefined);
+      this.inFlight.push({ blocks, txns: this.batchTxns, done });
       this.batch = [];
     } else {
       while (this.batch.length > 0) {
@@ -229,22 +243,26 @@ export class Importer {
   }
 
   /**
-   * Waits for the commit in flight. When it failed, its blocks go back in front of the queue
-   * (nothing of them was written) and its error is thrown.
+   * Waits until at most `keep` commits are in flight (oldest first). When one failed, it and the
+   * ones after it (chained on it: they wrote nothing) are waited for, their blocks go back in front
+   * of the queue, and its error is thrown.
    */
-  private async settle(): Promise<void> {
-    const f = this.inFlight;
-    if (!f) return;
-    try {
-      await f.done;
-    } catch (e) {
-      this.inFlight = null;
-      this.batch = [...f.blocks, ...this.batch];
-      this.batchTxns += f.txns;
-      throw e;
+  private async settle(keep = 0): Promise<void> {
+    while (this.inFlight.length > keep) {
+      const f = this.inFlight[0]!;
+      try {
+        await f.done;
+      } catch (e) {
+        const failed = this.inFlight;
+        this.inFlight = [];
+        await Promise.allSettled(failed.map((x) => x.done));
+        this.batch = [...failed.flatMap((x) => x.blocks), ...this.batch];
+        for (const x of failed) this.batchTxns += x.txns;
+        throw e;
+      }
+      this.inFlight.shift();
+      for (const w of f.blocks) this.committed(w);
     }
-    this.inFlight = null;
-    for (const w of f.blocks) this.committed(w);
   }
 
   private committed(w: BlockWrite): void {
@@ -256,7 +274,7 @@ export class Importer {
   /** Queues the open block, and commits the queue when it is full (retried by the next call). */
   private async queuePending(): Promise<void> {
     this.queueBlock();
-    if (this.batch.length > 0 && (this.batchTxns >= BATCH_TXNS || !this.store.commitBlocks)) await this.flush();
+    if (this.batch.length > 0 && (this.batchTxns >= BATCH_TXNS || !this.store.commitPrepared)) await this.flush();
   }
 
   /** Moves the open block, when there is one, to the commit queue. Synchronous: nothing to fail half-way. */

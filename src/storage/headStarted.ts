@@ -209,6 +209,8 @@ export class HeadStartedStorage implements Storage {
   fileProblem: Storage["fileProblem"] = () => this.inner.fileProblem();
   getFingerprints: Storage["getFingerprints"] = (f, t) => this.inner.getFingerprints(f, t);
   commitBlocks: Storage["commitBlocks"] = (w) => this.inner.commitBlocks(w);
+  prepareBlocks: Storage["prepareBlocks"] = (w) => this.inner.prepareBlocks(w);
+  commitPrepared: Storage["commitPrepared"] = (b) => this.inner.commitPrepared(b);
   commitBlock: Storage["commitBlock"] = (w) => this.inner.commitBlock(w);
   prune: Storage["prune"] = (t) => this.inner.prune(t);
   getBaseRecord: Storage["getBaseRecord"] = (w) => this.inner.getBaseRecord(w);

@@ -3,14 +3,13 @@
  * a key within a block wins, each module's code hash and ABI text, each resource value packed
  * (`resourceValue.ts`). A dialect takes the prepared block and only maps it to its rows.
  */
-import type { BlockInfo } from "../ledger/types.js";
 import { codeHash } from "../ledger/codeHash.js";
-import type { BlockWrite, ModuleWrite, ResourceWrite, TableItemWrite, TxnWrite } from "./writer.js";
+import type { BlockWrite, ModuleWrite, PreparedBlock, PreparedModuleWrite, PreparedState, ResourceWrite } from "./writer.js";
 import { packResourceValue } from "./resourceValue.js";
 import { storedAbiText } from "./rules.js";
 
 /** A module write with its code's content hash, and the ABI text stored with the code. */
-export class PreparedModule {
+export class PreparedModule implements PreparedModuleWrite {
   /** `codeHash` of the bytecode; null for a deletion. */
   readonly codeHash: string | null;
   private abiText: string | null | undefined = undefined;
@@ -29,23 +28,7 @@ export class PreparedModule {
   }
 }
 
-/** A resource write with its value in the stored form (null: deleted). */
-export interface PreparedResource {
-  write: ResourceWrite;
-  value: Buffer | null;
-}
-
-/** The state rows of a block, or of a follower's base state, prepared. */
-export interface PreparedState {
-  modules: PreparedModule[];
-  tableItems: TableItemWrite[];
-  resources: PreparedResource[];
-}
-
-export interface PreparedBlock extends PreparedState {
-  block: BlockInfo;
-  transactions: TxnWrite[];
-}
+export type { PreparedBlock, PreparedResource, PreparedState } from "./writer.js";
 
 /** Packs one resource value (a non-null one); the default packs it here. */
 export type PackValue = (r: ResourceWrite & { json: string }) => Buffer;

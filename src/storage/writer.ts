@@ -73,6 +73,34 @@ export interface BlockWrite {
   resources: ResourceWrite[];
 }
 
+/** A module write with its code's content hash and the ABI text stored with the code. */
+export interface PreparedModuleWrite {
+  readonly write: ModuleWrite;
+  /** `codeHash` of the bytecode; null for a deletion. */
+  readonly codeHash: string | null;
+  /** The ABI text stored with the code (null for a deletion); may be decoded at the first ask. */
+  readonly abi: string | null;
+}
+
+/** A resource write with its value in the stored form (null: deleted). */
+export interface PreparedResource {
+  write: ResourceWrite;
+  value: Buffer | null;
+}
+
+/** The state rows of a block, or of a follower's base state, prepared (`prepareBlock.ts`). */
+export interface PreparedState {
+  modules: PreparedModuleWrite[];
+  tableItems: TableItemWrite[];
+  resources: PreparedResource[];
+}
+
+/** A block as a dialect writes it: the last write of each key kept, code hashed, values packed. */
+export interface PreparedBlock extends PreparedState {
+  block: BlockInfo;
+  transactions: TxnWrite[];
+}
+
 export interface StoredTxnFingerprint {
   version: bigint;
   kind: TxnKind;
@@ -100,6 +128,14 @@ export interface LedgerWriter {
   commitBlock(write: BlockWrite): Promise<void>;
   /** Commits consecutive whole blocks in one atomic commit (bulk import: fewer syncs). */
   commitBlocks(writes: BlockWrite[]): Promise<void>;
+  /**
+   * The first half of `commitBlocks`: everything done to the blocks before a row is written (the
+   * last write of a key, code hashes, packed resource values); writes nothing, so it may run
+   * while an earlier commit is being written (the Importer prepares the next batch meanwhile).
+   */
+  prepareBlocks(writes: BlockWrite[]): Promise<PreparedBlock[]>;
+  /** The second half: writes blocks `prepareBlocks` gave, in one atomic commit. */
+  commitPrepared(blocks: PreparedBlock[]): Promise<void>;
   /**
    * Raises the oldest kept version and removes what no read at or above it can see, in steps of
    * their own commits (each leaves a correct ledger; a prune cut off anywhere is resumed by the next).

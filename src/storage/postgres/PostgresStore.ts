@@ -23,7 +23,7 @@
  */
 import pg from "pg";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { BlockWrite, PruneResult, PruneTarget } from "../writer.js";
+import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../writer.js";
 import type { Storage } from "../storage.js";
 import { PassThrough } from "../passThrough.js";
 import type { Snapshot, StandbyReads, WireReads } from "../reader.js";
@@ -187,16 +187,33 @@ export class PostgresStore extends PassThrough implements Storage {
 
   /** Several consecutive blocks in one transaction (bulk import): all visible at once or none. */
   async commitBlocks(writes: BlockWrite[]): Promise<void> {
-    if (writes.length === 0) return;
+    return this.commitPrepared(await this.prepareBlocks(writes));
+  }
+
+  /**
+   * Prepares block by block, giving the event loop a turn between blocks: a commit in flight
+   * (the Importer's batch before) sends its next statement meanwhile instead of waiting for all.
+   */
+  async prepareBlocks(writes: BlockWrite[]): Promise<PreparedBlock[]> {
+    const prepared: PreparedBlock[] = [];
+    for (const w of writes) {
+      prepared.push(prepareBlock(w));
+      await new Promise<void>((r) => setImmediate(r));
+    }
+    return prepared;
+  }
+
+  /** The prepared blocks in one transaction, one `commit` statement a block. */
+  async commitPrepared(blocks: PreparedBlock[]): Promise<void> {
+    if (blocks.length === 0) return;
     try {
       await inTransaction(this.pool, "commitBlocks", async (c) => {
-        // The next block's parameters (its resource values packed) are made while the server
-        // runs the current block's statement, not between the two.
-        let values = commitValues(prepareBlock(writes[0]!));
-        for (let i = 0; i < writes.length; i++) {
+        // The next block's parameters are made while the server runs the current block's statement.
+        let values = commitValues(blocks[0]!);
+        for (let i = 0; i < blocks.length; i++) {
           const sent = c.query({ name: "ln_commit", text: SQL.commit, values });
           try {
-            if (i + 1 < writes.length) values = commitValues(prepareBlock(writes[i + 1]!));
+            if (i + 1 < blocks.length) values = commitValues(blocks[i + 1]!);
           } catch (e) {
             await sent.catch(() => undefined); // settled before the rollback, never left unhandled
             throw e;
@@ -205,7 +222,7 @@ export class PostgresStore extends PassThrough implements Storage {
         }
       });
     } catch (e) {
-      throw commitError(e, writes);
+      throw commitError(e, blocks);
     } finally {
       this.memo.clear();
     }

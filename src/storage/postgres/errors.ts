@@ -55,7 +55,7 @@ export function storageError(e: unknown, what: string): Error {
 }
 
 /** A failed commit naming its blocks and versions (an unavailable database stays unavailable). */
-export function commitError(e: unknown, writes: BlockWrite[]): Error {
+export function commitError(e: unknown, writes: ReadonlyArray<Pick<BlockWrite, "block">>): Error {
   const err = storageError(e, "commitBlock");
   if (err instanceof StorageUnavailableError || err instanceof StandbyWriteError) return err;
   const first = writes[0]!.block;

@@ -16,7 +16,7 @@
  */
 import type { Database as Db } from "better-sqlite3";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { BlockWrite, PruneResult, PruneTarget } from "../writer.js";
+import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../writer.js";
 import type { ImmediateReads, Snapshot, WireReads } from "../reader.js";
 import type { Storage } from "../storage.js";
 import { PassThrough } from "../passThrough.js";
@@ -135,11 +135,15 @@ export class SqliteStore extends PassThrough implements Storage {
     return this.write(() => this.ids.interning(() => this.committer.commitTx(prepared)));
   }
 
-  /**
-   * The resource values are packed first, on the packer's thread for a large batch (an import's:
-   * the Importer parses on meanwhile), then the blocks are written in one transaction.
-   */
   async commitBlocks(writes: BlockWrite[]): Promise<void> {
+    return this.commitPrepared(await this.prepareBlocks(writes));
+  }
+
+  /**
+   * Packs the resource values on the packer's thread for a large batch (an import's: the Importer
+   * parses on, and writes the batch before, meanwhile); nothing is written.
+   */
+  async prepareBlocks(writes: BlockWrite[]): Promise<PreparedBlock[]> {
     const kept = writes.map(keepLastWrites);
     const toPack: ResourceToPack[] = [];
     for (const w of kept) for (const r of w.resources) if (r.json !== null) toPack.push(r as ResourceToPack);
@@ -150,8 +154,12 @@ export class SqliteStore extends PassThrough implements Storage {
       if (v === undefined) throw new Error("internal: fewer packed resource values than resource writes");
       return v;
     };
-    const prepared = kept.map((w) => prepareKept(w, next));
-    return this.write(() => this.ids.interning(() => this.committer.commitManyTx(prepared)));
+    return kept.map((w) => prepareKept(w, next));
+  }
+
+  /** The prepared blocks in one transaction. */
+  async commitPrepared(blocks: PreparedBlock[]): Promise<void> {
+    return this.write(() => this.ids.interning(() => this.committer.commitManyTx(blocks)));
   }
 
   prune(target: PruneTarget): Promise<PruneResult> {
