@@ -66,15 +66,65 @@ export function prepareKept(w: BlockWrite, pack: PackValue = packHere): Prepared
   return { block: w.block, transactions: w.transactions, ...prepareState(w, pack) };
 }
 
-/** Keeps the last write of each key (order otherwise kept); the same array when no key repeats. */
-function lastWrites<T>(writes: T[], key: (w: T) => [Uint8Array, Uint8Array | string, bigint]): T[] {
+type WriteKey = [Uint8Array, Uint8Array | string, bigint];
+
+/** Writes of one version compared pair by pair up to this many; a longer run (genesis) by a map. */
+const PAIRWISE_MAX = 16;
+
+/**
+ * Keeps the last write of each key (order otherwise kept); the same array when no key repeats.
+ * Writes come in version order (a block's transactions in turn), so a key can repeat only among
+ * the writes of one version: those few are compared directly, without a text key for every write.
+ */
+function lastWrites<T>(writes: T[], key: (w: T) => WriteKey): T[] {
   if (writes.length < 2) return writes;
+  const keys = writes.map(key);
+  const dropped = new Set<number>();
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i++) sorted = keys[i]![2] >= keys[i - 1]![2];
+  if (!sorted) dropRepeatsByText(keys, 0, keys.length, dropped);
+  for (let start = 0; sorted && start < keys.length; ) {
+    const v = keys[start]![2];
+    let end = start + 1;
+    while (end < keys.length && keys[end]![2] === v) end++;
+    if (end - start > PAIRWISE_MAX) dropRepeatsByText(keys, start, end, dropped);
+    else dropRepeatsPairwise(keys, start, end, dropped);
+    start = end;
+  }
+  return dropped.size === 0 ? writes : writes.filter((_, i) => !dropped.has(i));
+}
+
+/** Adds to `dropped` each write of `keys[from..to)` whose key a later one there repeats. */
+function dropRepeatsPairwise(keys: WriteKey[], from: number, to: number, dropped: Set<number>): void {
+  for (let i = from; i < to; i++) {
+    for (let j = i + 1; j < to; j++) {
+      if (sameKey(keys[i]!, keys[j]!)) {
+        dropped.add(i);
+        break;
+      }
+    }
+  }
+}
+
+/** `dropRepeatsPairwise` by a map of text keys (any order, any length). */
+function dropRepeatsByText(keys: WriteKey[], from: number, to: number, dropped: Set<number>): void {
   const last = new Map<string, number>();
-  writes.forEach((w, i) => {
-    const [a, b, v] = key(w);
-    last.set(`${Buffer.from(a).toString("hex")}/${typeof b === "string" ? "s" + b : Buffer.from(b).toString("hex")}/${v}`, i);
-  });
-  if (last.size === writes.length) return writes;
-  const keep = new Set(last.values());
-  return writes.filter((_, i) => keep.has(i));
+  const text: string[] = [];
+  for (let i = from; i < to; i++) {
+    const [a, b, v] = keys[i]!;
+    const k = `${Buffer.from(a).toString("hex")}/${typeof b === "string" ? "s" + b : Buffer.from(b).toString("hex")}/${v}`;
+    text.push(k);
+    last.set(k, i);
+  }
+  for (let i = from; i < to; i++) if (last.get(text[i - from]!) !== i) dropped.add(i);
+}
+
+function sameKey(x: WriteKey, y: WriteKey): boolean {
+  return sameBytes(x[0], y[0]) && (typeof x[1] === "string" || typeof y[1] === "string" ? x[1] === y[1] : sameBytes(x[1], y[1]));
+}
+
+function sameBytes(x: Uint8Array, y: Uint8Array): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
