@@ -304,9 +304,24 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     if (key !== null && answer.body instanceof EncodedBody && exactAt !== null && at !== null && samePosition(exactAt, at)) {
       ctx.pages.offer<CachedPage>(key, { body: answer.body, meta: { cursor: answer.cursor, firstVersion: answer.firstVersion } });
     }
-    if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));
-    if (answer.cursor) reply.headers(ctx.headers.cursor(answer.cursor));
-    if (answer.headers) reply.headers(answer.headers);
+    const ledger = ledgerHeaders && exactAt ? ctx.headers.ledger(exactAt) : undefined;
+    const more = answer.cursor ? ctx.headers.cursor(answer.cursor) : undefined;
+    if (answer.headers) {
+      const own = more ?? [];
+      for (const name in answer.headers) own.push(name, answer.headers[name]!);
+      return sendBody(req, reply, format, answer, ledger, own);
+    }
+    return sendBody(req, reply, format, answer, ledger, more);
+  }
+
+  function sendBody(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    format: WireFormat,
+    answer: Answer,
+    ledger: readonly string[] | undefined,
+    more: readonly string[] | undefined,
+  ): undefined {
     let body = answer.body;
     if (body === undefined) {
       if (answer.json !== lastJson) {
@@ -315,7 +330,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       }
       body = lastText;
     }
-    ctx.compression.send(req, reply, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), route?.metrics);
+    ctx.compression.send(req, reply, 200, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), ledger, more, route?.metrics);
     return undefined;
   }
 
