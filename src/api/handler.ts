@@ -76,40 +76,45 @@ function resolveRef(schema: unknown): unknown {
   return ref ? sharedSchemas.find((s) => `${s.$id}#` === ref) : schema;
 }
 
-function parseObject(kinds: Array<[string, ParamKind]>, raw: unknown): Record<string, unknown> {
-  const values = (raw ?? {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [name, kind] of kinds) {
-    const v = values[name];
-    if (v === undefined) continue;
-    switch (kind) {
-      case "address":
-        out[name] = addressPath(name, v as string);
-        break;
-      case "u64":
-        out[name] = u64Query(name, v as string);
-        break;
-      case "struct-tag":
-        out[name] = structTagPath(name, v as string);
-        break;
-      case "identifier":
-        out[name] = identifierPath(name, v as string);
-        break;
-      case "hex": {
-        const bytes = parseHexBytes(v as string);
-        if (!bytes) {
-          throw ApiError.badParam(
-            `parse request payload error: ${name}: decode hex-encoded string(${quote(v)}) failed: expected an optional 0x and an even number of hex digits`,
-          );
-        }
-        out[name] = bytes;
-        break;
-      }
-      default:
-        out[name] = v;
+/** Parses one input property (`name`: for the error message) from what the schema checked. */
+type PropertyParser = (name: string, value: unknown) => unknown;
+
+const PARSERS: Record<ParamKind, PropertyParser> = {
+  address: (name, v) => addressPath(name, v as string),
+  u64: (name, v) => u64Query(name, v as string),
+  "struct-tag": (name, v) => structTagPath(name, v as string),
+  identifier: (name, v) => identifierPath(name, v as string),
+  hex: (name, v) => {
+    const bytes = parseHexBytes(v as string);
+    if (!bytes) {
+      throw ApiError.badParam(
+        `parse request payload error: ${name}: decode hex-encoded string(${quote(v)}) failed: expected an optional 0x and an even number of hex digits`,
+      );
     }
-  }
-  return out;
+    return bytes;
+  },
+  cursor: (_name, v) => v,
+  u16: (_name, v) => v,
+  "as-is": (_name, v) => v,
+};
+
+/** A property name fit to be written into generated code as it is. */
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/u;
+
+/**
+ * The parser of one input object (path, query or body), compiled at registration with its
+ * property names written out, as Fastify compiles its validators: each read and the object it
+ * returns have one shape per operation, where a loop over the names would read and write by
+ * computed name at sites every route shares. A property that is absent stays undefined.
+ */
+export function inputParser(kinds: Array<[string, ParamKind]>): (raw: unknown) => Record<string, unknown> {
+  if (kinds.length === 0) return () => NOTHING;
+  for (const [name] of kinds) if (!PLAIN_NAME.test(name)) throw new Error(`input property ${JSON.stringify(name)} is not a plain name`);
+  const reads = kinds.map(([name], i) => `const v${i} = values.${name};`).join("\n");
+  const fields = kinds.map(([name], i) => `${name}: v${i} === undefined ? undefined : p${i}("${name}", v${i}),`).join("\n");
+  const source = `return function parseInput(raw) {\nconst values = raw ?? {};\n${reads}\nreturn {\n${fields}\n};\n};`;
+  // Generated from the route schemas' own property names (checked above), once at registration.
+  return new Function(...kinds.map((_, i) => `p${i}`), source)(...kinds.map(([, kind]) => PARSERS[kind])) as (raw: unknown) => Record<string, unknown>;
 }
 
 /** Compiled response serializers (kept here too for the code that imported them from the handler). */
@@ -166,9 +171,9 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const encode = op.encode ? op.encode(ctx) : null;
   const pageKey = op.pageKey?.(ctx);
   const { resolve, settledAt } = op;
-  const paramKinds = propertyKinds(op.params);
-  const queryKinds = propertyKinds(op.query);
-  const bodyKinds = propertyKinds(op.body);
+  const parseParams = inputParser(propertyKinds(op.params));
+  const parseQuery = inputParser(propertyKinds(op.query));
+  const parseBody = inputParser(propertyKinds(op.body));
   const serialize = op.response.json ? jsonSerializer(op.response.json) : JSON.stringify;
   const versions = typeof op.ledger === "object" ? op.ledger : null;
   const jsonAllowed = op.formats.includes("json");
@@ -195,9 +200,9 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   function steps(req: FastifyRequest, reply: FastifyReply): Later<undefined> {
     // 1. validate
     const input: Input<unknown, unknown, unknown> = {
-      params: (paramKinds.length > 0 ? parseObject(paramKinds, req.params) : NOTHING) as never,
-      query: (queryKinds.length > 0 ? parseObject(queryKinds, req.query) : NOTHING) as never,
-      body: (bodyKinds.length > 0 ? parseObject(bodyKinds, req.body) : NOTHING) as never,
+      params: parseParams(req.params) as never,
+      query: parseQuery(req.query) as never,
+      body: parseBody(req.body) as never,
     };
     const format = negotiate(req.headers.accept);
     if (op.ledger === "none") return readAndSend(req, reply, input, format, NO_VERSIONS, null, null);
