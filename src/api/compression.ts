@@ -156,8 +156,11 @@ export class Compression {
   private readonly picked = new LRUCache<string, Encoding | "identity">({ max: 256 });
   private readonly refiner = new Refiner();
 
+  /** Whether the client accepts identity, by Accept-Encoding text. */
+  private readonly identityAccepted = new LRUCache<string, boolean>({ max: 256 });
+
   constructor(
-    private readonly config: Pick<ApiConfig, "compression" | "compressionThreshold">,
+    private readonly config: Pick<ApiConfig, "compression" | "compressionThreshold" | "plainMisses">,
     private readonly head: ResponseHead,
   ) {}
 
@@ -173,11 +176,28 @@ export class Compression {
   }
 
   /**
+   * Whether identity is acceptable: unless `identity;q=0`, or `*;q=0` without identity named
+   * (RFC 9110 §12.5.3).
+   */
+  acceptsIdentity(acceptEncoding: string | string[] | undefined): boolean {
+    if (typeof acceptEncoding !== "string" || acceptEncoding === "") return true;
+    let ok = this.identityAccepted.get(acceptEncoding);
+    if (ok === undefined) {
+      ok = identityAcceptable(acceptEncoding);
+      this.identityAccepted.set(acceptEncoding, ok);
+    }
+    return ok;
+  }
+
+  /**
    * Sends `body` as `type` with `status`: encoded when compression is on, the body has at least
    * the threshold's bytes and the client accepts an encoding (a body that could be encoded says so
    * in `Vary`). The head is the request's headers (`ResponseHead`), then `headers` and `more`
    * (flat lists of names and values: the ledger headers, the cursor, an answer's own), then the
-   * content headers, written at once on the raw response (see `ResponseHead`). Every answer of the
+   * content headers, written at once on the raw response (see `ResponseHead`). `made`: the body was
+   * made for this request (not a cached page); with `plainMisses` it is sent uncompressed when the
+   * client accepts identity, as compressing a body sent once costs about as much CPU as making it.
+   * Every answer of the
    * API, success or error, is sent here, and counted for /metrics in `metrics` (by default the
    * route's: a caller that holds them passes them, as Fastify builds the route's options anew on
    * each read of `req.routeOptions`).
@@ -191,11 +211,13 @@ export class Compression {
     headers: readonly string[] = NONE,
     more: readonly string[] = NONE,
     metrics: AnswerCounter | undefined = req.routeOptions.config.metrics,
+    made = false,
   ): void {
     metrics?.observe(status, (performance.now() - req.startedAt) / 1000);
     const identity = body instanceof EncodedBody ? body.identity : body;
     const encodable = this.config.compression && !byteLengthBelow(identity, this.config.compressionThreshold);
-    const e = encodable ? this.encodingFor(req.headers["accept-encoding"]) : null;
+    const accepted = req.headers["accept-encoding"];
+    const e = encodable && !(made && this.config.plainMisses && this.acceptsIdentity(accepted)) ? this.encodingFor(accepted) : null;
     const list = this.head.start(req, encodable);
     for (let i = 0; i < headers.length; i++) list.push(headers[i]!);
     for (let i = 0; i < more.length; i++) list.push(more[i]!);
@@ -212,6 +234,23 @@ export class Compression {
     res.writeHead(status, list);
     res.end(sent);
   }
+}
+
+function identityAcceptable(acceptEncoding: string): boolean {
+  let star: boolean | null = null;
+  for (const entry of acceptEncoding.toLowerCase().split(",")) {
+    const [coding = "", ...params] = entry.split(";");
+    const name = coding.trim();
+    if (name !== "identity" && name !== "*") continue;
+    let weight = 1;
+    for (const p of params) {
+      const [k = "", v = ""] = p.split("=");
+      if (k.trim() === "q") weight = Number(v.trim());
+    }
+    if (name === "identity") return weight > 0;
+    star = weight > 0;
+  }
+  return star ?? true;
 }
 
 /** Whether the body has fewer than `n` bytes (a string is measured only when it could be near). */

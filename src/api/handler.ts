@@ -221,7 +221,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       const first = page?.meta.firstVersion;
       // a page serves until pruning passes its first version
       if (page && (first === undefined || first === null || first >= at.info.oldestVersion)) {
-        return send(req, reply, format, requested, at.info, { body: page.body, cursor: page.meta.cursor }, null);
+        return send(req, reply, format, requested, at.info, { body: page.body, cursor: page.meta.cursor }, null, false);
       }
       return readAndSend(req, reply, input, format, requested, at, key);
     });
@@ -288,7 +288,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
         throw ctx.storageError(e, () => failureText(input), info);
       },
     );
-    return after(value, (v) => send(req, reply, format, requested, info, encode ? encode(v, format, input, at) : (v as Answer), key));
+    return after(value, (v) => send(req, reply, format, requested, info, encode ? encode(v, format, input, at) : (v as Answer), key, true));
   }
 
   // 5. check the versions again against the position the answer is exact for, and send
@@ -300,6 +300,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     at: LedgerInfo | null,
     answer: Answer,
     key: string | null,
+    read: boolean,
   ): Later<undefined> {
     const refused = answer.error ?? (answer.exactAt ? refusedVersions(answer.exactAt, requested) : null);
     if (refused) return ctx.sendError(req, reply, refused, refused, route);
@@ -310,13 +311,15 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       ctx.pages.offer<CachedPage>(key, { body: answer.body, meta: { cursor: answer.cursor, firstVersion: answer.firstVersion } });
     }
     const ledger = ledgerHeaders && exactAt ? ctx.headers.ledger(exactAt) : undefined;
+    // Made for this request: a page read (not the cache's), or a body that is not one the app holds (the spec, an asset).
+    const made = read && (key !== null || !(answer.body instanceof EncodedBody));
     const more = answer.cursor ? ctx.headers.cursor(answer.cursor) : undefined;
     if (answer.headers) {
       const own = more ?? [];
       for (const name in answer.headers) own.push(name, answer.headers[name]!);
-      return sendBody(req, reply, format, answer, ledger, own);
+      return sendBody(req, reply, format, answer, ledger, own, made);
     }
-    return sendBody(req, reply, format, answer, ledger, more);
+    return sendBody(req, reply, format, answer, ledger, more, made);
   }
 
   function sendBody(
@@ -326,6 +329,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     answer: Answer,
     ledger: readonly string[] | undefined,
     more: readonly string[] | undefined,
+    made: boolean,
   ): undefined {
     let body = answer.body;
     if (body === undefined) {
@@ -335,7 +339,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       }
       body = lastText;
     }
-    ctx.compression.send(req, reply, 200, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), ledger, more, route?.metrics);
+    ctx.compression.send(req, reply, 200, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), ledger, more, route?.metrics, made);
     return undefined;
   }
 
