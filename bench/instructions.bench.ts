@@ -5,6 +5,7 @@
  *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 200]
  *                                 [--warmup 1000] [--repeat 2] [--only REGEX] [--floor]
  *                                 [--perf-map] [--v8-defaults] [--node-flags "…"] [--dumps DIR]
+ *                                 [--serve-flags "…"]
  *
  * - For each row, each build serves the ledger (bench/out/scale-N.db, as `bench:scale` builds it)
  *   from a server started for that row alone (rows run one after another in one server move each
@@ -72,9 +73,13 @@ interface Build {
   /** Whether it answers a row (the floor serves only some). */
   serves: (mix: Mix) => boolean;
 }
-const node = (dir: string) => (db: string) => [...NODE_FLAGS, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune"];
+/** `serve` flags for this build only (`--serve-flags "--plain-misses"`): a setting measured against the compared build's defaults. */
+const SERVE_FLAGS = argv.includes("--serve-flags") ? opt("serve-flags", "").split(" ").filter(Boolean) : [];
+const node =
+  (dir: string, extra: string[] = []) =>
+  (db: string) => [...NODE_FLAGS, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune", ...extra];
 const everyRow = () => true;
-const builds: Build[] = [{ label: "this build", command: node(ROOT), serves: everyRow }];
+const builds: Build[] = [{ label: "this build", command: node(ROOT, SERVE_FLAGS), serves: everyRow }];
 if (COMPARE) builds.push({ label: "compared build", command: node(COMPARE.replace(/\/?$/, "/")), serves: everyRow });
 /** bench/floorServer.ts, started and limited to the rows it serves as bench:scale's `--floor` does. */
 if (FLOOR) {

@@ -50,6 +50,7 @@ const serve = program
   .option("--workers <n>", "serve from N processes sharing the port; the devnet and the pruner run in the first", intOption("--workers", 1, 256), 1)
   .option("--no-compression", "never compress responses (default: br/gzip/deflate when the client accepts it)")
   .option("--compression-threshold <bytes>", "smallest body that is compressed", intOption("--compression-threshold", 0, 1 << 30), 1024)
+  .option("--plain-misses", "send a page read for its request uncompressed when the client accepts identity (cached pages stay compressed)", false)
   .option("--page-cache-mb <mb>", "memory for encoded module and summary pages served again (0: off)", intOption("--page-cache-mb", 0, 1 << 20), 64)
   .option("--module-cache-mb <mb>", "memory for module records (bytecode and ABI JSON) that module pages list again (0: off)", intOption("--module-cache-mb", 0, 1 << 20), 32)
   .option("--sqlite-cache-mb <mb>", `SQLite: each connection's page cache (default ${SQLITE_CACHE_SIZE_MIB})`, intOption("--sqlite-cache-mb", 0, 1 << 20))
@@ -108,6 +109,7 @@ addFollowOptions(serve, "with --follow: ")
       api: {
         compression: o.compression,
         compressionThreshold: o.compressionThreshold,
+        plainMisses: o.plainMisses,
         pageCacheBytes: o.pageCacheMb * 1024 * 1024,
         moduleCacheBytes: o.moduleCacheMb * 1024 * 1024,
         requestTimeoutMs: o.requestTimeout,

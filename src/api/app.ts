@@ -138,7 +138,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   }
   if (config.metricsOnApiPort) {
     const m = metrics.operation("metrics");
-    app.get("/metrics", { schema: { hide: true }, config: { metrics: m }, onResponse: observe(m) }, async (_req, reply) => {
+    app.get("/metrics", { schema: { hide: true }, config: { metrics: m }, onResponse: observe(m) }, async (req, reply) => {
+      ctx.head.apply(req, reply);
       return reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
     });
   }
@@ -165,32 +166,13 @@ function observe(m: OperationMetrics) {
 }
 
 /**
- * CORS: GET and POST, the ledger headers exposed. Without an allow-list every origin gets
- * `Access-Control-Allow-Origin: *` and no credentials; origins on the list (`corsOrigins`) are
- * echoed with `Access-Control-Allow-Credentials: true`, and the others still get `*` (the data is
- * public; only credentials are withheld). Preflights for other methods are refused with 403 like
- * the reference node. Computed once here; per request it only copies.
+ * CORS: GET and POST, the ledger headers exposed (the request's headers on every response:
+ * `ResponseHead`). Preflights for other methods are refused with 403 like the reference node.
  */
 function installCors(app: FastifyInstance, ctx: NodeContext): void {
-  const expose = ctx.headers.exposed.join(", ");
-  const trusted = new Set(ctx.config.corsOrigins);
   // A callback hook, not an async one: it runs on every request, and a promise per request costs.
-  app.addHook("onRequest", (req, reply, done) => {
+  app.addHook("onRequest", (req, _reply, done) => {
     req.startedAt = performance.now();
-    reply.header("x-request-id", req.id);
-    // Vary on every response, with or without Origin: a cache must not hand a response made without
-    // the CORS headers to a cross-origin caller (Fetch standard, "CORS protocol and HTTP caches").
-    reply.header("vary", "Origin");
-    const origin = req.headers.origin;
-    if (origin !== undefined) {
-      if (trusted.size > 0 && trusted.has(origin)) {
-        reply.header("access-control-allow-origin", origin);
-        reply.header("access-control-allow-credentials", "true");
-      } else {
-        reply.header("access-control-allow-origin", "*");
-      }
-      reply.header("access-control-expose-headers", expose);
-    }
     done();
   });
   const preflight = ctx.metrics!.operation("preflight");
@@ -199,6 +181,7 @@ function installCors(app: FastifyInstance, ctx: NodeContext): void {
     if (method !== "" && method !== "GET" && method !== "POST") {
       throw new ApiError(403, "web_framework_error", "request-method not allowed");
     }
+    ctx.head.apply(req, reply);
     // A preflight's answer also depends on the method and headers it asks about.
     reply.header("vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers");
     reply.header("access-control-allow-methods", "GET, POST");
@@ -275,9 +258,8 @@ function installNotFound(app: FastifyInstance, localMethods: (path: string) => s
       allowed.length > 0
         ? new ApiError(405, "web_framework_error", "method not allowed")
         : new ApiError(404, "web_framework_error", "not found");
-    if (allowed.length > 0) reply.header("allow", allowed.join(", "));
     // No route, so no onResponse hook: counted here, with the time until the handler ran.
     notFound.observe(e.status, reply.elapsedTime > 0 ? reply.elapsedTime / 1000 : 0);
-    return ctx.compression.send(req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE);
+    ctx.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, allowed.length > 0 ? ["allow", allowed.join(", ")] : undefined);
   });
 }

@@ -24,6 +24,8 @@ import {
 } from "node:zlib";
 import { LRUCache } from "lru-cache";
 import type { ApiConfig } from "./config.js";
+import { JSON_TYPE } from "./negotiate.js";
+import type { ResponseHead } from "./responseHead.js";
 
 export type Encoding = "br" | "gzip" | "deflate";
 /** In order of preference when the client weighs several alike. */
@@ -142,13 +144,25 @@ interface AnswerCounter {
   observe(status: number, seconds: number): void;
 }
 
+/** No headers of an answer's own. */
+const NONE: readonly string[] = Object.freeze([]);
+
+/** Fastify's content type for a JSON text body (it adds the charset to a string it sends). */
+const JSON_TEXT_TYPE = "application/json; charset=utf-8";
+
 /** The response compression of one app: its settings, its Accept-Encoding memo and its refiner. */
 export class Compression {
   /** Answers by Accept-Encoding text: clients send a handful of distinct ones, again and again. */
   private readonly picked = new LRUCache<string, Encoding | "identity">({ max: 256 });
   private readonly refiner = new Refiner();
 
-  constructor(private readonly config: Pick<ApiConfig, "compression" | "compressionThreshold">) {}
+  /** Whether the client accepts identity, by Accept-Encoding text. */
+  private readonly identityAccepted = new LRUCache<string, boolean>({ max: 256 });
+
+  constructor(
+    private readonly config: Pick<ApiConfig, "compression" | "compressionThreshold" | "plainMisses">,
+    private readonly head: ResponseHead,
+  ) {}
 
   /** The encoding to send for this Accept-Encoding, or null for identity. */
   encodingFor(acceptEncoding: string | string[] | undefined): Encoding | null {
@@ -162,31 +176,81 @@ export class Compression {
   }
 
   /**
-   * Sends `body` as `type`: encoded when compression is on, the body has at least the threshold's
-   * bytes and the client accepts an encoding. A body that could be encoded says so in `Vary`.
-   * Every answer of the API, success or error, is sent here, and counted for /metrics in `metrics`
-   * (by default the route's: a caller that holds them passes them, as Fastify builds the route's
-   * options anew on each read of `req.routeOptions`).
+   * Whether identity is acceptable: unless `identity;q=0`, or `*;q=0` without identity named
+   * (RFC 9110 §12.5.3).
+   */
+  acceptsIdentity(acceptEncoding: string | string[] | undefined): boolean {
+    if (typeof acceptEncoding !== "string" || acceptEncoding === "") return true;
+    let ok = this.identityAccepted.get(acceptEncoding);
+    if (ok === undefined) {
+      ok = identityAcceptable(acceptEncoding);
+      this.identityAccepted.set(acceptEncoding, ok);
+    }
+    return ok;
+  }
+
+  /**
+   * Sends `body` as `type` with `status`: encoded when compression is on, the body has at least
+   * the threshold's bytes and the client accepts an encoding (a body that could be encoded says so
+   * in `Vary`). The head is the request's headers (`ResponseHead`), then `headers` and `more`
+   * (flat lists of names and values: the ledger headers, the cursor, an answer's own), then the
+   * content headers, written at once on the raw response (see `ResponseHead`). `made`: the body was
+   * made for this request (not a cached page); with `plainMisses` it is sent uncompressed when the
+   * client accepts identity, as compressing a body sent once costs about as much CPU as making it.
+   * Every answer of the
+   * API, success or error, is sent here, and counted for /metrics in `metrics` (by default the
+   * route's: a caller that holds them passes them, as Fastify builds the route's options anew on
+   * each read of `req.routeOptions`).
    */
   send(
     req: FastifyRequest,
     reply: FastifyReply,
+    status: number,
     body: string | Buffer | EncodedBody,
     type: string,
+    headers: readonly string[] = NONE,
+    more: readonly string[] = NONE,
     metrics: AnswerCounter | undefined = req.routeOptions.config.metrics,
-  ): FastifyReply {
-    metrics?.observe(reply.statusCode, (performance.now() - req.startedAt) / 1000);
-    reply.type(type);
+    made = false,
+  ): void {
+    metrics?.observe(status, (performance.now() - req.startedAt) / 1000);
     const identity = body instanceof EncodedBody ? body.identity : body;
-    if (!this.config.compression || byteLengthBelow(identity, this.config.compressionThreshold)) return reply.send(identity);
-    const vary = reply.getHeader("vary");
-    reply.header("vary", vary ? `${String(vary)}, Accept-Encoding` : "Accept-Encoding");
-    const e = this.encodingFor(req.headers["accept-encoding"]);
-    if (!e) return reply.send(identity);
-    const bytes =
-      body instanceof EncodedBody ? body.encode(e, this.refiner) : encode(e, typeof identity === "string" ? Buffer.from(identity) : identity);
-    return reply.header("content-encoding", e).send(bytes);
+    const encodable = this.config.compression && !byteLengthBelow(identity, this.config.compressionThreshold);
+    const accepted = req.headers["accept-encoding"];
+    const e = encodable && !(made && this.config.plainMisses && this.acceptsIdentity(accepted)) ? this.encodingFor(accepted) : null;
+    const list = this.head.start(req, encodable);
+    for (let i = 0; i < headers.length; i++) list.push(headers[i]!);
+    for (let i = 0; i < more.length; i++) list.push(more[i]!);
+    let sent: string | Buffer;
+    if (e === null) {
+      sent = identity;
+      list.push("content-type", typeof sent === "string" && type === JSON_TYPE ? JSON_TEXT_TYPE : type);
+    } else {
+      sent = body instanceof EncodedBody ? body.encode(e, this.refiner) : encode(e, typeof identity === "string" ? Buffer.from(identity) : identity);
+      list.push("content-type", type, "content-encoding", e);
+    }
+    list.push("content-length", String(typeof sent === "string" ? Buffer.byteLength(sent) : sent.length));
+    const res = reply.raw;
+    res.writeHead(status, list);
+    res.end(sent);
   }
+}
+
+function identityAcceptable(acceptEncoding: string): boolean {
+  let star: boolean | null = null;
+  for (const entry of acceptEncoding.toLowerCase().split(",")) {
+    const [coding = "", ...params] = entry.split(";");
+    const name = coding.trim();
+    if (name !== "identity" && name !== "*") continue;
+    let weight = 1;
+    for (const p of params) {
+      const [k = "", v = ""] = p.split("=");
+      if (k.trim() === "q") weight = Number(v.trim());
+    }
+    if (name === "identity") return weight > 0;
+    star = weight > 0;
+  }
+  return star ?? true;
 }
 
 /** Whether the body has fewer than `n` bytes (a string is measured only when it could be near). */

@@ -18,6 +18,7 @@ import type { WriterStatus } from "../ingest/writerStatus.js";
 import type { NodeMetrics } from "./metrics.js";
 import { after, guard, type Later, type PositionReads } from "./later.js";
 import { JSON_TYPE } from "./negotiate.js";
+import { ResponseHead } from "./responseHead.js";
 
 /**
  * Fetches the state a replica's read missed (`StateBeforeBaseError`) and stores it, so the read
@@ -39,6 +40,8 @@ export class NodeContext {
   readonly pages: PageCache;
   /** Module records (a module's bytecode as hex and its ABI) by code hash, for the modules pages. */
   readonly moduleRecords: ModuleRecords;
+  /** The request's own headers on every response (id, Vary, CORS). */
+  readonly head: ResponseHead;
   /** The response compression (every answer is sent through it). */
   readonly compression: Compression;
   /** The generated OpenAPI document, set once the app is ready (encoded once per encoding). */
@@ -68,7 +71,8 @@ export class NodeContext {
     this.headers = headerWriter(config.aptosHeaders);
     this.pages = new PageCache(config.pageCacheBytes);
     this.moduleRecords = new ModuleRecords(config.moduleCacheBytes);
-    this.compression = new Compression(config);
+    this.head = new ResponseHead(config.corsOrigins, this.headers.exposed);
+    this.compression = new Compression(config, this.head);
     this.reads = store.immediate ?? store;
     this.gasReads = store;
   }
@@ -154,7 +158,8 @@ export class NodeContext {
    * (but a failing health check: an answer, its cause logged where it happens).
    * Every error goes out here: an operation's own (`operationHandler`, without Fastify's error
    * path) and whatever else failed (the app's error handler). `route`: the route's config, passed
-   * by a caller that holds it (Fastify builds `req.routeOptions` anew on each read).
+   * by a caller that holds it (Fastify builds `req.routeOptions` anew on each read); `headers`: the
+   * error's own headers (a flat list of names and values, e.g. `Allow` on a 405).
    */
   sendError(
     req: FastifyRequest,
@@ -162,11 +167,11 @@ export class NodeContext {
     e: ApiError,
     cause: unknown = e,
     route: RouteConfig | undefined = req.routeOptions.config,
+    headers?: readonly string[],
   ): Later<undefined> {
     if (e.status >= 500 && e.errorCode !== "health_check_failed") this.log.error({ reqId: req.id, err: cause }, e.message);
     const send = (ledger: LedgerInfo | null): undefined => {
-      if (ledger) reply.headers(this.headers.ledger(ledger));
-      this.compression.send(req, reply.code(e.status), JSON.stringify(e.body()), JSON_TYPE, route?.metrics);
+      this.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, ledger ? this.headers.ledger(ledger) : undefined, headers, route?.metrics);
       return undefined;
     };
     if (e.ledger || e.status === 503 || route?.ledgerHeaders !== true) return send(e.ledger);

@@ -76,40 +76,45 @@ function resolveRef(schema: unknown): unknown {
   return ref ? sharedSchemas.find((s) => `${s.$id}#` === ref) : schema;
 }
 
-function parseObject(kinds: Array<[string, ParamKind]>, raw: unknown): Record<string, unknown> {
-  const values = (raw ?? {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [name, kind] of kinds) {
-    const v = values[name];
-    if (v === undefined) continue;
-    switch (kind) {
-      case "address":
-        out[name] = addressPath(name, v as string);
-        break;
-      case "u64":
-        out[name] = u64Query(name, v as string);
-        break;
-      case "struct-tag":
-        out[name] = structTagPath(name, v as string);
-        break;
-      case "identifier":
-        out[name] = identifierPath(name, v as string);
-        break;
-      case "hex": {
-        const bytes = parseHexBytes(v as string);
-        if (!bytes) {
-          throw ApiError.badParam(
-            `parse request payload error: ${name}: decode hex-encoded string(${quote(v)}) failed: expected an optional 0x and an even number of hex digits`,
-          );
-        }
-        out[name] = bytes;
-        break;
-      }
-      default:
-        out[name] = v;
+/** Parses one input property (`name`: for the error message) from what the schema checked. */
+type PropertyParser = (name: string, value: unknown) => unknown;
+
+const PARSERS: Record<ParamKind, PropertyParser> = {
+  address: (name, v) => addressPath(name, v as string),
+  u64: (name, v) => u64Query(name, v as string),
+  "struct-tag": (name, v) => structTagPath(name, v as string),
+  identifier: (name, v) => identifierPath(name, v as string),
+  hex: (name, v) => {
+    const bytes = parseHexBytes(v as string);
+    if (!bytes) {
+      throw ApiError.badParam(
+        `parse request payload error: ${name}: decode hex-encoded string(${quote(v)}) failed: expected an optional 0x and an even number of hex digits`,
+      );
     }
-  }
-  return out;
+    return bytes;
+  },
+  cursor: (_name, v) => v,
+  u16: (_name, v) => v,
+  "as-is": (_name, v) => v,
+};
+
+/** A property name fit to be written into generated code as it is. */
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/u;
+
+/**
+ * The parser of one input object (path, query or body), compiled at registration with its
+ * property names written out, as Fastify compiles its validators: each read and the object it
+ * returns have one shape per operation, where a loop over the names would read and write by
+ * computed name at sites every route shares. A property that is absent stays undefined.
+ */
+export function inputParser(kinds: Array<[string, ParamKind]>): (raw: unknown) => Record<string, unknown> {
+  if (kinds.length === 0) return () => NOTHING;
+  for (const [name] of kinds) if (!PLAIN_NAME.test(name)) throw new Error(`input property ${JSON.stringify(name)} is not a plain name`);
+  const reads = kinds.map(([name], i) => `const v${i} = values.${name};`).join("\n");
+  const fields = kinds.map(([name], i) => `${name}: v${i} === undefined ? undefined : p${i}("${name}", v${i}),`).join("\n");
+  const source = `return function parseInput(raw) {\nconst values = raw ?? {};\n${reads}\nreturn {\n${fields}\n};\n};`;
+  // Generated from the route schemas' own property names (checked above), once at registration.
+  return new Function(...kinds.map((_, i) => `p${i}`), source)(...kinds.map(([, kind]) => PARSERS[kind])) as (raw: unknown) => Record<string, unknown>;
 }
 
 /** Compiled response serializers (kept here too for the code that imported them from the handler). */
@@ -166,9 +171,9 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const encode = op.encode ? op.encode(ctx) : null;
   const pageKey = op.pageKey?.(ctx);
   const { resolve, settledAt } = op;
-  const paramKinds = propertyKinds(op.params);
-  const queryKinds = propertyKinds(op.query);
-  const bodyKinds = propertyKinds(op.body);
+  const parseParams = inputParser(propertyKinds(op.params));
+  const parseQuery = inputParser(propertyKinds(op.query));
+  const parseBody = inputParser(propertyKinds(op.body));
   const serialize = op.response.json ? jsonSerializer(op.response.json) : JSON.stringify;
   const versions = typeof op.ledger === "object" ? op.ledger : null;
   const jsonAllowed = op.formats.includes("json");
@@ -195,9 +200,9 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   function steps(req: FastifyRequest, reply: FastifyReply): Later<undefined> {
     // 1. validate
     const input: Input<unknown, unknown, unknown> = {
-      params: (paramKinds.length > 0 ? parseObject(paramKinds, req.params) : NOTHING) as never,
-      query: (queryKinds.length > 0 ? parseObject(queryKinds, req.query) : NOTHING) as never,
-      body: (bodyKinds.length > 0 ? parseObject(bodyKinds, req.body) : NOTHING) as never,
+      params: parseParams(req.params) as never,
+      query: parseQuery(req.query) as never,
+      body: parseBody(req.body) as never,
     };
     const format = negotiate(req.headers.accept);
     if (op.ledger === "none") return readAndSend(req, reply, input, format, NO_VERSIONS, null, null);
@@ -216,7 +221,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       const first = page?.meta.firstVersion;
       // a page serves until pruning passes its first version
       if (page && (first === undefined || first === null || first >= at.info.oldestVersion)) {
-        return send(req, reply, format, requested, at.info, { body: page.body, cursor: page.meta.cursor }, null);
+        return send(req, reply, format, requested, at.info, { body: page.body, cursor: page.meta.cursor }, null, false);
       }
       return readAndSend(req, reply, input, format, requested, at, key);
     });
@@ -283,7 +288,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
         throw ctx.storageError(e, () => failureText(input), info);
       },
     );
-    return after(value, (v) => send(req, reply, format, requested, info, encode ? encode(v, format, input, at) : (v as Answer), key));
+    return after(value, (v) => send(req, reply, format, requested, info, encode ? encode(v, format, input, at) : (v as Answer), key, true));
   }
 
   // 5. check the versions again against the position the answer is exact for, and send
@@ -295,6 +300,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     at: LedgerInfo | null,
     answer: Answer,
     key: string | null,
+    read: boolean,
   ): Later<undefined> {
     const refused = answer.error ?? (answer.exactAt ? refusedVersions(answer.exactAt, requested) : null);
     if (refused) return ctx.sendError(req, reply, refused, refused, route);
@@ -304,9 +310,27 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     if (key !== null && answer.body instanceof EncodedBody && exactAt !== null && at !== null && samePosition(exactAt, at)) {
       ctx.pages.offer<CachedPage>(key, { body: answer.body, meta: { cursor: answer.cursor, firstVersion: answer.firstVersion } });
     }
-    if (ledgerHeaders && exactAt) reply.headers(ctx.headers.ledger(exactAt));
-    if (answer.cursor) reply.headers(ctx.headers.cursor(answer.cursor));
-    if (answer.headers) reply.headers(answer.headers);
+    const ledger = ledgerHeaders && exactAt ? ctx.headers.ledger(exactAt) : undefined;
+    // Made for this request: a page read (not the cache's), or a body that is not one the app holds (the spec, an asset).
+    const made = read && (key !== null || !(answer.body instanceof EncodedBody));
+    const more = answer.cursor ? ctx.headers.cursor(answer.cursor) : undefined;
+    if (answer.headers) {
+      const own = more ?? [];
+      for (const name in answer.headers) own.push(name, answer.headers[name]!);
+      return sendBody(req, reply, format, answer, ledger, own, made);
+    }
+    return sendBody(req, reply, format, answer, ledger, more, made);
+  }
+
+  function sendBody(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    format: WireFormat,
+    answer: Answer,
+    ledger: readonly string[] | undefined,
+    more: readonly string[] | undefined,
+    made: boolean,
+  ): undefined {
     let body = answer.body;
     if (body === undefined) {
       if (answer.json !== lastJson) {
@@ -315,7 +339,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       }
       body = lastText;
     }
-    ctx.compression.send(req, reply, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), route?.metrics);
+    ctx.compression.send(req, reply, 200, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), ledger, more, route?.metrics, made);
     return undefined;
   }
 

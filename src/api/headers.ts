@@ -18,37 +18,39 @@ export const NODE_HEADER_NAMES = [...FIELDS.map(([n]) => `X-NODE-${n}`), "X-NODE
 export const APTOS_HEADER_NAMES = [...FIELDS.map(([, a]) => `X-Aptos-${a}`), "X-Aptos-Cursor"];
 
 export interface HeaderWriter {
-  /** The ledger headers' values (a shared record: do not modify it). */
-  ledger(info: LedgerInfo): Readonly<Record<string, string>>;
-  cursor(hex: string): Record<string, string>;
+  /** The ledger headers as a flat list of names and values (shared: do not modify it). */
+  ledger(info: LedgerInfo): readonly string[];
+  /** The cursor headers as a flat list of names and values. */
+  cursor(hex: string): string[];
   /** Names to expose through CORS. */
   exposed: string[];
 }
 
 /** Builds the header writer once; per request it only fills values. */
 export function headerWriter(aptosHeaders: boolean): HeaderWriter {
+  const names = FIELDS.map(([node, aptos]) => [`x-node-${node.toLowerCase()}`, `x-aptos-${aptos.toLowerCase()}`] as const);
   // Printed once per ledger position, not per request: every field follows from the ledger
-  // version and the oldest version. The returned record is shared: read it only.
+  // version and the oldest version. The returned list is shared: read it only.
   let lastVersion = -1n;
   let lastOldest = -1n;
-  let last: Record<string, string> = {};
+  let last: string[] = [];
   return {
-    ledger(i: LedgerInfo): Record<string, string> {
+    ledger(i: LedgerInfo): readonly string[] {
       if (i.ledgerVersion === lastVersion && i.oldestVersion === lastOldest) return last;
       const values = [i.chainId, i.ledgerVersion, i.oldestVersion, i.timestampUsec, i.epoch, i.blockHeight, i.oldestBlockHeight];
-      const h: Record<string, string> = {};
-      for (let k = 0; k < FIELDS.length; k++) {
+      const h: string[] = [];
+      for (let k = 0; k < names.length; k++) {
         const v = String(values[k]);
-        h[`x-node-${FIELDS[k]![0].toLowerCase()}`] = v;
-        if (aptosHeaders) h[`x-aptos-${FIELDS[k]![1].toLowerCase()}`] = v;
+        h.push(names[k]![0], v);
+        if (aptosHeaders) h.push(names[k]![1], v);
       }
       lastVersion = i.ledgerVersion;
       lastOldest = i.oldestVersion;
       last = h;
       return h;
     },
-    cursor(hex: string): Record<string, string> {
-      return aptosHeaders ? { "x-node-cursor": hex, "x-aptos-cursor": hex } : { "x-node-cursor": hex };
+    cursor(hex: string): string[] {
+      return aptosHeaders ? ["x-node-cursor", hex, "x-aptos-cursor", hex] : ["x-node-cursor", hex];
     },
     exposed: aptosHeaders ? [...NODE_HEADER_NAMES, ...APTOS_HEADER_NAMES] : NODE_HEADER_NAMES,
   };

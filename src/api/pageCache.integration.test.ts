@@ -155,6 +155,7 @@ for (const factory of backendFactories) {
     let node: TestNode;
     let low: TestNode;
     let off: TestNode;
+    let plainMisses: TestNode;
     beforeAll(async () => {
       chain.block([
         {
@@ -172,7 +173,8 @@ for (const factory of backendFactories) {
       node = await startTestNode(db);
       low = await startTestNode(db, { api: { compressionThreshold: 32 } });
       off = await startTestNode(db, { api: { compression: false } });
-      nodes = [node, low, off];
+      plainMisses = await startTestNode(db, { api: { plainMisses: true } });
+      nodes = [node, low, off, plainMisses];
     });
     afterAll(async () => {
       for (const n of nodes) await n.close();
@@ -262,6 +264,28 @@ for (const factory of backendFactories) {
       expect(small.headers["content-encoding"]).toBe("gzip");
       expect(JSON.parse(decode(small).toString())).toEqual(JSON.parse(info.body.toString()));
       expect((await get(`${low.base}/info`)).headers["content-encoding"]).toBeUndefined();
+    });
+
+    it("with plainMisses, sends a body made for its request as it is where identity is acceptable, and a cached page compressed", async () => {
+      const sdk = { "accept-encoding": "gzip, deflate, br" };
+      const plain = await page(node);
+      // asked twice, the page is read twice (the second ask admits it), then served from the cache
+      const sent = [await page(plainMisses, sdk), await page(plainMisses, sdk), await page(plainMisses, sdk)];
+      expect(sent.map((r) => r.headers["content-encoding"])).toEqual([undefined, undefined, "br"]);
+      for (const r of sent) {
+        expect(decode(r).equals(plain.body)).toBe(true);
+        expect(String(r.headers["vary"])).toMatch(/Origin.*accept-encoding/i);
+      }
+      // A large table item is made per request: sent as it is, but compressed for a client that refuses identity.
+      const item = (enc: string) =>
+        get(`${plainMisses.base}/tables/${TABLE}/raw_item`, { accept: "application/x-bcs", "accept-encoding": enc }, JSON.stringify({ key: u64le(1) }));
+      const asIs = await item(sdk["accept-encoding"]);
+      expect(asIs.headers["content-encoding"]).toBeUndefined();
+      expect(asIs.body.equals(Buffer.from("ab".repeat(3000), "hex"))).toBe(true);
+      expect((await item("br, identity;q=0")).headers["content-encoding"]).toBe("br");
+      expect((await item("gzip, *;q=0")).headers["content-encoding"]).toBe("gzip");
+      expect((await item("gzip, *;q=0, identity")).headers["content-encoding"]).toBeUndefined();
+      expect((await get(`${plainMisses.base}/spec.json`, sdk)).headers["content-encoding"]).toBe("br");
     });
 
     it("never compresses with compression off", async () => {

@@ -153,6 +153,13 @@ describe("SeenOnce", () => {
     expect(seen.seenBefore("k")).toBe(false);
   });
 
+  it("tells apart two keys whose 32-bit FNV-1a hashes collide (it holds the keys, not a hash)", () => {
+    const seen = new SeenOnce(100);
+    expect(seen.seenBefore("summaries|json|key3899")).toBe(false);
+    expect(seen.seenBefore("summaries|json|key921922")).toBe(false);
+    expect(seen.seenBefore("summaries|json|key921922")).toBe(true);
+  });
+
   it("rejects a bound below 1", () => {
     expect(() => new SeenOnce(0)).toThrow(RangeError);
   });

@@ -22,14 +22,16 @@ export interface Page<M> {
 }
 
 /**
- * The keys offered once and not stored, as 32-bit hashes in two generations: when the newer one is
- * full it becomes the older one and the oldest is dropped, so it holds at most twice `perGeneration`
- * numbers and remembers at least the last `perGeneration` keys. A hash collision only admits a page
- * one request early.
+ * The keys offered once and not stored, in two generations: when the newer one is full it becomes
+ * the older one and the oldest is dropped, so it holds at most twice `perGeneration` keys and
+ * remembers at least the last `perGeneration`. The keys themselves are held, not a hash of them:
+ * a set hashes a string natively once and keeps the hash in it, so the key the cache's lookup
+ * already hashed costs nothing more here, where a hash computed in JavaScript cost every miss a
+ * pass over the key.
  */
 export class SeenOnce {
-  private current = new Set<number>();
-  private previous = new Set<number>();
+  private current = new Set<string>();
+  private previous = new Set<string>();
 
   constructor(private readonly perGeneration: number) {
     if (!(perGeneration >= 1)) throw new RangeError(`perGeneration ${perGeneration} must be >= 1`);
@@ -37,21 +39,14 @@ export class SeenOnce {
 
   /** Whether `key` was seen since it was last forgotten; remembers it when not. */
   seenBefore(key: string): boolean {
-    const h = fnv1a(key);
-    if (this.current.has(h) || this.previous.has(h)) return true;
+    if (this.current.has(key) || this.previous.has(key)) return true;
     if (this.current.size >= this.perGeneration) {
       this.previous = this.current;
       this.current = new Set();
     }
-    this.current.add(h);
+    this.current.add(key);
     return false;
   }
-}
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
 }
 
 /** Keys remembered per generation: about one per 8 KiB of cache, within 1,024..65,536. */

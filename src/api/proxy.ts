@@ -83,8 +83,8 @@ export function installProxy(app: FastifyInstance, ctx: NodeContext, o: ProxyOpt
         const path = req.url.split("?", 1)[0]!;
         const allowed = localMethods(path);
         if (allowed.length > 0) {
-          reply.header("allow", allowed.join(", "));
-          throw new ApiError(405, "web_framework_error", "method not allowed");
+          await ctx.sendError(req, reply, new ApiError(405, "web_framework_error", "method not allowed"), undefined, undefined, ["allow", allowed.join(", ")]);
+          return reply;
         }
         return forward(req, reply);
       },
@@ -99,8 +99,8 @@ export function installProxy(app: FastifyInstance, ctx: NodeContext, o: ProxyOpt
     // Waiting for a slot counts against the timeout; past it the answer is 503 at once.
     const wait = rate.waitMs();
     if (wait >= o.timeoutMs) {
-      reply.header("retry-after", String(Math.ceil(wait / 1000)));
-      return refuse(req, reply, ApiError.unavailable(`the proxy's upstream request rate (${o.maxRequestsPerSecond} a second) is used up: try again later`));
+      const retryAfter = ["retry-after", String(Math.ceil(wait / 1000))];
+      return refuse(req, reply, ApiError.unavailable(`the proxy's upstream request rate (${o.maxRequestsPerSecond} a second) is used up: try again later`), retryAfter);
     }
     const booked = rate.book();
     if (booked > 0) await new Promise((r) => setTimeout(r, booked));
@@ -124,6 +124,7 @@ export function installProxy(app: FastifyInstance, ctx: NodeContext, o: ProxyOpt
         const status = res.statusCode ?? 502;
         metrics.proxied.inc({ status_class: statusClass(status), from: "upstream" });
         reply.code(status);
+        ctx.head.apply(req, reply);
         for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && relayed(k, res.headers.connection)) reply.header(k, v);
         // This node's Vary (Origin) and the upstream's both hold for the answer.
         const vary = res.headers.vary;
@@ -162,9 +163,9 @@ export function installProxy(app: FastifyInstance, ctx: NodeContext, o: ProxyOpt
   }
 
   /** A proxied request answered here, not by the upstream, with the error object. */
-  async function refuse(req: FastifyRequest, reply: FastifyReply, e: ApiError): Promise<FastifyReply> {
+  async function refuse(req: FastifyRequest, reply: FastifyReply, e: ApiError, headers?: readonly string[]): Promise<FastifyReply> {
     metrics.proxied.inc({ status_class: statusClass(e.status), from: "node" });
-    await ctx.sendError(req, reply, e);
+    await ctx.sendError(req, reply, e, e, undefined, headers);
     return reply;
   }
 }
