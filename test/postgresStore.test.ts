@@ -15,6 +15,7 @@ import type { BlockWrite, PruneResult } from "../src/storage/writer.js";
 import type { Storage } from "../src/storage/storage.js";
 import { PostgresStore, type PostgresConnectOptions, type PostgresStoreOptions } from "../src/storage/postgres/PostgresStore.js";
 import { MIGRATIONS } from "../src/storage/postgres/schema.js";
+import { SQL } from "../src/storage/postgres/sql.js";
 import { poolOf } from "../src/storage/postgres/testing.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { dumpTables } from "./helpers/ledgerTables.js";
@@ -550,5 +551,34 @@ describe(`PostgreSQL read memo of a serving node (memoLagMs, seed ${SEED})`, () 
     expect(await latest(unmemoized)).toEqual(now);
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(await latest(lagging)).toEqual(now);
+  });
+});
+
+describe(`PostgreSQL summaries JSON pages: what one statement reads (seed ${SEED})`, () => {
+  /** The plan nodes of `text` run with `values`, flattened. */
+  async function planNodes(s: PostgresStore, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
+    const { rows } = await poolOf(s).query<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
+    const nodes: Array<Record<string, unknown>> = [];
+    const walk = (n: Record<string, unknown>) => {
+      nodes.push(n);
+      for (const c of (n.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(c);
+    };
+    walk(rows[0]!["QUERY PLAN"][0]!.Plan);
+    return nodes;
+  }
+  const scans = (nodes: Array<Record<string, unknown>>, index: string) => nodes.filter((n) => n["Index Name"] === index).length;
+
+  it("looks the sender up once, reads a backward page in one index descent, and sorts only inside the aggregate", async () => {
+    const s = await filled(history(SEED + 3, 30));
+    const sender = `0x${hex(SENDERS[0]!)}`;
+    const backward = await planNodes(s, SQL.summariesJsonBackward, [SENDERS[0], null, 26, sender]);
+    expect(scans(backward, "addresses_address_key")).toBe(1);
+    expect(scans(backward, "transactions_by_sender")).toBe(1);
+    expect(backward.map((n) => n["Node Type"])).not.toContain("Sort");
+    // Forward: the newest version is outside the page's range, so a second descent reads it.
+    const forward = await planNodes(s, SQL.summariesJsonForward, [SENDERS[0], "0", 26, sender]);
+    expect(scans(forward, "addresses_address_key")).toBe(1);
+    expect(scans(forward, "transactions_by_sender")).toBe(2);
+    expect(forward.map((n) => n["Node Type"])).not.toContain("Sort");
   });
 });
