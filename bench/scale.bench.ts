@@ -5,7 +5,7 @@
  * server (the floor). Server CPU per request from /proc, req/s, p50/p99, medians of alternated rounds.
  *
  *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR [--compare-out DIR2]]
- *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite]] [--floor]
+ *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite] [--pg-socket]] [--floor]
  *
  * - `--pg`: the same ledgers in PostgreSQL instead of SQLite (bench/scalePg.ts): a cluster of the
  *   bench's own per size under bench/out/scale-pg-<versions>/ (kept, with the ledger built into it,
@@ -15,6 +15,8 @@
  *   round trips per request (calls in pg_stat_statements of the ledger's database ÷ requests), by
  *   statement. There, each row's warm-up is an autocannon run of its own right before the measured
  *   one, so that the cluster's counters can be read around the measured run alone.
+ *   `--pg-socket`: also serve it from this build connected over the cluster's Unix socket
+ *   instead of TCP, in the same rounds (what TCP loopback costs a round trip).
  *   `--with-sqlite`: also serve the SQLite ledger of the same size (bench/out/scale-N.db, the
  *   same ledger: it is deterministic) in the same rounds, as a column of its own.
  * - `--floor` (SQLite): also serve the cache-missing rows from bench/floorServer.ts, a bare
@@ -66,6 +68,7 @@ const PINNED = availableParallelism() >= 2;
 const PG = argv.includes("--pg");
 const WITH_SQLITE = argv.includes("--with-sqlite");
 const FLOOR_ON = argv.includes("--floor");
+const PG_SOCKET = argv.includes("--pg-socket");
 
 /** Headers Node or Fastify write on every response by themselves: the replaying server writes its own. */
 const OWN_HEADERS = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
@@ -234,6 +237,10 @@ if (COMPARE) {
   if (CACHE_OFF) variants.push({ label: "compared build, cache off", args: (db) => serveArgs(COMPARE, comparedDb(db), "0") });
 }
 const REPLAY = "same response replayed";
+/** `--pg --pg-socket`: this build connected to the cluster over its Unix socket (`host=` its directory) instead of TCP. */
+const PG_SOCKET_LABEL = "this build, Unix socket";
+let currentPgDir = "";
+if (PG && PG_SOCKET) variants.push({ label: PG_SOCKET_LABEL, args: (db) => serveArgs(ROOT, `${db}?host=${encodeURIComponent(currentPgDir)}`, CACHE_MB) });
 /** `--pg --with-sqlite`: the SQLite ledger of the same size (the same ledger: it is deterministic) served in the same rounds. */
 const SQLITE = "this build, SQLite";
 if (PG && WITH_SQLITE) variants.push({ label: SQLITE, args: () => serveArgs(ROOT, `${OUT}scale-${currentSize}.db`, CACHE_MB) });
@@ -252,6 +259,7 @@ async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
   const pgDb = `scale_${size}`;
   currentSize = size;
   if (pg) {
+    currentPgDir = pg.dir;
     if (WITH_SQLITE) await buildScaleLedger(db, size);
     db = await pg.ledger();
     const t0 = performance.now();

@@ -15,6 +15,7 @@ import type { BlockWrite, PruneResult } from "../src/storage/writer.js";
 import type { Storage } from "../src/storage/storage.js";
 import { PostgresStore, type PostgresConnectOptions, type PostgresStoreOptions } from "../src/storage/postgres/PostgresStore.js";
 import { MIGRATIONS } from "../src/storage/postgres/schema.js";
+import { SQL } from "../src/storage/postgres/sql.js";
 import { poolOf } from "../src/storage/postgres/testing.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { dumpTables } from "./helpers/ledgerTables.js";
@@ -550,5 +551,39 @@ describe(`PostgreSQL read memo of a serving node (memoLagMs, seed ${SEED})`, () 
     expect(await latest(unmemoized)).toEqual(now);
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(await latest(lagging)).toEqual(now);
+  });
+});
+
+describe(`PostgreSQL summaries JSON pages: what one statement reads (seed ${SEED})`, () => {
+  /** The plan nodes of `text` run with `values`, flattened. */
+  async function planNodes(s: PostgresStore, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
+    const { rows } = await poolOf(s).query<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
+    const nodes: Array<Record<string, unknown>> = [];
+    const walk = (n: Record<string, unknown>) => {
+      nodes.push(n);
+      for (const c of (n.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(c);
+    };
+    walk(rows[0]!["QUERY PLAN"][0]!.Plan);
+    return nodes;
+  }
+  /** Plan nodes reading `table`, whatever their access path. */
+  const reads = (nodes: Array<Record<string, unknown>>, table: string) => nodes.filter((n) => n["Relation Name"] === table).length;
+  /** Aggregates over sorted groups (a GROUP BY's), as against one plain aggregate. */
+  const grouped = (nodes: Array<Record<string, unknown>>) => nodes.filter((n) => n["Node Type"] === "Aggregate" && n.Strategy !== "Plain").length;
+
+  it("looks the sender up once, reads a backward page in one pass over the sender's rows, and aggregates without grouping", async () => {
+    const s = await filled(history(SEED + 3, 30));
+    // Statistics made now, so that the plans do not depend on when autovacuum last ran.
+    await poolOf(s).query("ANALYZE");
+    const sender = `0x${hex(SENDERS[0]!)}`;
+    const backward = await planNodes(s, SQL.summariesJsonBackward, [SENDERS[0], null, 26, sender]);
+    expect(reads(backward, "addresses")).toBe(1);
+    expect(reads(backward, "transactions")).toBe(1);
+    expect(grouped(backward)).toBe(0);
+    // Forward: the newest version is outside the page's range, so a second pass reads it.
+    const forward = await planNodes(s, SQL.summariesJsonForward, [SENDERS[0], "0", 26, sender]);
+    expect(reads(forward, "addresses")).toBe(1);
+    expect(reads(forward, "transactions")).toBe(2);
+    expect(grouped(forward)).toBe(0);
   });
 });

@@ -80,15 +80,35 @@ const SUMMARY_JSON_COLUMNS = `t.version,
        ELSE '","replay_protector":{"type":"sequence_number","sequence_number":"' END || t.replay_value || '"}}' AS json`;
 
 /**
- * A summaries page as one row (`SUMMARIES_FROM`): the ledger columns, the newest version, the
- * page's first version and its summaries' JSON (`SUMMARY_JSON_COLUMNS`) joined by commas in version
- * order, both NULL for an empty page. One row and one text column for the driver to parse, not a
- * row per summary (each with the ledger columns again).
+ * The sender $1's id as `sender.id`, looked up once for the statement (NULL for an address never
+ * stored); `SENT_BY_SENDER` then skips the sender's rows outright, by a one-time filter, as `SENDER_IS` does.
  */
-const SUMMARIES_JSON_PAGE = (newestRange: string, pageRange: string, order: "ASC" | "DESC"): string =>
-  `${LEDGER_SELECT}, newest.version AS newest, min(s.version) AS first, string_agg(s.json, ',' ORDER BY s.version) AS json
-   ${SUMMARIES_FROM(newestRange, pageRange, order, SUMMARY_JSON_COLUMNS)}
-   GROUP BY l.id, newest.version`;
+const SENDER_ID = "LEFT JOIN LATERAL (SELECT x.id FROM addresses x WHERE x.address = $1) sender ON true";
+const SENT_BY_SENDER = "t.sender_id = sender.id AND sender.id IS NOT NULL";
+
+/**
+ * A summaries page as one row: the ledger columns, the newest version of sender $1 in
+ * `newestRange`, the page's first version and its summaries' JSON (`SUMMARY_JSON_COLUMNS`, at most
+ * $3 in `pageRange`) joined by commas in version order, both NULL for an empty page. One row and
+ * one text column for the driver to parse, not a row per summary (each with the ledger columns
+ * again). The page is aggregated in its own lateral subquery (one aggregate over its rows, no sort
+ * of the joined rows for a GROUP BY). `newestRange` null: the range is the page's own, read
+ * backward, so the newest version is the page's last (a second index descent saved).
+ */
+const SUMMARIES_JSON_PAGE = (newestRange: string | null, pageRange: string, order: "ASC" | "DESC"): string =>
+  `${LEDGER_SELECT}, ${newestRange === null ? "page.last" : "newest.version"} AS newest, page.first, page.json
+   FROM ledger l
+   ${SENDER_ID}
+   ${
+     newestRange === null
+       ? ""
+       : `LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE ${SENT_BY_SENDER} AND ${newestRange}
+                             ORDER BY t.version DESC LIMIT 1) newest ON true`
+   }
+   CROSS JOIN LATERAL (SELECT min(s.version) AS first, max(s.version) AS last, string_agg(s.json, ',' ORDER BY s.version) AS json
+                       FROM (SELECT ${SUMMARY_JSON_COLUMNS} FROM transactions t WHERE ${SENT_BY_SENDER} AND ${pageRange}
+                             ORDER BY t.version ${order} LIMIT $3) s) page
+   WHERE l.id = 1 AND l.ledger_version IS NOT NULL`;
 
 /**
  * The read statements. Named once; node-postgres prepares each on a connection at its first use
@@ -156,11 +176,7 @@ export const SQL = {
     "DESC",
   ),
   summariesJsonForward: SUMMARIES_JSON_PAGE("t.version <= l.ledger_version", "t.version >= $2::numeric AND t.version <= l.ledger_version", "ASC"),
-  summariesJsonBackward: SUMMARIES_JSON_PAGE(
-    "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
-    "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)",
-    "DESC",
-  ),
+  summariesJsonBackward: SUMMARIES_JSON_PAGE(null, "t.version <= least(coalesce($2::numeric, l.ledger_version), l.ledger_version)", "DESC"),
   // The ledger row and a resource's value at the version, in one statement (one snapshot).
   resourceAt: `${LEDGER_SELECT},
                       (SELECT r.value FROM resources r WHERE r.address_id = ${ADDRESS_ID("$1")} AND r.type_id = ${TYPE_ID("$2")}
