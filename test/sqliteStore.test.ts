@@ -5,7 +5,7 @@
  */
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
@@ -316,6 +316,59 @@ describe(`SQLite prune in bounded steps (seed ${SEED})`, () => {
     expect(statSync(path).size).toBeLessThan(sizeBefore / 2);
     const oldest = big[110]!.block.firstVersion;
     expect(await readAt(reader, last, oldest)).toEqual(await readAt(reference, last, oldest));
+  });
+
+  it("keeps the WAL about one step long while another process reads without a pause (issue 35 target 6)", async () => {
+    const big = history(SEED + 4, 120, 4000);
+    const steps = { pruneBatch: { versions: 20, stateRows: 50, pages: 16 } };
+    const target = { oldestVersion: big[100]!.block.firstVersion, oldestBlockHeight: 100n };
+    const source = newPath();
+    await (await filled(big, steps, source)).close(); // checkpointed: the WAL is empty
+    const copyOfSource = () => {
+      const path = newPath();
+      copyFileSync(source, path);
+      return path;
+    };
+    /** The WAL's size after the prune of a copy (its largest: the file keeps its length when the WAL restarts). */
+    const walAfterPrune = async (path: string): Promise<number> => {
+      const s = open(path, steps);
+      await s.prune(target);
+      const size = statSync(`${path}-wal`).size;
+      await s.close();
+      return size;
+    };
+    const alone = await walAfterPrune(copyOfSource());
+
+    // Two connections of another process reading in turn, each opening its read transaction before
+    // the other's ends: at every moment some reader holds a snapshot, as a busy node's reads do.
+    const read = copyOfSource();
+    const script = `
+      const Database = require("better-sqlite3");
+      const readers = [0, 1].map(() => new Database(process.argv[1], { readonly: true }));
+      const blocks = readers.map((c) => c.prepare("SELECT count(*) FROM blocks").pluck());
+      let current = 0;
+      readers[0].exec("BEGIN");
+      blocks[0].get();
+      process.stdout.write("reading\\n");
+      const next = () => {
+        const other = 1 - current;
+        readers[other].exec("BEGIN");
+        blocks[other].get();
+        readers[current].exec("COMMIT");
+        current = other;
+      };
+      const timer = setInterval(next, 2);
+      process.stdin.on("end", () => { clearInterval(timer); readers.forEach((c) => c.close()); });
+      process.stdin.resume();`;
+    const reader = spawn(process.execPath, ["-e", script, read], { cwd: new URL("..", import.meta.url).pathname, stdio: ["pipe", "pipe", "inherit"] });
+    const exited = new Promise((resolve) => reader.once("exit", resolve));
+    onTestFinished(() => void reader.kill());
+    await new Promise((resolve) => reader.stdout!.once("data", resolve));
+    const withReaders = await walAfterPrune(read);
+    reader.stdin!.end();
+    expect(await exited).toBe(0);
+    // A checkpoint that stopped at the readers' snapshots let the WAL grow by every step.
+    expect(withReaders).toBeLessThanOrEqual(alone * 3);
   });
 
   it("gives the pruned pages of a new file back to the file system, and prunes a file made without that too", async () => {

@@ -1,8 +1,8 @@
 /**
  * SQLite's prune steps for the shared loop (`../pruneLoop.ts`), each its own `BEGIN IMMEDIATE`
  * transaction (a step reads before it writes: it waits its turn behind another process's write
- * rather than failing on a snapshot that write made stale), a WAL checkpoint and a turn of the
- * event loop between them:
+ * rather than failing on a snapshot that write made stale), a WAL checkpoint that restarts the WAL
+ * and a turn of the event loop between them:
  * 1. the oldest version moves up a block boundary at a time, at most `pruneBatch.versions` past
  *    the previous step, with the transactions, summaries and blocks below it;
  * 2. each state table is walked in key order, `pruneBatch.stateRows` rows a step (no version
@@ -18,6 +18,12 @@ import { planPrune, STATE_TABLES, type StateTable } from "../rules.js";
 import { AUTO_VACUUM_INCREMENTAL } from "./connection.js";
 import type { PruneBatch } from "./options.js";
 import { BOUND, type Statements } from "./statements.js";
+
+/**
+ * How long a checkpoint between steps waits for readers to leave the WAL (ms): a server's read
+ * transaction lasts one event-loop turn, and another process's write waits meanwhile.
+ */
+const CHECKPOINT_WAIT_MS = 100;
 
 /** Statements of the prune's walk over one state table in key order. */
 interface StateWalk {
@@ -90,8 +96,25 @@ export class SqlitePruner {
 
   /** Lets the WAL's pages back into the database file and other work on this thread run. */
   private async betweenSteps(): Promise<void> {
-    this.db.pragma("wal_checkpoint(PASSIVE)");
+    this.checkpointForRestart();
     await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * Copies the WAL into the database file and waits, at most `CHECKPOINT_WAIT_MS`, for the readers
+   * still on older snapshots to end (RESTART), so that the next step writes the WAL from its start.
+   * A passive checkpoint stops at the oldest reader's snapshot: under a server's steady reads some
+   * read transaction is nearly always open, and the WAL grew step after step. Readers never wait;
+   * a reader that outlasts the wait leaves this step's frames to the next checkpoint.
+   */
+  private checkpointForRestart(): void {
+    const busyTimeout = Number(this.db.pragma("busy_timeout", { simple: true }));
+    this.db.pragma(`busy_timeout = ${CHECKPOINT_WAIT_MS}`);
+    try {
+      this.db.pragma("wal_checkpoint(RESTART)");
+    } finally {
+      this.db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
   }
 
   /** One step of moving the oldest version up. */
