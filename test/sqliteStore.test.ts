@@ -371,6 +371,34 @@ describe(`SQLite prune in bounded steps (seed ${SEED})`, () => {
     expect(withReaders).toBeLessThanOrEqual(alone * 3);
   });
 
+  it("deletes unused code in steps too: a prune that drops much code keeps the WAL about one step long (issue 35 target 6)", async () => {
+    // 40 modules, one of them upgraded each block, each version's code a kilobyte of its own
+    const random = prng(SEED + 5);
+    const owner = SENDERS[0]!;
+    const upgrades: BlockWrite[] = Array.from({ length: 400 }, (_, h) => ({
+      block: { height: BigInt(h), epoch: 0n, timestampUsec: BigInt(h) * 1000n, firstVersion: BigInt(h), lastVersion: BigInt(h), endInfo: null },
+      transactions: [{ version: BigInt(h), kind: h === 0 ? "genesis_transaction" : "block_metadata_transaction", hash: Buffer.alloc(32, h % 256), user: null }],
+      modules: [{ version: BigInt(h), address: owner, name: `m${h % 40}`, stateKey: moduleStateKey(owner, `m${h % 40}`), bytecode: Buffer.from(Array.from({ length: 1000 }, () => Math.floor(random() * 256))) }],
+      tableItems: [],
+      resources: [],
+    }));
+    const target = { oldestVersion: 390n, oldestBlockHeight: 390n };
+    const walAfterPrune = async (stateRows: number): Promise<number> => {
+      const path = newPath();
+      await (await filled(upgrades, {}, path)).close(); // checkpointed: the WAL is empty
+      const s = open(path, { pruneBatch: { versions: 5, stateRows, pages: 1 } });
+      await s.prune(target);
+      expect((await modulesAt(s, owner, 399n, null, 50)).map((m) => m.codeHash)).toEqual((await modulesAt(reference, owner, 399n, null, 50)).map((m) => m.codeHash));
+      const size = statSync(`${path}-wal`).size;
+      await s.close();
+      return size;
+    };
+    const reference = await filled(upgrades);
+    // 360 of the 400 code rows go: in one statement, their pages were all in one step's WAL
+    const codeInOneStep = await walAfterPrune(1e9);
+    expect(await walAfterPrune(10)).toBeLessThan(codeInOneStep / 3);
+  });
+
   it("gives the pruned pages of a new file back to the file system, and prunes a file made without that too", async () => {
     const big = history(SEED, 120, 4000);
     const path = newPath();
