@@ -28,7 +28,9 @@
  * - `--pg`: the same on the PostgreSQL ledger of bench/scalePg.ts (its cluster under
  *   bench/out/scale-pg-N/, built at the first run): a copy of the ledger's database (CREATE
  *   DATABASE … TEMPLATE) is served and pruned, step-wise (`prune_step_versions`, `prune_step_rows`).
- *   "WAL" is then the cluster's pg_wal directory, the size pg_database_size of the copy.
+ *   "WAL" is then the cluster's pg_wal directory (its size follows the cluster's checkpoint
+ *   settings: `max_wal_size` of bench/scalePg.ts), with the WAL the prune wrote (LSN difference),
+ *   and the size pg_database_size of the copy.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -124,6 +126,8 @@ interface Ledger {
   targets: Targets;
   walBytes: () => number;
   sizeBytes: () => Promise<number>;
+  /** PostgreSQL: the cluster's WAL position (bytes); the WAL a prune wrote is its difference. */
+  walPosition: () => Promise<number | null>;
   drop: () => Promise<void>;
   describe: string;
 }
@@ -141,6 +145,7 @@ async function sqliteLedger(): Promise<Ledger> {
     targets,
     walBytes: () => statSync(`${db}-wal`, { throwIfNoEntry: false })?.size ?? 0,
     sizeBytes: async () => statSync(db).size,
+    walPosition: async () => null,
     drop: async () => undefined,
     describe: `SQLite, a copy of ${source} in ${WORK}`,
   };
@@ -163,6 +168,15 @@ async function postgresLedger(cluster: ScalePg): Promise<Ledger> {
     targets,
     walBytes: () => directoryBytes(join(cluster.dataDir, "pg_wal")),
     sizeBytes: () => cluster.sizeBytes(copy),
+    walPosition: async () => {
+      const c = new pg.Client({ connectionString: cluster.url("postgres") });
+      await c.connect();
+      try {
+        return Number((await c.query<{ at: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS at")).rows[0]!.at);
+      } finally {
+        await c.end();
+      }
+    },
     drop: async () => {
       const c = new pg.Client({ connectionString: cluster.url("postgres") });
       await c.connect();
@@ -226,6 +240,7 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     const durationsBefore = await serverDurations(server.url);
     const walBeforePrune = walMax;
     walMax = 0;
+    const walAtStart = await ledger.walPosition();
     const load = startLoad(server.url, above, serverPid, null);
     const t0 = performance.now();
     let pruneOutput = "";
@@ -239,6 +254,7 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
       pruneOutput = "the built-in pruner's first run";
     }
     const pruneSeconds = (performance.now() - t0) / 1000;
+    const walAtEnd = await ledger.walPosition();
     load.stop();
     const during = await load.done;
     clearInterval(watch);
@@ -249,7 +265,8 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     server = null;
     const sizeAfter = await ledger.sizeBytes();
     const mib = (b: number) => (b / MIB).toFixed(0);
-    const prune = `| ${label} | ${pruneOutput.trim()} | ${mib(walBeforePrune)} → ${mib(walMax)} | ${mib(sizeBefore)} → ${mib(sizeAfter)} | ${memory.peak.toFixed(0)}, ${memory.anon.toFixed(0)} + ${memory.file.toFixed(0)} | ${PRUNER === "cli" ? pruneRssPeak.toFixed(0) : "(in the node)"} |`;
+    const walWritten = walAtStart === null || walAtEnd === null ? "" : ` (${mib(walAtEnd - walAtStart)} MiB of WAL written)`;
+    const prune = `| ${label} | ${pruneOutput.trim()}${walWritten} | ${mib(walBeforePrune)} → ${mib(walMax)} | ${mib(sizeBefore)} → ${mib(sizeAfter)} | ${memory.peak.toFixed(0)}, ${memory.anon.toFixed(0)} + ${memory.file.toFixed(0)} | ${PRUNER === "cli" ? pruneRssPeak.toFixed(0) : "(in the node)"} |`;
     console.error(prune);
     const head = `${ledger.describe}; versions ${targets.oldest}–${targets.latest}, pruned to ${target.oldestVersion} (window ${window}); load: ${rowsOf(above).length} rows in turn on ${CONNECTIONS} connections, ${RATE} req/s, versions asked about ${target.oldestVersion}–${targets.latest}; pruner: ${PRUNER === "cli" ? "`ledger-node prune` in its own process" : "the node's built-in pruner (`serve --prune-window`)"}.`;
     return { phases, prune, head };
