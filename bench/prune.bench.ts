@@ -20,7 +20,9 @@
  *   resolution: what the load generator waited, its own scheduling on a loaded machine included),
  *   the node's own time a request (its `ledger_node_http_request_duration_seconds` histogram, from
  *   a request's arrival to its response sent: p99 as the bucket it falls in, and the requests over
- *   50 ms), answers by status, the server's CPU a request, the largest WAL seen (the -wal
+ *   50 ms), the node's event-loop delay (prom-client's, reset by each scrape) and how long its main
+ *   thread waited on a run queue for a core (/proc schedstat; the rest of the client's wait is the
+ *   machine's), answers by status, the server's CPU a request, the largest WAL seen (the -wal
  *   file stat'ed every 20 ms: a stat does not open it), the file size before and after, and the
  *   serving process's RSS (its peak, VmHWM, and at the end, anonymous and file-backed).
  * - `--compare DIR`: then the same with another checkout's build (`DIR/dist/cli.js` serving and
@@ -102,6 +104,19 @@ function durationsBetween(before: Map<string, number>, after: Map<string, number
   const i = cumulative.findIndex((n) => n >= total * 0.99);
   const p99 = les[i] === "+Inf" ? `> ${Number(les[i - 1]) * 1000}` : `≤ ${Number(les[i]) * 1000}`;
   return { p99, over50: total - cumulative[les.indexOf("0.05")]!, total };
+}
+
+/** Nanoseconds the process's main thread has run, and waited on a run queue for a core (/proc schedstat). */
+function schedOf(pid: number): { ran: number; waited: number } {
+  const [ran, waited] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ").map(Number);
+  return { ran: ran!, waited: waited! };
+}
+
+/** The node's event-loop delay since the previous scrape (prom-client resets it on each), p99 and max in ms. */
+async function eventLoopDelay(url: string): Promise<string> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const ms = (name: string) => (Number(new RegExp(`^ledger_node_nodejs_eventloop_lag_${name}_seconds ([\\d.e+-]+)$`, "mu").exec(text)?.[1]) * 1000).toFixed(0);
+  return `${ms("p99")} / ${ms("max")}`;
 }
 
 /** A process's memory from /proc: peak RSS, and now anonymous and file-backed (MiB). */
@@ -237,11 +252,18 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     const phases: string[] = [];
     if (PRUNER === "cli" && BASELINE_S > 0) {
       const before = await serverDurations(server.url);
+      const sched = schedOf(serverPid);
+      const t = performance.now();
       const baseline = await startLoad(server.url, above, serverPid, BASELINE_S).done;
-      phases.push(phaseLine(`${label}, serving, no prune`, baseline, String(BASELINE_S), durationsBetween(before, await serverDurations(server.url))));
+      const waited = waitedShare(sched, schedOf(serverPid), t);
+      const loop = await eventLoopDelay(server.url); // before the next scrape resets it
+      const node = { ...durationsBetween(before, await serverDurations(server.url)), loop, waited };
+      phases.push(phaseLine(`${label}, serving, no prune`, baseline, String(BASELINE_S), node));
       console.error(phases.at(-1));
     }
     const durationsBefore = await serverDurations(server.url);
+    await eventLoopDelay(server.url); // resets the node's event-loop delay histogram
+    const schedBefore = schedOf(serverPid);
     const walBeforePrune = walMax;
     walMax = 0;
     const walAtStart = await ledger.walPosition();
@@ -262,7 +284,10 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     load.stop();
     const during = await load.done;
     clearInterval(watch);
-    phases.push(phaseLine(`${label}, serving while pruning`, during, pruneSeconds.toFixed(1), durationsBetween(durationsBefore, await serverDurations(server.url))));
+    const waited = waitedShare(schedBefore, schedOf(serverPid), t0);
+    // (the built-in pruner's wait polls /metrics, which resets the event-loop delay histogram)
+    const loop = PRUNER === "cli" ? await eventLoopDelay(server.url) : "–";
+    phases.push(phaseLine(`${label}, serving while pruning`, during, pruneSeconds.toFixed(1), { ...durationsBetween(durationsBefore, await serverDurations(server.url)), loop, waited }));
     console.error(phases.at(-1));
     const memory = memoryOf(serverPid);
     server.child.kill();
@@ -291,8 +316,11 @@ const statuses = (r: LoadRun) =>
   Object.entries(r.statusCodes)
     .map(([code, n]) => `${code}: ${n}`)
     .join(", ") + (r.errors + r.timeouts > 0 ? `, errors ${r.errors}, timeouts ${r.timeouts}` : "");
-const phaseLine = (name: string, r: LoadRun, seconds: string, node: ReturnType<typeof durationsBetween>) =>
-  `| ${name} | ${seconds} | ${r.total} | ${r.p50} | ${r.p99} | ${r.max} | ${node.p99} | ${node.over50} of ${node.total} | ${statuses(r)} | ${failures(r)} | ${(r.serverCpu / r.total).toFixed(0)} |`;
+/** The share of a phase's wall time the node's main thread waited for a core, in %. */
+const waitedShare = (before: { waited: number }, after: { waited: number }, since: number) =>
+  (((after.waited - before.waited) / 1e6 / (performance.now() - since)) * 100).toFixed(0);
+const phaseLine = (name: string, r: LoadRun, seconds: string, node: ReturnType<typeof durationsBetween> & { loop: string; waited: string }) =>
+  `| ${name} | ${seconds} | ${r.total} | ${r.p50} | ${r.p99} | ${r.max} | ${node.p99} | ${node.over50} of ${node.total} | ${node.loop} | ${node.waited} | ${statuses(r)} | ${failures(r)} | ${(r.serverCpu / r.total).toFixed(0)} |`;
 
 const builds: Array<[string, string]> = [["this build", ROOT.replace(/\/$/, "")]];
 if (COMPARE) builds.push(["compared build", COMPARE]);
@@ -304,8 +332,8 @@ try {
   console.log(`
 ${runs[0]!.head}${COMPARE ? ` "compared build": ${COMPARE} (its server and its prune on a copy of its own).` : ""}
 
-| phase | seconds | requests | p50 ms | p99 ms | max ms | node's own p99 ms | node's own > 50 ms | answers by status | failures | server CPU µs/req |
-|---|---|---|---|---|---|---|---|---|---|---|
+| phase | seconds | requests | p50 ms | p99 ms | max ms | node's own p99 ms | node's own > 50 ms | node's event-loop delay p99 / max ms | node's main thread waiting for a core, % of the phase | answers by status | failures | server CPU µs/req |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${runs.flatMap((r) => r.phases).join("\n")}
 
 | build | prune | largest WAL MiB (no prune → pruning) | size MiB before → after | node RSS MiB: peak, at the end anon + file | prune process peak RSS MiB |
