@@ -2,7 +2,7 @@
  * Pruning half a scale ledger while the node serves the scale rows over HTTP (issue 35, target 6):
  *
  *   npm run build && nice -n -10 node --import tsx bench/prune.bench.ts [--versions 10000000] [--work DIR]
- *        [--pruner cli|serve] [--rate 300] [--connections 10] [--baseline 15] [--pg] [--compare DIR]
+ *        [--pruner cli|serve] [--rate 300] [--connections 10] [--baseline 15] [--pg] [--compare DIR] [--prune-nice N]
  *
  * - The ledger `bench/out/scale-N.db` (bench/scaleLedger.ts; never written here) is copied to
  *   `--work` (default bench/out/prune/) and served by `serve --no-prune` from this build.
@@ -53,6 +53,8 @@ const RATE = Number(opt("rate", "300"));
 const CONNECTIONS = Number(opt("connections", "10"));
 const BASELINE_S = Number(opt("baseline", "15"));
 const PG = argv.includes("--pg");
+/** `--prune-nice N`: the prune process runs N nice levels below the bench (and the node it serves). */
+const PRUNE_NICE = argv.includes("--prune-nice") ? opt("prune-nice", "10") : null;
 const COMPARE = argv.includes("--compare") ? opt("compare", "").replace(/\/$/, "") : null;
 if (PRUNER !== "cli" && PRUNER !== "serve") throw new Error(`--pruner ${PRUNER}: cli or serve`);
 
@@ -271,7 +273,9 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     const t0 = performance.now();
     let pruneOutput = "";
     if (PRUNER === "cli") {
-      pruner = spawn(process.execPath, [cli, "prune", "--db", ledger.db, "--window", String(window)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+      const pruneArgv = [process.execPath, cli, "prune", "--db", ledger.db, "--window", String(window)];
+      const argvNiced = PRUNE_NICE === null ? pruneArgv : ["nice", "-n", PRUNE_NICE, ...pruneArgv];
+      pruner = spawn(argvNiced[0]!, argvNiced.slice(1), { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
       pruner.stdout!.on("data", (d: Buffer) => (pruneOutput += d.toString()));
       const code = await new Promise<number | null>((resolve) => pruner!.once("exit", resolve));
       if (code !== 0) throw new Error(`prune exited ${code}: ${pruneOutput}`);
