@@ -20,7 +20,16 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 const arg = process.argv[2];
-const { opts, pid, mix, warmup } = JSON.parse(arg.startsWith("@") ? readFileSync(arg.slice(1), "utf8") : arg);
+const { opts, pid, mix, mixes, warmup, untilSignal } = JSON.parse(arg.startsWith("@") ? readFileSync(arg.slice(1), "utf8") : arg);
+// Set before anything else runs: SIGUSR2's default action ends the process.
+let stopAsked = false;
+let stopRun = null;
+if (untilSignal) {
+  process.once("SIGUSR2", () => {
+    stopAsked = true;
+    stopRun?.();
+  });
+}
 const keepBodies = process.env.BENCH_KEEP_BODIES === "1";
 if (!keepBodies) {
   const readsBodies = (o) => "expectBody" in o || "verifyBody" in o || "onResponse" in o;
@@ -36,28 +45,29 @@ const cpuMicros = (p) => {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 };
 
-if (mix) {
-  const { choices, versions } = mix;
-  const fill = (template, pick, version) => template.replace(/\{(\w+)\}/gu, (_, name) => (name === "version" ? version : pick[name]));
-  opts.requests = [
-    {
-      method: mix.method,
-      headers: mix.headers,
-      setupRequest: (req) => {
-        const pick = choices[Math.floor(Math.random() * choices.length)];
-        const version = versions ? String(versions[0] + Math.floor(Math.random() * (versions[1] - versions[0] + 1))) : "";
-        return { ...req, path: fill(mix.path, pick, version), body: mix.body === undefined ? undefined : fill(mix.body, pick, version) };
-      },
-    },
-  ];
-}
+const fill = (template, pick, version) => template.replace(/\{(\w+)\}/gu, (_, name) => (name === "version" ? version : pick[name]));
+/** autocannon's request of a mix: a random choice and version drawn for each one sent. */
+const requestOf = (m) => ({
+  method: m.method,
+  headers: m.headers,
+  setupRequest: (req) => {
+    const pick = m.choices[Math.floor(Math.random() * m.choices.length)];
+    const version = m.versions ? String(m.versions[0] + Math.floor(Math.random() * (m.versions[1] - m.versions[0] + 1))) : "";
+    return { ...req, path: fill(m.path, pick, version), body: m.body === undefined ? undefined : fill(m.body, pick, version) };
+  },
+});
+if (mix) opts.requests = [requestOf(mix)];
+if (mixes) opts.requests = mixes.map(requestOf);
 
 // `warmup`: seconds of the same run first, not measured (saves a process start per measured run)
 if (warmup > 0) await autocannon({ connections: 10, ...opts, duration: warmup });
 
 const before = pid ? cpuMicros(pid) : null;
 const self = process.cpuUsage();
-const r = await autocannon({ connections: 10, duration: 5, ...opts });
+const run = autocannon({ connections: 10, duration: 5, ...opts, ...(untilSignal ? { duration: 24 * 3600 } : {}) });
+stopRun = () => run.stop();
+if (stopAsked) stopRun();
+const r = await run;
 const own = process.cpuUsage(self);
 const after = pid ? cpuMicros(pid) : null;
 console.log(
@@ -66,6 +76,10 @@ console.log(
     total: r.requests.total,
     p50: r.latency.p50,
     p99: r.latency.p99,
+    max: r.latency.max,
+    statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count])),
+    errors: r.errors,
+    timeouts: r.timeouts,
     non2xx: r.non2xx + r.errors + r.timeouts,
     bytesPerSec: r.throughput.average,
     serverCpu: before !== null && after !== null ? after - before : null,

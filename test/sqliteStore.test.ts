@@ -5,7 +5,7 @@
  */
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
@@ -316,6 +316,87 @@ describe(`SQLite prune in bounded steps (seed ${SEED})`, () => {
     expect(statSync(path).size).toBeLessThan(sizeBefore / 2);
     const oldest = big[110]!.block.firstVersion;
     expect(await readAt(reader, last, oldest)).toEqual(await readAt(reference, last, oldest));
+  });
+
+  it("keeps the WAL about one step long while another process reads without a pause (issue 35 target 6)", async () => {
+    const big = history(SEED + 4, 120, 4000);
+    const steps = { pruneBatch: { versions: 20, stateRows: 50, pages: 16 } };
+    const target = { oldestVersion: big[100]!.block.firstVersion, oldestBlockHeight: 100n };
+    const source = newPath();
+    await (await filled(big, steps, source)).close(); // checkpointed: the WAL is empty
+    const copyOfSource = () => {
+      const path = newPath();
+      copyFileSync(source, path);
+      return path;
+    };
+    /** The WAL's size after the prune of a copy (its largest: the file keeps its length when the WAL restarts). */
+    const walAfterPrune = async (path: string): Promise<number> => {
+      const s = open(path, steps);
+      await s.prune(target);
+      const size = statSync(`${path}-wal`).size;
+      await s.close();
+      return size;
+    };
+    const alone = await walAfterPrune(copyOfSource());
+
+    // Two connections of another process reading in turn, each opening its read transaction before
+    // the other's ends: at every moment some reader holds a snapshot, as a busy node's reads do.
+    const read = copyOfSource();
+    const script = `
+      const Database = require("better-sqlite3");
+      const readers = [0, 1].map(() => new Database(process.argv[1], { readonly: true }));
+      const blocks = readers.map((c) => c.prepare("SELECT count(*) FROM blocks").pluck());
+      let current = 0;
+      readers[0].exec("BEGIN");
+      blocks[0].get();
+      process.stdout.write("reading\\n");
+      const next = () => {
+        const other = 1 - current;
+        readers[other].exec("BEGIN");
+        blocks[other].get();
+        readers[current].exec("COMMIT");
+        current = other;
+      };
+      const timer = setInterval(next, 2);
+      process.stdin.on("end", () => { clearInterval(timer); readers.forEach((c) => c.close()); });
+      process.stdin.resume();`;
+    const reader = spawn(process.execPath, ["-e", script, read], { cwd: new URL("..", import.meta.url).pathname, stdio: ["pipe", "pipe", "inherit"] });
+    const exited = new Promise((resolve) => reader.once("exit", resolve));
+    onTestFinished(() => void reader.kill());
+    await new Promise((resolve) => reader.stdout!.once("data", resolve));
+    const withReaders = await walAfterPrune(read);
+    reader.stdin!.end();
+    expect(await exited).toBe(0);
+    // A checkpoint that stopped at the readers' snapshots let the WAL grow by every step.
+    expect(withReaders).toBeLessThanOrEqual(alone * 3);
+  });
+
+  it("deletes unused code in steps too: a prune that drops much code keeps the WAL about one step long (issue 35 target 6)", async () => {
+    // 40 modules, one of them upgraded each block, each version's code a kilobyte of its own
+    const random = prng(SEED + 5);
+    const owner = SENDERS[0]!;
+    const upgrades: BlockWrite[] = Array.from({ length: 400 }, (_, h) => ({
+      block: { height: BigInt(h), epoch: 0n, timestampUsec: BigInt(h) * 1000n, firstVersion: BigInt(h), lastVersion: BigInt(h), endInfo: null },
+      transactions: [{ version: BigInt(h), kind: h === 0 ? "genesis_transaction" : "block_metadata_transaction", hash: Buffer.alloc(32, h % 256), user: null }],
+      modules: [{ version: BigInt(h), address: owner, name: `m${h % 40}`, stateKey: moduleStateKey(owner, `m${h % 40}`), bytecode: Buffer.from(Array.from({ length: 1000 }, () => Math.floor(random() * 256))) }],
+      tableItems: [],
+      resources: [],
+    }));
+    const target = { oldestVersion: 390n, oldestBlockHeight: 390n };
+    const walAfterPrune = async (stateRows: number): Promise<number> => {
+      const path = newPath();
+      await (await filled(upgrades, {}, path)).close(); // checkpointed: the WAL is empty
+      const s = open(path, { pruneBatch: { versions: 5, stateRows, pages: 1 } });
+      await s.prune(target);
+      expect((await modulesAt(s, owner, 399n, null, 50)).map((m) => m.codeHash)).toEqual((await modulesAt(reference, owner, 399n, null, 50)).map((m) => m.codeHash));
+      const size = statSync(`${path}-wal`).size;
+      await s.close();
+      return size;
+    };
+    const reference = await filled(upgrades);
+    // 360 of the 400 code rows go: in one statement, their pages were all in one step's WAL
+    const codeInOneStep = await walAfterPrune(1e9);
+    expect(await walAfterPrune(10)).toBeLessThan(codeInOneStep / 3);
   });
 
   it("gives the pruned pages of a new file back to the file system, and prunes a file made without that too", async () => {

@@ -1,14 +1,14 @@
 /**
  * SQLite's prune steps for the shared loop (`../pruneLoop.ts`), each its own `BEGIN IMMEDIATE`
  * transaction (a step reads before it writes: it waits its turn behind another process's write
- * rather than failing on a snapshot that write made stale), a WAL checkpoint and a turn of the
- * event loop between them:
+ * rather than failing on a snapshot that write made stale), a WAL checkpoint that restarts the WAL
+ * and a turn of the event loop between them:
  * 1. the oldest version moves up a block boundary at a time, at most `pruneBatch.versions` past
  *    the previous step, with the transactions, summaries and blocks below it;
  * 2. each state table is walked in key order, `pruneBatch.stateRows` rows a step (no version
  *    index: one index fewer to write per row on import). Keys are never split across steps;
- * 3. code no module refers to any more goes, and free pages go back to the file system (files
- *    created with incremental vacuum), `pruneBatch.pages` a step.
+ * 3. code no module refers to any more goes, `pruneBatch.stateRows` code rows a step, and free
+ *    pages go back to the file system (files created with incremental vacuum), `pruneBatch.pages` a step.
  */
 import type { Database as Db, Statement } from "better-sqlite3";
 import type { LedgerInfo } from "../../ledger/types.js";
@@ -17,7 +17,17 @@ import { runPrune, type OldestStep, type PruneSteps } from "../pruneLoop.js";
 import { planPrune, STATE_TABLES, type StateTable } from "../rules.js";
 import { AUTO_VACUUM_INCREMENTAL } from "./connection.js";
 import type { PruneBatch } from "./options.js";
+import { I64_MAX } from "./columns.js";
 import { BOUND, type Statements } from "./statements.js";
+
+/** The smallest id a code row can have: where the prune's code steps start. */
+const I64_MIN = -I64_MAX - 1n;
+
+/**
+ * How long a checkpoint between steps waits for readers to leave the WAL (ms): a server's read
+ * transaction lasts one event-loop turn, and another process's write waits meanwhile.
+ */
+const CHECKPOINT_WAIT_MS = 100;
 
 /** Statements of the prune's walk over one state table in key order. */
 interface StateWalk {
@@ -39,6 +49,7 @@ interface StateBatch {
 export class SqlitePruner {
   private readonly moveOldestTx: (t: PruneTarget) => OldestStep;
   private readonly walkStateTx: (table: StateTable, from: unknown[] | null) => StateBatch;
+  private readonly pruneCodeTx: (from: bigint) => bigint | null;
   private readonly stateWalks = new Map<string, StateWalk>();
 
   constructor(
@@ -53,6 +64,7 @@ export class SqlitePruner {
     // process's commit made stale fails at its first write (SQLITE_BUSY) instead of waiting its turn.
     this.moveOldestTx = db.transaction((t: PruneTarget) => this.moveOldestInTx(t)).immediate;
     this.walkStateTx = db.transaction((table: StateTable, from: unknown[] | null) => this.walkStateInTx(table, from)).immediate;
+    this.pruneCodeTx = db.transaction((from: bigint) => this.pruneCodeInTx(from)).immediate;
   }
 
   prune(target: PruneTarget): Promise<PruneResult> {
@@ -78,7 +90,11 @@ export class SqlitePruner {
         return { deleted: batch.deleted, done: table >= STATE_TABLES.length };
       },
       finish: async () => {
-        this.write(() => this.statements.pruneCode.run());
+        for (let from: bigint | null = I64_MIN; from !== null; ) {
+          const stepFrom: bigint = from;
+          from = this.write(() => this.pruneCodeTx(stepFrom));
+          await this.betweenSteps();
+        }
         if (!this.hasIncrementalVacuum()) return;
         while (Number(this.db.pragma("freelist_count", { simple: true })) > 0) {
           this.write(() => this.db.pragma(`incremental_vacuum(${this.batch.pages})`));
@@ -90,8 +106,36 @@ export class SqlitePruner {
 
   /** Lets the WAL's pages back into the database file and other work on this thread run. */
   private async betweenSteps(): Promise<void> {
-    this.db.pragma("wal_checkpoint(PASSIVE)");
+    this.checkpointForRestart();
     await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * Copies the WAL into the database file and waits, at most `CHECKPOINT_WAIT_MS`, for the readers
+   * still on older snapshots to end (RESTART), so that the next step writes the WAL from its start.
+   * A passive checkpoint stops at the oldest reader's snapshot: under a server's steady reads some
+   * read transaction is nearly always open, and the WAL grew step after step. Readers never wait;
+   * a reader that outlasts the wait leaves this step's frames to the next checkpoint.
+   */
+  private checkpointForRestart(): void {
+    const busyTimeout = Number(this.db.pragma("busy_timeout", { simple: true }));
+    this.db.pragma(`busy_timeout = ${CHECKPOINT_WAIT_MS}`);
+    try {
+      this.db.pragma("wal_checkpoint(RESTART)");
+    } finally {
+      this.db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
+  }
+
+  /**
+   * One step of deleting code no module refers to any more: the code rows from id `from` on,
+   * `batch.stateRows` of them (a row holds a module's bytecode and ABI: about a kilobyte). Returns
+   * the id the next step starts at (null: the table is done).
+   */
+  private pruneCodeInTx(from: bigint): bigint | null {
+    const next = this.statements.codeIdAfterRows.get(from, this.batch.stateRows)?.id ?? null;
+    this.statements.pruneCode.run(from, next === null ? I64_MAX : next - 1n);
+    return next;
   }
 
   /** One step of moving the oldest version up. */

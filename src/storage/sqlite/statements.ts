@@ -233,7 +233,12 @@ export function prepareStatements(db: Db) {
     ),
     pruneTransactions: writes<[bigint]>("DELETE FROM transactions WHERE version < ?"),
     pruneBlocks: writes<[bigint]>("DELETE FROM blocks WHERE height < ?"),
-    pruneCode: writes<[]>("DELETE FROM code WHERE code_hash NOT IN (SELECT code_hash FROM modules WHERE code_hash IS NOT NULL)"),
+    /** The id of the code row N rows on from an id (where the prune's next code step starts). */
+    codeIdAfterRows: rows<[bigint, number], { id: bigint }>(`SELECT id FROM code WHERE id >= ? ORDER BY id LIMIT 1 OFFSET ${BOUND}`),
+    /** Code no module refers to, with an id in a range (both ends included). */
+    pruneCode: writes<[bigint, bigint]>(
+      "DELETE FROM code WHERE id >= ? AND id <= ? AND code_hash NOT IN (SELECT code_hash FROM modules WHERE code_hash IS NOT NULL)",
+    ),
   };
 }
 
