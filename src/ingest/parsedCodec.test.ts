@@ -4,15 +4,7 @@ import { FIXTURES } from "../../test/helpers/fixtures.js";
 import { parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
 import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "./devnetChain.js";
 import { decodeParsed, encodeParsed } from "./parsedCodec.js";
-
-/** Byte fields as hex and bigints as text: a Buffer and a Uint8Array of the same bytes compare equal. */
-function plain(v: unknown): unknown {
-  if (typeof v === "bigint") return `${v}n`;
-  if (v instanceof Uint8Array) return `0x${Buffer.from(v).toString("hex")}`;
-  if (Array.isArray(v)) return v.map(plain);
-  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
-  return v;
-}
+import { plain } from "../../test/helpers/plain.js";
 
 /** Through the flat form and a postMessage's structured clone, as the parsing thread hands them over. */
 const handedOver = (txns: ParsedTxn[]) => decodeParsed(structuredClone(encodeParsed(txns)));

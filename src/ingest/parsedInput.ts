@@ -5,9 +5,8 @@
  * thread cannot start (a run from the TypeScript sources without a build), the same functions run
  * here. An input error arrives after every transaction before it, as an `IngestError`.
  */
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { builtThreadEntry } from "../storage/threadClient.js";
 import { IngestError, parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
 import { decodeParsed, type EncodedParsed } from "./parsedCodec.js";
 import { readTransactions } from "./readInput.js";
@@ -30,16 +29,9 @@ export type FromParseThread =
   /** `ingest`: an input error (an `IngestError`); else a failure of the thread itself. */
   | { t: "error"; message: string; ingest: boolean };
 
-/** The built entry of the thread (a worker does not run TypeScript sources; see writers.ts). */
-function threadEntry(): URL | null {
-  if (!import.meta.url.endsWith(".ts")) return new URL("./parseThread.js", import.meta.url);
-  const built = new URL("../../dist/ingest/parseThread.js", import.meta.url);
-  return existsSync(fileURLToPath(built)) ? built : null;
-}
-
 /** The parsed transactions of `files` (`-`: stdin), in batches, in order. */
 export function parsedTransactions(files: readonly string[]): AsyncGenerator<ParsedTxn[]> {
-  const entry = threadEntry();
+  const entry = builtThreadEntry(import.meta.url, "ingest", "parseThread.js");
   return entry ? fromThread(entry, files) : parsedHere(files);
 }
 

@@ -6,15 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseAptosTransaction } from "../aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "../devnetChain.js";
 import { PageParser } from "./pages.js";
-
-/** Byte fields as hex and bigints as text: a Buffer and a Uint8Array of the same bytes compare equal. */
-function plain(v: unknown): unknown {
-  if (typeof v === "bigint") return `${v}n`;
-  if (v instanceof Uint8Array) return `0x${Buffer.from(v).toString("hex")}`;
-  if (Array.isArray(v)) return v.map(plain);
-  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
-  return v;
-}
+import { plain } from "../../../test/helpers/plain.js";
 
 const chain = DevnetChain.fresh(defaultDevnetChainOptions);
 const json: unknown[] = [...chain.genesis()];

@@ -5,10 +5,8 @@
  * them. Where the thread cannot start (a run from the TypeScript sources without a build) or
  * failed, a page is parsed here by the same function.
  */
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
 import { IngestError, parseAptosTransaction, type ParsedTxn } from "../aptosJson.js";
+import { builtThreadEntry, ThreadClient } from "../../storage/threadClient.js";
 import { decodeParsed, type EncodedParsed } from "../parsedCodec.js";
 
 /** A page's body as parsed: its shape, for the follower's checks, and its transactions. */
@@ -67,72 +65,25 @@ export function parsePage(body: Uint8Array, limit: number): ParsedPage {
   return { t: "page", length: json.length, firstVersion: String(JSON.stringify(first)), txns, refused };
 }
 
-/** The built entry of the thread (a worker does not run TypeScript sources; see writers.ts). */
-function threadEntry(): URL | null {
-  if (!import.meta.url.endsWith(".ts")) return new URL("./pageThread.js", import.meta.url);
-  const built = new URL("../../../dist/ingest/follow/pageThread.js", import.meta.url);
-  return existsSync(fileURLToPath(built)) ? built : null;
-}
-
 export class PageParser {
-  private worker: Worker | null = null;
-  private failed = false;
-  private nextId = 0;
-  private readonly waiting = new Map<number, { resolve: (r: EncodedPage) => void; reject: (e: Error) => void }>();
+  private readonly thread = new ThreadClient<PageRequest, PageReply>(
+    () => builtThreadEntry(import.meta.url, "ingest/follow", "pageThread.js"),
+    "page parsing",
+  );
 
   /** `parsePage` of `body` (its buffer is handed to the thread: the caller keeps no use of it). */
   async parse(body: Uint8Array, limit: number): Promise<ParsedPage> {
-    const worker = this.thread();
-    if (!worker) return parsePage(body, limit);
-    const id = this.nextId++;
     // A view of a pooled buffer is copied: only a buffer of its own may be transferred.
     const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : body.slice();
     // A thread that failed with the page rejects it (a transient fault: the follower asks again).
-    const reply = await new Promise<EncodedPage>((resolve, reject) => {
-      // Held while a reply is awaited: an unreferenced thread would let the process exit meanwhile.
-      if (this.waiting.size === 0) worker.ref();
-      this.waiting.set(id, { resolve, reject });
-      worker.postMessage({ id, body: own, limit } satisfies PageRequest, [own.buffer as ArrayBuffer]);
-    });
-    return reply.t === "page" ? { ...reply, txns: decodeParsed(reply.txns) } : reply;
-  }
-
-  private thread(): Worker | null {
-    if (this.worker || this.failed) return this.worker;
-    const entry = threadEntry();
-    if (!entry) {
-      this.failed = true;
-      return null;
-    }
-    // Unreferenced while idle: a follower's parser never keeps a process alive.
-    const worker = new Worker(entry);
-    worker.unref();
-    worker.on("message", (r: PageReply) => {
-      const w = this.waiting.get(r.id);
-      this.waiting.delete(r.id);
-      if (this.waiting.size === 0) worker.unref();
-      w?.resolve(r.page);
-    });
-    const fail = (e: Error) => {
-      this.failed = true;
-      this.worker = null;
-      for (const w of this.waiting.values()) w.reject(e);
-      this.waiting.clear();
-    };
-    worker.on("error", fail);
-    worker.on("exit", (code) => fail(new Error(`the page parsing thread exited (code ${code})`)));
-    this.worker = worker;
-    return worker;
+    const asked = this.thread.request((id) => ({ id, body: own, limit }), [own.buffer as ArrayBuffer]);
+    if (!asked) return parsePage(body, limit);
+    const { page } = await asked;
+    return page.t === "page" ? { ...page, txns: decodeParsed(page.txns) } : page;
   }
 
   /** Ends the thread; a later `parse` starts another. */
   async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = null;
-    if (!w) return;
-    w.removeAllListeners("exit");
-    for (const p of this.waiting.values()) p.reject(new Error("the page parser was closed"));
-    this.waiting.clear();
-    await w.terminate();
+    await this.thread.close(true);
   }
 }
