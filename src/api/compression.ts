@@ -197,10 +197,9 @@ export class Compression {
    * content headers, written at once on the raw response (see `ResponseHead`). `made`: the body was
    * made for this request (not a cached page); with `plainMisses` it is sent uncompressed when the
    * client accepts identity, as compressing a body sent once costs about as much CPU as making it.
-   * Every answer of the
-   * API, success or error, is sent here, and counted for /metrics in `metrics` (by default the
-   * route's: a caller that holds them passes them, as Fastify builds the route's options anew on
-   * each read of `req.routeOptions`).
+   * Every answer of the API, success or error, is sent here, and counted for /metrics in `metrics`
+   * (by default the route's: a caller that holds them passes them, as Fastify builds the route's
+   * options anew on each read of `req.routeOptions`).
    */
   send(
     req: FastifyRequest,

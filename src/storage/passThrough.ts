@@ -1,12 +1,13 @@
 /**
  * The calls each dialect answers in objects of its own (its reads, `sqlite/reads.ts` and
  * `postgres/reads.ts`; its follow-base bookkeeping, `followBase.ts`) and its store passes through
- * unchanged: written once here, as the base of both stores.
+ * unchanged, and a bulk commit as the dialect's two halves of it: written once here, as the base of
+ * both stores.
  */
 import type { BlockInfo, ModuleEntry, UserTxnGas } from "../ledger/types.js";
 import type { LedgerReader, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode } from "./reader.js";
 import type { BaseStateWrite, FollowBase, StateKeyRef } from "./followBase.js";
-import type { LedgerWriter, StoredTxnFingerprint } from "./writer.js";
+import type { BlockWrite, LedgerWriter, PreparedBlock, StoredTxnFingerprint } from "./writer.js";
 
 /** What a dialect's reads object answers for its store. */
 export type PassedReads = Pick<
@@ -28,6 +29,14 @@ export type PassedReads = Pick<
 export abstract class PassThrough implements PassedReads, FollowBase {
   protected abstract readonly reads: PassedReads;
   protected abstract readonly followBase: FollowBase;
+
+  abstract prepareBlocks(writes: BlockWrite[]): Promise<PreparedBlock[]>;
+  abstract commitPrepared(blocks: PreparedBlock[]): Promise<void>;
+
+  /** Several consecutive blocks in one atomic commit (bulk import): prepared, then written. */
+  async commitBlocks(writes: BlockWrite[]): Promise<void> {
+    return this.commitPrepared(await this.prepareBlocks(writes));
+  }
 
   readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
     return this.reads.readModules(address, version, start, limit, code);

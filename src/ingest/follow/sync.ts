@@ -22,9 +22,7 @@ import type { Storage } from "../../storage/storage.js";
 import { describeUnknown, IngestError, type UnknownKind } from "../aptosJson.js";
 import { Importer } from "../importer.js";
 import { WriterStatus } from "../writerStatus.js";
-import type { ParsedTxn } from "../aptosJson.js";
-import { type UpstreamClient, UpstreamGarbageError, UpstreamUnavailableError, parseJson } from "./client.js";
-import { PageParser } from "./pages.js";
+import { type UpstreamClient, UpstreamGarbageError, UpstreamUnavailableError } from "./client.js";
 
 export { FIRST_SYNCED_RECORD } from "../../storage/followBase.js";
 
@@ -133,12 +131,6 @@ export interface UpstreamHead {
 
 type Json = Record<string, unknown>;
 
-/** A page's transactions parsed, up to one the importer refuses (`refused`: why). */
-interface TxnsPage {
-  txns: ParsedTxn[];
-  refused: string | null;
-}
-
 function u64(o: Json, field: string, what: string): bigint {
   const v = o[field];
   if (typeof v !== "string" || !/^[0-9]{1,20}$/.test(v)) throw new UpstreamGarbageError(`${what}: ${field} is not a u64 string: ${JSON.stringify(v)}`);
@@ -201,8 +193,6 @@ export class Follower {
   onUnknown: ((u: UnknownKind, version: bigint) => void) | null = null;
   /** The unknown kinds already logged: one line each, the first time. */
   private readonly unknownLogged = new Set<string>();
-  /** Parses the pages of transactions off this thread. */
-  private readonly pages = new PageParser();
 
   constructor(
     private readonly store: Storage,
@@ -226,14 +216,6 @@ export class Follower {
    * (`isPermanentStop`) is reported as the follower's stop and rejects.
    */
   async run(): Promise<void> {
-    try {
-      await this.runRetried();
-    } finally {
-      await this.pages.close();
-    }
-  }
-
-  private async runRetried(): Promise<void> {
     for (;;) {
       try {
         await this.runOnce();
@@ -446,7 +428,7 @@ export class Follower {
    */
   private async syncRange(importer: Importer, from: bigint, to: bigint): Promise<bigint> {
     // In version order, contiguous from `next`; a slot's page starts when it gets a place in flight.
-    const queue: Array<{ start: bigint; limit: number; page: Promise<TxnsPage> | null }> = [];
+    const queue: Array<{ start: bigint; limit: number; page: Promise<unknown[]> | null }> = [];
     let cursor = from;
     const begin = (slot: (typeof queue)[number]) => {
       const page = this.fetchPage(slot.start, slot.limit);
@@ -480,12 +462,10 @@ export class Follower {
       const slot = queue.shift()!;
       if (slot.page === null) begin(slot);
       const { start, limit } = slot;
-      // An upstream that sends more than asked: what follows is asked for already (not parsed).
-      const { txns, refused } = await slot.page!;
+      // An upstream that sends more than asked: what follows is asked for already.
+      const txns = (await slot.page!).slice(0, limit);
       if (start !== next) throw new FollowError(`internal: page ${start} pushed after ${next}`);
-      for (const t of txns) await importer.pushParsed(t);
-      // A transaction the importer refuses: the ones before it are taken, as `push` would.
-      if (refused !== null) throw new IngestError(refused);
+      for (const t of txns) await importer.push(t);
       next = start + BigInt(txns.length);
       if (txns.length < limit) {
         // The upstream caps its pages at this: the rest of this page's range comes next, at that size.
@@ -517,26 +497,22 @@ export class Follower {
     return next;
   }
 
-  /**
-   * One page, checked to be an array starting at `start`, its first `limit` transactions parsed
-   * (off this thread); retried while the upstream fails.
-   */
-  private async fetchPage(start: bigint, limit: number): Promise<TxnsPage> {
-    const path = `/transactions?start=${start}&limit=${limit}`;
-    // Not JSON: a gateway's or proxy's page in the upstream's place, which a retry may not meet.
-    const garbage = (e: UpstreamGarbageError) => new FollowError(`the upstream's page of transactions from version ${start}: ${e.message}`, { transient: true, cause: e });
-    let res: Awaited<ReturnType<UpstreamClient["request"]>>;
+  /** One page, checked to be an array starting at `start`; retried while the upstream fails. */
+  private async fetchPage(start: bigint, limit: number): Promise<unknown[]> {
+    let res: Awaited<ReturnType<UpstreamClient["getJson"]>>;
     for (;;) {
       try {
-        res = await this.client.request(path);
+        res = await this.client.getJson(`/transactions?start=${start}&limit=${limit}`);
         break;
       } catch (e) {
+        // Not JSON: a gateway's or proxy's page in the upstream's place, which a retry may not meet.
+        if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's page of transactions from version ${start}: ${e.message}`, { transient: true, cause: e });
         if (!(e instanceof UpstreamUnavailableError) || this.stopping) throw e;
         this.o.log.warn(`${e.message}; trying version ${start} again`);
         await this.pause(this.o.pollMs * 10);
       }
     }
-    const status = res.status;
+    const { status, json } = res;
     const pageChain = res.headers.get("x-aptos-chain-id");
     if (this.chainId !== null && pageChain !== null && pageChain !== String(this.chainId)) {
       throw new ChainIdChangedError(
@@ -546,28 +522,19 @@ export class Follower {
       );
     }
     if (status !== 200) {
-      let json: unknown;
-      try {
-        json = parseJson(res.body, `GET ${this.client.base}${path}`);
-      } catch (e) {
-        throw e instanceof UpstreamGarbageError ? garbage(e) : e;
-      }
       const msg = (json as Json | null)?.message;
       // A 404 below the head it announced: a load-balanced backend that lags the one that answered `GET /v1`.
       throw new FollowError(`the upstream answered ${status} for transactions from version ${start}${typeof msg === "string" ? `: ${msg}` : ""}`, {
         transient: status === 404,
       });
     }
-    const page = await this.pages.parse(res.body, limit);
-    if (page.t === "notJson") {
-      throw garbage(new UpstreamGarbageError(`GET ${this.client.base}${path} answered a body that is not JSON (${page.message}`));
+    if (!Array.isArray(json)) throw new FollowError(`the upstream's page of transactions from version ${start} is not a JSON array`);
+    if (json.length === 0) throw new FollowError(`the upstream answered no transactions from version ${start}, below its head`, { transient: true });
+    const first = (json[0] as Json | null)?.version;
+    if (first !== String(start)) {
+      throw new FollowError(`the upstream's page from version ${start} starts at version ${JSON.stringify(first)}`);
     }
-    if (page.t === "notArray") throw new FollowError(`the upstream's page of transactions from version ${start} is not a JSON array`);
-    if (page.length === 0) throw new FollowError(`the upstream answered no transactions from version ${start}, below its head`, { transient: true });
-    if (page.firstVersion !== JSON.stringify(String(start))) {
-      throw new FollowError(`the upstream's page from version ${start} starts at version ${page.firstVersion}`);
-    }
-    return page;
+    return json;
   }
 
   private async reportLag(head: UpstreamHead, ledgerVersion: bigint | null): Promise<void> {

@@ -185,11 +185,6 @@ export class PostgresStore extends PassThrough implements Storage {
     }
   }
 
-  /** Several consecutive blocks in one transaction (bulk import): all visible at once or none. */
-  async commitBlocks(writes: BlockWrite[]): Promise<void> {
-    return this.commitPrepared(await this.prepareBlocks(writes));
-  }
-
   /**
    * Prepares block by block, giving the event loop a turn between blocks: a commit in flight
    * (the Importer's batch before) sends its next statement meanwhile instead of waiting for all.

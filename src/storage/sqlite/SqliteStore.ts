@@ -135,10 +135,6 @@ export class SqliteStore extends PassThrough implements Storage {
     return this.write(() => this.ids.interning(() => this.committer.commitTx(prepared)));
   }
 
-  async commitBlocks(writes: BlockWrite[]): Promise<void> {
-    return this.commitPrepared(await this.prepareBlocks(writes));
-  }
-
   /**
    * Packs the resource values on the packer's thread for a large batch (an import's: the Importer
    * parses on, and writes the batch before, meanwhile); nothing is written.
