@@ -209,7 +209,7 @@ describe("ledger-node follow from genesis", () => {
       up.faults.garbage = { version: bad, kind };
       try {
         const r = await follow(up, db, "--from", "genesis", "--concurrency", "4");
-        expect(r.code).toBe(1);
+        expect(r.code, r.stderr).toBe(1);
         expect(r.stderr).toContain(`version ${bad}`);
       } finally {
         up.heal();

@@ -1,7 +1,7 @@
 /**
  * Requests answered by a worker thread of our own, each reply matched to its request by id (the
- * SQLite store's resource packer, the follower's page parser). The thread starts at the first
- * request and is unreferenced while nothing is awaited, so it never keeps a process alive. Where
+ * SQLite store's resource packer). The thread starts at the first request and is unreferenced
+ * while nothing is awaited, so it never keeps a process alive. Where
  * it cannot start (a run from the TypeScript sources without a build) or has failed, `request`
  * answers null and the caller does the work itself, by the same function.
  */
@@ -89,6 +89,9 @@ export class ThreadClient<Request extends { id: number }, Reply extends { id: nu
     if (!w) return;
     w.removeAllListeners("exit");
     this.rejectWaiting(new Error(`the ${this.name} thread was closed`));
+    // Held until it has exited: with nothing else on the event loop, an unreferenced thread's
+    // terminate() never settles and the process exits meanwhile, skipping what awaits the close.
+    w.ref();
     await w.terminate();
   }
 }
