@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `ledger-node serve | import | prune | devnet` — see README.md for the settings.
+ * `ledger-node serve | import | prune | compact | devnet` — see README.md for the settings.
  */
 import { Command, InvalidArgumentError } from "commander";
 import cluster from "node:cluster";
@@ -11,7 +11,7 @@ import { checkReadable } from "./ingest/readInput.js";
 import type { FollowFrom } from "./ingest/follow/sync.js";
 import { formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
 import { PACKAGE_VERSION, followUpstream, importIntoLedger, isWriterProcess, pruneLedger, serveWorkers, startNode } from "./server.js";
-import { displayDb } from "./storage/open.js";
+import { compactLedger, displayDb } from "./storage/open.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
 
 function intOption(name: string, min: number, max: number) {
@@ -243,6 +243,16 @@ program
         ? `pruned to version ${r.oldestVersion} (block ${r.oldestBlockHeight}): ${r.transactionsDeleted} transactions, ${r.blocksDeleted} blocks, ${r.stateRowsDeleted} state rows removed`
         : "nothing to prune",
     );
+  });
+
+program
+  .command("compact")
+  .description("rewrite a SQLite ledger with its module tables first, where a node's memory map reads them (stop the node first)")
+  .requiredOption("--db <path>", "SQLite file path")
+  .action((o) => {
+    const r = compactLedger(o.db);
+    const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+    console.log(`compacted ${o.db}: ${mib(r.bytesBefore)} MiB -> ${mib(r.bytesAfter)} MiB; tables in order: ${r.tables.join(", ")}`);
   });
 
 program

@@ -14,6 +14,7 @@
 import { accessSync, constants, statSync } from "node:fs";
 import type { Storage } from "./storage.js";
 import { NotADatabaseError, SqliteStore, type SqliteStoreOptions } from "./sqlite/SqliteStore.js";
+import { compactSqliteLedger, type CompactResult } from "./sqlite/compact.js";
 
 export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
@@ -96,6 +97,23 @@ export async function openStore(db: string, opts: OpenOptions = {}): Promise<Sto
   checkSqliteFile(db, create && !sqlite.readonly, hint);
   try {
     return new SqliteStore(db, sqlite);
+  } catch (e) {
+    if (e instanceof NotADatabaseError) {
+      throw new DatabaseFileError(`database ${db} is not a SQLite database (it does not start with the SQLite header)`);
+    }
+    throw e;
+  }
+}
+
+/**
+ * `ledger-node compact`: the SQLite ledger at `db` rewritten with its module tables first
+ * (`sqlite/compact.ts`). PostgreSQL places rows itself: refused with a plain error.
+ */
+export function compactLedger(db: string): CompactResult {
+  if (isPostgresUrl(db)) throw new DatabaseFileError(`compact rewrites a SQLite ledger file; ${displayDb(db)} is a PostgreSQL database`);
+  checkSqliteFile(db, false, "compact never creates a database: check the path");
+  try {
+    return compactSqliteLedger(db);
   } catch (e) {
     if (e instanceof NotADatabaseError) {
       throw new DatabaseFileError(`database ${db} is not a SQLite database (it does not start with the SQLite header)`);

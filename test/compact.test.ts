@@ -1,0 +1,172 @@
+/**
+ * `ledger-node compact` (issue 35 target 2): a SQLite ledger rewritten with its module tables at
+ * the start of the file, where a node's memory map reads them, and renamed over the old file. Every
+ * row kept, every read answered as before; refused while another process has the file open, and
+ * for what is not a SQLite ledger.
+ */
+import Database from "better-sqlite3";
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEVNET_APP_ADDRESS } from "../src/ingest/devnetChain.js";
+import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
+import { requireBuiltCli, runCli } from "./helpers/cli.js";
+import { startServe } from "./helpers/serveProcess.js";
+import { modulesAt } from "./helpers/store.js";
+
+const dir = mkdtempSync(join(tmpdir(), "ledger-node-compact-"));
+const MODULE_TABLES = ["module_keys", "modules", "modules_by_address_version", "code"];
+
+/** Where the module tables' pages end and the transactions' leaf pages start (`dbstat`). */
+function layoutOf(db: string): { lastModulePage: number; firstTransactionLeaf: number } {
+  const c = new Database(db, { readonly: true });
+  try {
+    const lastModulePage = c.prepare(`SELECT max(pageno) FROM dbstat WHERE name IN (${MODULE_TABLES.map(() => "?").join(", ")})`).pluck().get(...MODULE_TABLES) as number;
+    const firstTransactionLeaf = c.prepare("SELECT min(pageno) FROM dbstat WHERE name = 'transactions' AND pagetype = 'leaf'").pluck().get() as number;
+    return { lastModulePage, firstTransactionLeaf };
+  } finally {
+    c.close();
+  }
+}
+
+/** Every row of every table, in key order, and the file's settings: what a rewrite must keep. */
+function contentsOf(db: string): Record<string, unknown> {
+  const c = new Database(db, { readonly: true });
+  try {
+    const out: Record<string, unknown> = {};
+    const tables = c.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[];
+    for (const t of tables) {
+      const columns = c.prepare("SELECT count(*) FROM pragma_table_info(?)").pluck().get(t) as number;
+      const order = Array.from({ length: columns }, (_, i) => i + 1).join(", ");
+      out[t] = c.prepare(`SELECT * FROM "${t}" ORDER BY ${order}`).raw(true).all();
+    }
+    out.indexes = c.prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name").all();
+    out.journalMode = c.pragma("journal_mode", { simple: true });
+    out.autoVacuum = c.pragma("auto_vacuum", { simple: true });
+    out.check = c.pragma("quick_check", { simple: true });
+    return out;
+  } finally {
+    c.close();
+  }
+}
+
+/** Every module page of the app account and 0x1 at each version a module changed, through the store's reads. */
+async function modulePagesOf(db: string): Promise<unknown[]> {
+  const s = new SqliteStore(db, { readonly: true });
+  try {
+    const c = new Database(db, { readonly: true });
+    const versions = c.prepare("SELECT DISTINCT version FROM modules ORDER BY version").pluck().safeIntegers(true).all() as bigint[];
+    c.close();
+    const pages: unknown[] = [];
+    for (const address of [Buffer.from(DEVNET_APP_ADDRESS.slice(2), "hex"), Buffer.alloc(32, 0).fill(1, 31)]) {
+      for (const v of versions) pages.push(await modulesAt(s, address, v, null, 1000));
+    }
+    return pages;
+  } finally {
+    await s.close();
+  }
+}
+
+describe("ledger-node compact", () => {
+  const original = join(dir, "original.db");
+  beforeAll(async () => {
+    requireBuiltCli();
+    const chain = join(dir, "chain.ndjson");
+    // An upgrade of the app module every 50 blocks: module rows written among the transactions.
+    const made = await runCli(["devnet", "--out", chain, "--blocks", "400"]);
+    expect(made.code, made.stderr).toBe(0);
+    const imported = await runCli(["import", "--db", original, chain]);
+    expect(imported.code, imported.stderr).toBe(0);
+  }, 120_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("puts the module tables before the transactions' rows, keeping every row and every module page", async () => {
+    const db = join(dir, "compacted.db");
+    copyFileSync(original, db);
+    const before = layoutOf(db);
+    // Written block by block, the module rows of later upgrades lie after the first transactions.
+    expect(before.lastModulePage).toBeGreaterThan(before.firstTransactionLeaf);
+    const rows = contentsOf(db);
+    const pages = await modulePagesOf(db);
+    expect(pages.flat().length).toBeGreaterThan(10);
+
+    const r = await runCli(["compact", "--db", db]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`compacted ${db}`);
+    const after = layoutOf(db);
+    expect(after.lastModulePage).toBeLessThan(after.firstTransactionLeaf);
+    expect(contentsOf(db)).toEqual(rows);
+    expect(await modulePagesOf(db)).toEqual(pages);
+    expect(existsSync(`${db}.compact-tmp`)).toBe(false);
+    expect(existsSync(`${db}.compact-tmp-wal`)).toBe(false);
+  });
+
+  it("serves and takes new blocks after compacting: the file is a WAL ledger like any other", async () => {
+    const db = join(dir, "grows.db");
+    copyFileSync(original, db);
+    const r = await runCli(["compact", "--db", db]);
+    expect(r.code, r.stderr).toBe(0);
+    const longer = join(dir, "longer.ndjson");
+    expect((await runCli(["devnet", "--out", longer, "--blocks", "450"])).code).toBe(0);
+    const imported = await runCli(["import", "--db", db, longer]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain("in 50 blocks");
+    const node = await startServe(["--db", db, "--no-prune"]);
+    try {
+      const info = (await (await fetch(node.base)).json()) as { block_height: string };
+      expect(info.block_height).toBe("450");
+    } finally {
+      await node.stop();
+    }
+  }, 60_000);
+
+  it("refuses while a node has the ledger open, and leaves the file as it was", async () => {
+    const db = join(dir, "served.db");
+    copyFileSync(original, db);
+    const rows = contentsOf(db);
+    const node = await startServe(["--db", db, "--no-prune"]);
+    try {
+      const inode = statSync(db).ino;
+      const r = await runCli(["compact", "--db", db]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`database ${db} is open in another process: stop the node`);
+      expect(statSync(db).ino).toBe(inode);
+      expect(existsSync(`${db}.compact-tmp`)).toBe(false);
+      expect((await fetch(node.base)).status).toBe(200);
+    } finally {
+      await node.stop();
+    }
+    expect(contentsOf(db)).toEqual(rows);
+  }, 60_000);
+
+  it("replaces the temporary file a killed compaction left", async () => {
+    const db = join(dir, "leftover.db");
+    copyFileSync(original, db);
+    const rows = contentsOf(db);
+    writeFileSync(`${db}.compact-tmp`, "half a file from a compaction killed mid-way");
+    writeFileSync(`${db}.compact-tmp-wal`, "its WAL");
+    const r = await runCli(["compact", "--db", db]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(contentsOf(db)).toEqual(rows);
+    expect(existsSync(`${db}.compact-tmp`)).toBe(false);
+  });
+
+  it("refuses a missing file, a file that is not SQLite and a PostgreSQL URL, naming each", async () => {
+    const missing = join(dir, "missing.db");
+    const m = await runCli(["compact", "--db", missing]);
+    expect(m.code).toBe(1);
+    expect(m.stderr).toContain(`database ${missing} does not exist; compact never creates a database`);
+    expect(existsSync(missing)).toBe(false);
+
+    const text = join(dir, "text.db");
+    writeFileSync(text, "not a database at all, but long enough to have a header's worth of bytes in it: ".repeat(4));
+    const t = await runCli(["compact", "--db", text]);
+    expect(t.code).toBe(1);
+    expect(t.stderr).toContain(`database ${text} is not a SQLite database`);
+
+    const p = await runCli(["compact", "--db", "postgres://user:secret@127.0.0.1:1/ledger"]);
+    expect(p.code).toBe(1);
+    expect(p.stderr).toContain("compact rewrites a SQLite ledger file; postgres://user:***@127.0.0.1:1/ledger is a PostgreSQL database");
+  });
+});
