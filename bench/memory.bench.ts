@@ -26,6 +26,8 @@
  * module's JSON record written by SQLite as the node reads them: `wire.readModules`), once with
  * every module's code and once with none (the list alone), and the pages of the module tables
  * past the map (SQLite's `dbstat`): where a page's cost goes, and what of it the map decides.
+ * `--against DIR`: the same ledger in another layout, DIR/scale-N.db (e.g. before `ledger-node
+ * compact`), read in the same rounds, alternated with bench/out/'s.
  */
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -48,6 +50,8 @@ const DURATION = Number(arg("duration", "3"));
 const SETTINGS = process.argv.includes("--servers") ? arg("servers", "").split("|").map((s) => s.trim()) : MMAPS.map((mb) => `--sqlite-mmap-mb ${mb}`);
 /** `--compare DIR`: each setting served by DIR's build too (`DIR/dist/cli.js`), in the same rounds. */
 const COMPARE = process.argv.includes("--compare") ? arg("compare", "").replace(/\/?$/, "/") : null;
+/** `--against DIR` (`--store-modules`): DIR/scale-N.db read in the same rounds too. */
+const AGAINST = process.argv.includes("--against") ? arg("against", "").replace(/\/?$/, "/") : null;
 const SERVERS = SETTINGS.flatMap((args) => [{ label: COMPARE ? `this build ${args}` : args, cli: `${ROOT}dist/cli.js`, args }].concat(COMPARE ? [{ label: `${COMPARE} ${args}`, cli: `${COMPARE}dist/cli.js`, args }] : []));
 
 interface Targets {
@@ -140,10 +144,11 @@ async function storeModulePages(): Promise<void> {
   const random = prng(7);
   for (const versions of VERSIONS) {
     const t = readTargets(versions);
-    const db = `${OUT}scale-${versions}.db`;
+    const files = [`${OUT}scale-${versions}.db`, ...(AGAINST ? [`${AGAINST}scale-${versions}.db`] : [])];
     const accounts = t.moduleAccounts.map((m) => Buffer.from(m.address.slice(2).padStart(64, "0"), "hex"));
-    const settings = MMAPS.flatMap((mb) => [true, false].map((code) => ({ mb, code, us: [] as number[] })));
-    const stores = new Map(MMAPS.map((mb) => [mb, new SqliteStore(db, { readonly: true, mmapSizeMiB: mb })]));
+    const settings = files.flatMap((db) => MMAPS.flatMap((mb) => [true, false].map((code) => ({ db, mb, code, us: [] as number[] }))));
+    const key = (db: string, mb: number) => `${db} ${mb}`;
+    const stores = new Map(files.flatMap((db) => MMAPS.map((mb) => [key(db, mb), new SqliteStore(db, { readonly: true, mmapSizeMiB: mb })] as const)));
     const page = (store: SqliteStore, code: boolean) => {
       const version = BigInt(t.oldest + Math.floor(random() * (t.latest - t.oldest)));
       return store.wire!.readModules(accounts[Math.floor(random() * accounts.length)]!, version, null, 25, () => code);
@@ -152,7 +157,7 @@ async function storeModulePages(): Promise<void> {
     for (const store of stores.values()) for (let i = 0; i < calls; i++) await page(store, true);
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of settings) {
-        const store = stores.get(s.mb)!;
+        const store = stores.get(key(s.db, s.mb))!;
         const c0 = process.cpuUsage();
         for (let i = 0; i < calls; i++) await page(store, s.code);
         const c = process.cpuUsage(c0);
@@ -160,8 +165,8 @@ async function storeModulePages(): Promise<void> {
       }
     }
     console.log(`${versions} versions, readModules (limit 25, random account and version) CPU µs per call (median of ${ROUNDS} rounds; each round):`);
-    for (const s of settings) console.log(`  --sqlite-mmap-mb ${s.mb}, ${s.code ? "every module's record" : "the list alone"}: ${median(s.us).toFixed(0)} (${s.us.map((x) => x.toFixed(0)).join(", ")})`);
-    console.log(`  ${modulePagesPastMap(db, SQLITE_MMAP_SIZE_MIB)}`);
+    for (const s of settings) console.log(`  ${s.db}, --sqlite-mmap-mb ${s.mb}, ${s.code ? "every module's record" : "the list alone"}: ${median(s.us).toFixed(0)} (${s.us.map((x) => x.toFixed(0)).join(", ")})`);
+    for (const db of files) console.log(`  ${db}: ${modulePagesPastMap(db, SQLITE_MMAP_SIZE_MIB)}`);
     for (const store of stores.values()) await store.close();
   }
 }

@@ -5,13 +5,14 @@
  * for what is not a SQLite ledger.
  */
 import Database from "better-sqlite3";
+import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_APP_ADDRESS } from "../src/ingest/devnetChain.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
-import { requireBuiltCli, runCli } from "./helpers/cli.js";
+import { CLI, requireBuiltCli, runCli } from "./helpers/cli.js";
 import { startServe } from "./helpers/serveProcess.js";
 import { modulesAt } from "./helpers/store.js";
 
@@ -30,7 +31,21 @@ function layoutOf(db: string): { lastModulePage: number; firstTransactionLeaf: n
   }
 }
 
-/** Every row of every table, in key order, and the file's settings: what a rewrite must keep. */
+/** SQLite's journal mode of the file ("wal" for a ledger a writer opened). */
+function journalModeOf(db: string): unknown {
+  const c = new Database(db, { readonly: true });
+  try {
+    return c.pragma("journal_mode", { simple: true });
+  } finally {
+    c.close();
+  }
+}
+
+/**
+ * Every row of every table, in key order, and the file's settings: what a rewrite must keep. (A
+ * kill between the old file's switch out of WAL and the rename leaves it in rollback mode, whole;
+ * the next writer's open puts it back in WAL: the journal mode is checked apart.)
+ */
 function contentsOf(db: string): Record<string, unknown> {
   const c = new Database(db, { readonly: true });
   try {
@@ -42,7 +57,6 @@ function contentsOf(db: string): Record<string, unknown> {
       out[t] = c.prepare(`SELECT * FROM "${t}" ORDER BY ${order}`).raw(true).all();
     }
     out.indexes = c.prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name").all();
-    out.journalMode = c.pragma("journal_mode", { simple: true });
     out.autoVacuum = c.pragma("auto_vacuum", { simple: true });
     out.check = c.pragma("quick_check", { simple: true });
     return out;
@@ -97,6 +111,7 @@ describe("ledger-node compact", () => {
     const after = layoutOf(db);
     expect(after.lastModulePage).toBeLessThan(after.firstTransactionLeaf);
     expect(contentsOf(db)).toEqual(rows);
+    expect(journalModeOf(db)).toBe("wal");
     expect(await modulePagesOf(db)).toEqual(pages);
     expect(existsSync(`${db}.compact-tmp`)).toBe(false);
     expect(existsSync(`${db}.compact-tmp-wal`)).toBe(false);
@@ -139,6 +154,29 @@ describe("ledger-node compact", () => {
     }
     expect(contentsOf(db)).toEqual(rows);
   }, 60_000);
+
+  it("leaves a whole ledger wherever kill -9 lands, and compacts it on the next run", async () => {
+    const rows = contentsOf(original);
+    // Killed once the new file exists (the copy under way), a little later (the copy's end, the
+    // switch out of WAL, the rename), or not at all when it finished first: each run on a fresh copy.
+    for (const afterTempMs of [0, 10, 40]) {
+      const db = join(dir, `killed-${afterTempMs}.db`);
+      copyFileSync(original, db);
+      const child = spawn(process.execPath, [CLI, "compact", "--db", db], { stdio: "ignore" });
+      let running = true;
+      const exited = new Promise((r) => child.once("exit", r)).then(() => (running = false));
+      while (running && !existsSync(`${db}.compact-tmp`)) await new Promise((r) => setTimeout(r, 1));
+      await new Promise((r) => setTimeout(r, afterTempMs));
+      child.kill("SIGKILL");
+      await exited;
+      expect(contentsOf(db), `killed ${afterTempMs} ms after the new file appeared`).toEqual(rows);
+      const again = await runCli(["compact", "--db", db]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(contentsOf(db)).toEqual(rows);
+      expect(journalModeOf(db)).toBe("wal");
+      expect(layoutOf(db).lastModulePage).toBeLessThan(layoutOf(db).firstTransactionLeaf);
+    }
+  }, 240_000);
 
   it("replaces the temporary file a killed compaction left", async () => {
     const db = join(dir, "leftover.db");

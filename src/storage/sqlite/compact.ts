@@ -102,7 +102,7 @@ function copyOrder(db: Db): string[] {
   const source = names("main");
   const target = names("compacted");
   if (source.length !== target.length || source.some((t) => !target.includes(t))) {
-    throw new Error(`internal: the ledger's tables (${source.join(", ")}) are not this build's (${target.join(", ")})`);
+    throw new Error(`the file's tables (${source.join(", ")}) are not a ledger's of this build (${target.join(", ")}): compact copies a ledger's own tables only`);
   }
   return [...COMPACT_FIRST_TABLES.filter((t) => source.includes(t)), ...source.filter((t) => !COMPACT_FIRST_TABLES.includes(t))];
 }
