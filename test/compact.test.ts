@@ -190,7 +190,7 @@ describe("ledger-node compact", () => {
     expect(existsSync(`${db}.compact-tmp`)).toBe(false);
   });
 
-  it("refuses a missing file, a file that is not SQLite and a PostgreSQL URL, naming each", async () => {
+  it("refuses a missing file, a file that is not SQLite, :memory: and a PostgreSQL URL, naming each", async () => {
     const missing = join(dir, "missing.db");
     const m = await runCli(["compact", "--db", missing]);
     expect(m.code).toBe(1);
@@ -202,6 +202,10 @@ describe("ledger-node compact", () => {
     const t = await runCli(["compact", "--db", text]);
     expect(t.code).toBe(1);
     expect(t.stderr).toContain(`database ${text} is not a SQLite database`);
+
+    const memory = await runCli(["compact", "--db", ":memory:"]);
+    expect(memory.code).toBe(1);
+    expect(memory.stderr).toContain("compact rewrites a ledger file; :memory: is not one");
 
     const p = await runCli(["compact", "--db", "postgres://user:secret@127.0.0.1:1/ledger"]);
     expect(p.code).toBe(1);

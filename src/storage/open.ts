@@ -111,6 +111,7 @@ export async function openStore(db: string, opts: OpenOptions = {}): Promise<Sto
  */
 export function compactLedger(db: string): CompactResult {
   if (isPostgresUrl(db)) throw new DatabaseFileError(`compact rewrites a SQLite ledger file; ${displayDb(db)} is a PostgreSQL database`);
+  if (db === ":memory:") throw new DatabaseFileError("compact rewrites a ledger file; :memory: is not one");
   checkSqliteFile(db, false, "compact never creates a database: check the path");
   try {
     return compactSqliteLedger(db);
