@@ -33,8 +33,9 @@ export const compactTempPath = (path: string): string => `${path}.compact-tmp`;
  * Rewrites the ledger at `path` (an existing SQLite file) with the module tables first, and renames
  * the new file over it. Refused while any other process has the file open: SQLite's exclusive lock
  * is held from the first read until the new file is in place, so no block is committed meanwhile.
- * Until the rename the ledger is unchanged: a failure or a kill leaves it as it was (and a
- * leftover temporary file, removed by the next compaction).
+ * Until the rename the ledger's rows are untouched: a failure or a kill leaves them as they were
+ * (the file maybe out of WAL mode, which the next writer's open restores, and a leftover temporary
+ * file, removed by the next compaction).
  */
 export function compactSqliteLedger(path: string, opts: { busyTimeoutMs?: number } = {}): CompactResult {
   const bytesBefore = statSync(path).size;
