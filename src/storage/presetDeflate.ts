@@ -21,6 +21,8 @@ const MAX_LAZY = 16;
 /** A match this long ends the search (zlib's `nice_length` at level 6). */
 const NICE_MATCH = 128;
 const END_OF_BLOCK = 256;
+/** The farthest a DEFLATE match may reach back (RFC 1951). */
+const MAX_WINDOW = 32_768;
 
 /** Length symbols 257–285: the shortest length of each and its extra bits (RFC 1951 §3.2.5). */
 const LENGTH_BASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
@@ -45,6 +47,13 @@ for (let s = 0; s < 288; s++) {
   LITERAL_CODE[s] = reverseBits(code, bits);
   LITERAL_BITS[s] = bits;
 }
+/** The distance code of each distance up to `MAX_WINDOW`, and its five bits reversed. */
+const DIST_CODE = new Uint8Array(MAX_WINDOW + 1);
+for (let code = 0, d = 1; d < DIST_CODE.length; d++) {
+  if (DIST_BASE[code + 1] !== undefined && d >= DIST_BASE[code + 1]!) code++;
+  DIST_CODE[d] = code;
+}
+const DIST_CODE_REVERSED = Uint8Array.from(DIST_BASE, (_, code) => reverseBits(code, 5));
 /** For each match length 3–258: its symbol's code, length and extra bits, as one stream of bits. */
 const LENGTH_CODE = new Uint32Array(MAX_MATCH + 1);
 const LENGTH_BITS = new Uint8Array(MAX_MATCH + 1);
@@ -80,7 +89,7 @@ export class PresetDeflater {
     fixed: Uint8Array,
     private readonly window: number,
   ) {
-    if (window > DIST_BASE[DIST_BASE.length - 1]! || window < MIN_MATCH) throw new RangeError(`window ${window} out of range`);
+    if (window > MAX_WINDOW || window < MIN_MATCH) throw new RangeError(`window ${window} out of range`);
     this.fixedLength = fixed.length;
     this.data = new Uint8Array(fixed.length + 1024);
     this.data.set(fixed);
@@ -188,10 +197,9 @@ export class PresetDeflater {
 
   private match(length: number, distance: number): void {
     this.bits(LENGTH_CODE[length]!, LENGTH_BITS[length]!);
-    let code = 0;
-    while (DIST_BASE[code + 1]! <= distance) code++;
+    const code = DIST_CODE[distance]!;
     // The distance code's five bits (fixed, bit-reversed), then its extra bits.
-    this.bits(reverseBits(code, 5) | ((distance - DIST_BASE[code]!) << 5), 5 + DIST_EXTRA[code]!);
+    this.bits(DIST_CODE_REVERSED[code]! | ((distance - DIST_BASE[code]!) << 5), 5 + DIST_EXTRA[code]!);
   }
 
   /** Appends the low `count` bits of `value` (at most 24), least significant first. */
