@@ -4,13 +4,38 @@
  * without `0x`. Out: `to_hex_literal`, `0x` + lowercase hex with leading zeros stripped (`0x0`).
  */
 
-const HEX_RE = /^(?:0x([0-9a-fA-F]{1,64})|([0-9a-fA-F]{64}))$/;
+/** Each ASCII character's value as a hex digit, -1 for a character that is not one. */
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) {
+  HEX_VALUE["0123456789abcdef".charCodeAt(i)] = i;
+  HEX_VALUE["0123456789ABCDEF".charCodeAt(i)] = i;
+}
+const hexValue = (c: number): number => (c < 128 ? HEX_VALUE[c]! : -1);
+
+/**
+ * The bytes of the hex digits of `text` from `from`, right-aligned in `size` bytes (zeros before),
+ * or null when one is not a hex digit. Checked and decoded in one pass: ingest parses an address
+ * or a hash in every change, where a regular expression and then a hex decode cost twice as much.
+ */
+function decodeHex(text: string, from: number, size: number): Buffer | null {
+  const out = Buffer.allocUnsafe(size);
+  // The index in `text` of each byte's first digit; before `from`, a padding zero.
+  let at = from - (2 * size - (text.length - from));
+  for (let k = 0; k < size; k++, at += 2) {
+    const hi = at < from ? 0 : hexValue(text.charCodeAt(at));
+    const lo = at + 1 < from ? 0 : hexValue(text.charCodeAt(at + 1));
+    if ((hi | lo) < 0) return null;
+    out[k] = (hi << 4) | lo;
+  }
+  return out;
+}
 
 /** Parses an address; returns null when the text is not one (see {@link addressError} for why). */
 export function parseAddress(text: string): Uint8Array | null {
-  const m = HEX_RE.exec(text);
-  if (!m) return null;
-  return Buffer.from((m[1] ?? m[2]!).padStart(64, "0"), "hex");
+  const prefixed = text.charCodeAt(0) === 48 /* 0 */ && text.charCodeAt(1) === 120; /* x */
+  const digits = prefixed ? text.length - 2 : text.length;
+  if (prefixed ? digits < 1 || digits > 64 : digits !== 64) return null;
+  return decodeHex(text, prefixed ? 2 : 0, 32);
 }
 
 /**
@@ -41,9 +66,16 @@ export function toHex(bytes: Uint8Array): string {
   return "0x" + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 }
 
+/** Hex texts up to this many digits are decoded here; longer ones (code) by node's native decoder. */
+const SHORT_HEX_DIGITS = 128;
+
 /** Parses HexEncodedBytes: optional `0x`, an even number of hex digits. Null when malformed. */
 export function parseHexBytes(text: string): Uint8Array | null {
-  const body = text.startsWith("0x") ? text.slice(2) : text;
-  if (body.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(body)) return null;
+  const from = text.startsWith("0x") ? 2 : 0;
+  const digits = text.length - from;
+  if (digits % 2 !== 0) return null;
+  if (digits <= SHORT_HEX_DIGITS) return decodeHex(text, from, digits / 2);
+  const body = text.slice(from);
+  if (!/^[0-9a-fA-F]*$/.test(body)) return null;
   return Buffer.from(body, "hex");
 }

@@ -34,8 +34,13 @@ describe("resource value storage form", () => {
     expect(unpackResourceValue(owner, packed)).toBe("1");
   });
 
-  it("reads a row written before this format (the JSON text itself) as it is", () => {
+  it("reads rows earlier builds wrote: the JSON text itself, and values node:zlib packed", () => {
     expect(unpackResourceValue(owner, account(7))).toBe(account(7));
+    // Packed by node:zlib, as builds before the JavaScript deflater did (bytes one of them wrote).
+    expect(unpackResourceValue(owner, Buffer.from("01c3e9148a4dc6e615731c7e3150aa0500", "hex"))).toBe(account(7));
+    expect(unpackResourceValue(owner, Buffer.from("01c38c08432363135333730b4ba55a1dd4f8d6c11ba5c6b8838162576204a311281c6b01", "hex"))).toBe(
+      `{"coin":{"value":"123456789"},"frozen":false,"deposit_events":{"counter":"3","guid":{"id":{"addr":"0x${owner.toString("hex")}","creation_num":"2"}}}}`,
+    );
   });
 
   it("refuses an unknown format code and bytes packed for another owner rather than guess", () => {

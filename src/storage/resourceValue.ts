@@ -12,8 +12,12 @@
  * - `RAW` (0): the JSON's UTF-8 bytes, when DEFLATE would not make it smaller.
  * - `DEFLATE_V1` (1): raw DEFLATE with the dictionary `DICTIONARY_V1` + "0x" + owner address hex.
  * A stored value may also be the JSON text itself (a string): rows written before this format.
+ *
+ * Packing writes the DEFLATE stream itself (`PresetDeflater`), reading inflates with node:zlib:
+ * any valid stream for the dictionary reads back, so values packed by either stay readable.
  */
-import { deflateRawSync, inflateRawSync, type ZlibOptions } from "node:zlib";
+import { inflateRawSync } from "node:zlib";
+import { PresetDeflater } from "./presetDeflate.js";
 
 const RAW = 0;
 const DEFLATE_V1 = 1;
@@ -46,24 +50,44 @@ const DICTIONARY_V1 = Buffer.from(
   "latin1",
 );
 
-/** A small window and state: values are small, and most of the cost of a call is setting up its state. */
-const ZLIB: ZlibOptions = { windowBits: 10, memLevel: 1, level: 6 };
-/**
- * Packing's output buffer: a packed value is tens of bytes, and the default 16 KiB buffer was
- * allocated anew for every value. Its size does not change the DEFLATE stream, only how it is read.
- */
-const PACK_ZLIB: ZlibOptions = { ...ZLIB, chunkSize: 128 };
+/** A small window: values are small. Packed streams never look further back (`PresetDeflater`). */
+const WINDOW_BITS = 10;
+
+/** The dictionary's tail for an owner: its address as the JSON text `"0x…"` (lowercase hex digits). */
+let ownerTail = new Uint8Array(0);
+const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
+
+function ownerTailFor(owner: Uint8Array): Uint8Array {
+  const length = 4 + 2 * owner.length;
+  if (ownerTail.length !== length) {
+    ownerTail = new Uint8Array(length);
+    ownerTail.set([0x22, 0x30, 0x78]); // "0x
+    ownerTail[length - 1] = 0x22; // "
+  }
+  for (let i = 0; i < owner.length; i++) {
+    const b = owner[i]!;
+    ownerTail[3 + 2 * i] = HEX_DIGITS[b >> 4]!;
+    ownerTail[4 + 2 * i] = HEX_DIGITS[b & 15]!;
+  }
+  return ownerTail;
+}
 
 function dictionaryFor(owner: Uint8Array): Buffer {
   return Buffer.concat([DICTIONARY_V1, Buffer.from(`"0x${Buffer.from(owner.buffer, owner.byteOffset, owner.byteLength).toString("hex")}"`, "latin1")]);
 }
 
+/** One per thread (a module instance is): it keeps the dictionary's fixed part hashed. */
+let deflater: PresetDeflater | null = null;
+
 /** The stored bytes of resource JSON `json` owned by the 32-byte address `owner`. */
 export function packResourceValue(owner: Uint8Array, json: string): Buffer {
   const raw = Buffer.from(json, "utf8");
-  const packed = deflateRawSync(raw, { ...PACK_ZLIB, dictionary: dictionaryFor(owner) });
-  if (packed.length < raw.length) return Buffer.concat([Buffer.of(DEFLATE_V1), packed]);
-  return Buffer.concat([Buffer.of(RAW), raw]);
+  deflater ??= new PresetDeflater(DICTIONARY_V1, 1 << WINDOW_BITS);
+  const packed = deflater.deflate(ownerTailFor(owner), raw);
+  const stored = Buffer.allocUnsafe(1 + (packed ?? raw).length);
+  stored[0] = packed ? DEFLATE_V1 : RAW;
+  stored.set(packed ?? raw, 1);
+  return stored;
 }
 
 /**
@@ -78,7 +102,7 @@ export function unpackResourceValue(owner: Uint8Array, stored: Uint8Array | stri
     case RAW:
       return bytes.toString("utf8", 1);
     case DEFLATE_V1:
-      return inflateRawSync(bytes.subarray(1), { windowBits: ZLIB.windowBits, dictionary: dictionaryFor(owner) }).toString("utf8");
+      return inflateRawSync(bytes.subarray(1), { windowBits: WINDOW_BITS, dictionary: dictionaryFor(owner) }).toString("utf8");
     default:
       throw new Error(`stored resource value has unknown format code ${bytes[0]}`);
   }

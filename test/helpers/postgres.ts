@@ -316,7 +316,9 @@ export class StandbyPair {
     try {
       await s.connect();
       try {
-        const lsn = (await p.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0]!.lsn;
+        // The insert position, not the write position: with synchronous_commit off (this
+        // cluster's) a commit's record may still be in the primary's WAL buffers, before the latter.
+        const lsn = (await p.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn")).rows[0]!.lsn;
         const deadline = Date.now() + timeoutMs;
         for (;;) {
           const r = await s.query<{ done: boolean }>("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done", [lsn]);

@@ -50,7 +50,7 @@ export class BlockCommitter {
       }
       const senderId = this.ids.addressId(u.sender);
       const contract = u.contractAddress;
-      const contractId = contract !== null && CANONICAL_CONTRACT.test(contract) ? this.ids.addressId(Buffer.from(contract, "hex")) : null;
+      const contractId = contract !== null && CANONICAL_CONTRACT.test(contract) ? this.ids.hexAddressId(contract) : null;
       st.insertTxn.run(
         t.version,
         txnKindCode(t.kind),

@@ -13,6 +13,8 @@ export class Interner {
   /** Ids of addresses (by `memoKeyOf`) and resource types this connection has seen (`addressId`). */
   private readonly addressIds = new Map<string, number>();
   private readonly typeIds = new Map<string, number>();
+  /** Ids of addresses by their 64 lowercase hex digits (`hexAddressId`). */
+  private readonly hexAddressIds = new Map<string, number>();
   /** Ids inserted by the write transaction running now, forgotten if it fails (`interning`). */
   private readonly internedInTx: Array<[Map<string, number>, string]> = [];
 
@@ -29,6 +31,21 @@ export class Interner {
     const id = this.addressIds.get(key);
     if (id !== undefined) return id;
     return this.intern(this.addressIds, key, () => this.statements.addressId.get(address), () => this.statements.insertAddress.run(address));
+  }
+
+  /**
+   * `addressId` of an address given as 64 lowercase hex digits (a transaction's contract, as the
+   * importer gives it), found by that text: no decoding and key building for one seen before.
+   */
+  hexAddressId(hex: string): number {
+    const known = this.hexAddressIds.get(hex);
+    if (known !== undefined) return known;
+    const id = this.addressId(Buffer.from(hex, "hex"));
+    if (this.hexAddressIds.size >= INTERNED_IDS_MAX) this.hexAddressIds.clear();
+    this.hexAddressIds.set(hex, id);
+    // Forgotten, as the id may be, when the transaction running now fails.
+    this.internedInTx.push([this.hexAddressIds, hex]);
+    return id;
   }
 
   /** The id of a resource type, interned in `resource_types` like `addressId`. */
