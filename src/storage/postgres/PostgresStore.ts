@@ -64,6 +64,8 @@ export interface PostgresConnectOptions extends PostgresStoreOptions {
 
 /** The pool of each store, for the test helpers in `testing.ts` (never for production code). */
 export const pools = new WeakMap<PostgresStore, pg.Pool>();
+/** The named statements of each store, for the test helpers in `testing.ts` (never for production code). */
+export const namedStatements = new WeakMap<PostgresStore, NamedStatements>();
 
 export class PostgresStore extends PassThrough implements Storage {
   readonly kind = "postgres" as const;
@@ -92,6 +94,7 @@ export class PostgresStore extends PassThrough implements Storage {
     pools.set(this, pool);
     this.memo = new PositionMemo(memoLagMs);
     this.sql = new NamedStatements(pool);
+    namedStatements.set(this, this.sql);
     this.reads = new PostgresReads(this.sql, this.memo);
     this.wire = this.reads.wire;
     this.pruner = new PostgresPruner(pool, settings);

@@ -67,10 +67,14 @@ const retryPauseMs = (n: number): number => Math.min(160, 10 * 2 ** (n - 1));
  * fails as a `RecoveryConflictError`; the path that succeeds is unchanged.
  */
 export class NamedStatements {
+  /** Statements sent so far, retries included: the round trips the reads made (`testing.ts`). */
+  sent = 0;
+
   constructor(private readonly pool: pg.Pool) {}
 
   /** Runs one named statement; rows by column name. */
   async rows<R extends QueryResultRow>(name: StatementName, values: unknown[]): Promise<R[]> {
+    this.sent++;
     try {
       return (await this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values })).rows;
     } catch (e) {
@@ -81,6 +85,7 @@ export class NamedStatements {
 
   /** `rows`, as arrays in select-list order: the typed tuples rules.ts maps. */
   async tuples<R extends unknown[]>(name: StatementName, values: unknown[]): Promise<R[]> {
+    this.sent++;
     try {
       return (await this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" })).rows;
     } catch (e) {
@@ -94,6 +99,7 @@ export class NamedStatements {
     let last = first;
     for (let attempt = 1; attempt < RECOVERY_CONFLICT_ATTEMPTS; attempt++) {
       await sleep(retryPauseMs(attempt));
+      this.sent++;
       try {
         return await query();
       } catch (e) {
