@@ -9,8 +9,8 @@
  *
  * - `--pg`: the same ledgers in PostgreSQL instead of SQLite (bench/scalePg.ts): a cluster of the
  *   bench's own per size under bench/out/scale-pg-<versions>/ (kept, with the ledger built into it,
- *   for the next run), served by ONE server process (`serve --db postgres://…`, its default pool of
- *   10 connections, over TCP on 127.0.0.1). `npm run bench:scale:pg` is `bench:scale --pg`. The cluster runs on core 0 with the server. Each row also reports the
+ *   for the next run), served by ONE server process (`serve --db postgres://…`, its default connections:
+ *   the reads' pipelined ones and the pool, over TCP on 127.0.0.1). `npm run bench:scale:pg` is `bench:scale --pg`. The cluster runs on core 0 with the server. Each row also reports the
  *   cluster's processes' CPU per request (/proc: the postmaster and its children, summed) and the
  *   round trips per request (calls in pg_stat_statements of the ledger's database ÷ requests), by
  *   statement. There, each row's warm-up is an autocannon run of its own right before the measured
