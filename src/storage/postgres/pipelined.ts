@@ -60,7 +60,7 @@ export class PipelinedConnections {
 
   /** The slot's connection, opening it; a failure leaves the slot empty for the next read to try. */
   private open(slot: Slot): Promise<pg.Client> {
-    if (slot.opening) return slot.opening;
+    if (slot.opening !== null) return slot.opening;
     if (this.closed) return Promise.reject(new Error("the store is closed"));
     const client = new pg.Client({ ...this.config, pipeline: true });
     // A connection that dies fails what it had in flight (node-postgres does) and leaves its slot.
