@@ -5,7 +5,7 @@
  * server (the floor). Server CPU per request from /proc, req/s, p50/p99, medians of alternated rounds.
  *
  *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR [--compare-out DIR2]]
- *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite] [--pg-socket]] [--floor]
+ *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite] [--pg-socket] [--pg-pool]] [--floor]
  *
  * - `--pg`: the same ledgers in PostgreSQL instead of SQLite (bench/scalePg.ts): a cluster of the
  *   bench's own per size under bench/out/scale-pg-<versions>/ (kept, with the ledger built into it,
@@ -17,6 +17,7 @@
  *   one, so that the cluster's counters can be read around the measured run alone.
  *   `--pg-socket`: also serve it from this build connected over the cluster's Unix socket
  *   instead of TCP, in the same rounds (what TCP loopback costs a round trip).
+ *   `--pg-pool`: also serve it from this build with its reads on the pool (`read_connections=0`).
  *   `--with-sqlite`: also serve the SQLite ledger of the same size (bench/out/scale-N.db, the
  *   same ledger: it is deterministic) in the same rounds, as a column of its own.
  * - `--floor` (SQLite): also serve the cache-missing rows from bench/floorServer.ts, a bare
@@ -241,6 +242,9 @@ const REPLAY = "same response replayed";
 const PG_SOCKET_LABEL = "this build, Unix socket";
 let currentPgDir = "";
 if (PG && PG_SOCKET) variants.push({ label: PG_SOCKET_LABEL, args: (db) => serveArgs(ROOT, `${db}?host=${encodeURIComponent(currentPgDir)}`, CACHE_MB) });
+/** `--pg --pg-pool`: this build with its reads on the pool (`read_connections=0`) instead of its pipelined connections. */
+const PG_POOL_LABEL = "this build, reads on the pool";
+if (PG && argv.includes("--pg-pool")) variants.push({ label: PG_POOL_LABEL, args: (db) => serveArgs(ROOT, `${db}?read_connections=0`, CACHE_MB) });
 /** `--pg --with-sqlite`: the SQLite ledger of the same size (the same ledger: it is deterministic) served in the same rounds. */
 const SQLITE = "this build, SQLite";
 if (PG && WITH_SQLITE) variants.push({ label: SQLITE, args: () => serveArgs(ROOT, `${OUT}scale-${currentSize}.db`, CACHE_MB) });
