@@ -1,6 +1,7 @@
 /**
  * The PostgreSQL store's connections: one pool with time limits on everything (`settings.ts`),
- * and transactions on one of its connections that discard it when it broke.
+ * transactions on one of its connections that discard it when it broke, and the named statements
+ * the reads send (through the pool, or the pipelined connections of `pipelined.ts`).
  */
 import pg from "pg";
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from "pg";
