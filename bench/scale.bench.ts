@@ -5,18 +5,19 @@
  * server (the floor). Server CPU per request from /proc, req/s, p50/p99, medians of alternated rounds.
  *
  *   npm run bench:scale -- [--versions 1000000,10000000] [--rounds 5] [--duration 3] [--warmup 1] [--compare DIR [--compare-out DIR2]]
- *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite] [--pg-socket]] [--floor]
+ *                          [--cache-off] [--page-cache-mb N] [--only REGEX] [--connections 10] [--pg [--with-sqlite] [--pg-socket] [--pg-pool]] [--floor]
  *
  * - `--pg`: the same ledgers in PostgreSQL instead of SQLite (bench/scalePg.ts): a cluster of the
  *   bench's own per size under bench/out/scale-pg-<versions>/ (kept, with the ledger built into it,
- *   for the next run), served by ONE server process (`serve --db postgres://…`, its default pool of
- *   10 connections, over TCP on 127.0.0.1). `npm run bench:scale:pg` is `bench:scale --pg`. The cluster runs on core 0 with the server. Each row also reports the
+ *   for the next run), served by ONE server process (`serve --db postgres://…`, its default connections:
+ *   the reads' pipelined ones and the pool, over TCP on 127.0.0.1). `npm run bench:scale:pg` is `bench:scale --pg`. The cluster runs on core 0 with the server. Each row also reports the
  *   cluster's processes' CPU per request (/proc: the postmaster and its children, summed) and the
  *   round trips per request (calls in pg_stat_statements of the ledger's database ÷ requests), by
  *   statement. There, each row's warm-up is an autocannon run of its own right before the measured
  *   one, so that the cluster's counters can be read around the measured run alone.
  *   `--pg-socket`: also serve it from this build connected over the cluster's Unix socket
  *   instead of TCP, in the same rounds (what TCP loopback costs a round trip).
+ *   `--pg-pool`: also serve it from this build with its reads on the pool (`read_connections=0`).
  *   `--with-sqlite`: also serve the SQLite ledger of the same size (bench/out/scale-N.db, the
  *   same ledger: it is deterministic) in the same rounds, as a column of its own.
  * - `--floor` (SQLite): also serve the cache-missing rows from bench/floorServer.ts, a bare
@@ -241,6 +242,9 @@ const REPLAY = "same response replayed";
 const PG_SOCKET_LABEL = "this build, Unix socket";
 let currentPgDir = "";
 if (PG && PG_SOCKET) variants.push({ label: PG_SOCKET_LABEL, args: (db) => serveArgs(ROOT, `${db}?host=${encodeURIComponent(currentPgDir)}`, CACHE_MB) });
+/** `--pg --pg-pool`: this build with its reads on the pool (`read_connections=0`) instead of its pipelined connections. */
+const PG_POOL_LABEL = "this build, reads on the pool";
+if (PG && argv.includes("--pg-pool")) variants.push({ label: PG_POOL_LABEL, args: (db) => serveArgs(ROOT, `${db}?read_connections=0`, CACHE_MB) });
 /** `--pg --with-sqlite`: the SQLite ledger of the same size (the same ledger: it is deterministic) served in the same rounds. */
 const SQLITE = "this build, SQLite";
 if (PG && WITH_SQLITE) variants.push({ label: SQLITE, args: () => serveArgs(ROOT, `${OUT}scale-${currentSize}.db`, CACHE_MB) });

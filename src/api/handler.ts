@@ -170,7 +170,9 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const read = op.read(ctx);
   const encode = op.encode ? op.encode(ctx) : null;
   const pageKey = op.pageKey?.(ctx);
-  const { resolve, settledAt } = op;
+  const { resolve, settledAt, settledRead } = op;
+  // (a settled page is read with the position only where the position is a round trip of its own)
+  const readsSettledPages = settledRead !== undefined && ctx.store.immediate === null;
   const parseParams = inputParser(propertyKinds(op.params));
   const parseQuery = inputParser(propertyKinds(op.query));
   const parseBody = inputParser(propertyKinds(op.body));
@@ -230,12 +232,14 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   /**
    * The position to read at: the ledger position with what the operation's `resolve` reads in the
    * same snapshot; the position alone for an operation without one, or for a request that
-   * `settledAt` names a committed version for.
+   * `settledAt` names a committed version for (unless `settledRead` reads its page with it).
    */
   function resolveVersion(input: Input<unknown, unknown, unknown>, version: bigint | undefined, format: WireFormat): Later<Position<unknown>> {
     const what = () => failureText(input);
     const settled = settledAt?.(input);
     if (resolve === undefined || settled !== undefined) {
+      const withPage = readsSettledPages && settled !== undefined ? settledRead!(input, format, ctx) : undefined;
+      if (withPage !== undefined) return resolvedBy(withPage, version, what);
       return after(ctx.readLedger(what, resolve === undefined), (info): Later<Position<unknown>> => {
         if (resolve === undefined || (info !== null && settled! <= info.ledgerVersion)) {
           return { info: nonEmpty(info), version: version ?? nonEmpty(info).ledgerVersion, found: undefined };
@@ -253,10 +257,12 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     format: WireFormat,
     what: () => string,
   ): Later<Position<unknown>> {
-    return after(
-      ctx.readSnapshot(() => resolve(ctx.reads, input, version, format, ctx), what),
-      (found) => ({ info: found.info, version: version ?? found.info.ledgerVersion, found }),
-    );
+    return resolvedBy(() => resolve(ctx.reads, input, version, format, ctx), version, what);
+  }
+
+  /** The position `read` fixes with what it reads in the same snapshot (`Position.found`). */
+  function resolvedBy(read: () => Later<{ info: LedgerInfo } | null>, version: bigint | undefined, what: () => string): Later<Position<unknown>> {
+    return after(ctx.readSnapshot(read, what), (found) => ({ info: found.info, version: version ?? found.info.ledgerVersion, found }));
   }
 
   /**

@@ -31,10 +31,11 @@ import { StandbyWriteError, StorageError, type StorageErrorKind } from "../error
 import { prepareBlock } from "../prepareBlock.js";
 import { checkChainId } from "../rules.js";
 import { commitValues } from "./commit.js";
-import { inTransaction, NamedStatements, openPool } from "./connection.js";
+import { clientConfig, inTransaction, NamedStatements, openPool } from "./connection.js";
 import { commitError, storageError } from "./errors.js";
 import { PostgresFollowBase } from "./followBase.js";
 import { checkStandbySchema, inRecovery, migrate } from "./migrations.js";
+import { PipelinedConnections } from "./pipelined.js";
 import { PositionMemo } from "./positionMemo.js";
 import { PostgresPruner } from "./prune.js";
 import { PostgresReads } from "./reads.js";
@@ -64,6 +65,8 @@ export interface PostgresConnectOptions extends PostgresStoreOptions {
 
 /** The pool of each store, for the test helpers in `testing.ts` (never for production code). */
 export const pools = new WeakMap<PostgresStore, pg.Pool>();
+/** The named statements of each store, for the test helpers in `testing.ts` (never for production code). */
+export const namedStatements = new WeakMap<PostgresStore, NamedStatements>();
 
 export class PostgresStore extends PassThrough implements Storage {
   readonly kind = "postgres" as const;
@@ -76,12 +79,15 @@ export class PostgresStore extends PassThrough implements Storage {
   private closed = false;
   private readonly memo: PositionMemo;
   private readonly sql: NamedStatements;
+  /** The reads' connections (`read_connections`), or null: the reads go through the pool. */
+  private readonly pipelined: PipelinedConnections | null;
   protected readonly reads: PostgresReads;
   private readonly pruner: PostgresPruner;
   protected readonly followBase: PostgresFollowBase;
 
   private constructor(
     private readonly pool: pg.Pool,
+    connectionString: string,
     readonly settings: PostgresSettings,
     /** The URL without its password. */
     readonly url: string,
@@ -91,7 +97,12 @@ export class PostgresStore extends PassThrough implements Storage {
     super();
     pools.set(this, pool);
     this.memo = new PositionMemo(memoLagMs);
-    this.sql = new NamedStatements(pool);
+    // A hot standby ends a connection whose transaction a replayed lock conflicts with: on a
+    // pipelined one that fails every statement in flight, on a pooled one only the retried one.
+    this.pipelined =
+      settings.readConnections > 0 && !standby ? new PipelinedConnections(clientConfig(connectionString, settings), settings.readConnections) : null;
+    this.sql = new NamedStatements(this.pipelined ?? pool);
+    namedStatements.set(this, this.sql);
     this.reads = new PostgresReads(this.sql, this.memo);
     this.wire = this.reads.wire;
     this.pruner = new PostgresPruner(pool, settings);
@@ -120,7 +131,7 @@ export class PostgresStore extends PassThrough implements Storage {
       }
       if (standby) await checkStandbySchema(pool, shown);
       else await migrate(pool);
-      return new PostgresStore(pool, settings, shown, Math.max(0, memoLagMs), standby);
+      return new PostgresStore(pool, connectionString, settings, shown, Math.max(0, memoLagMs), standby);
     } catch (e) {
       await pool.end().catch(() => undefined);
       throw storageError(e, `opening ${shown}`);
@@ -235,6 +246,6 @@ export class PostgresStore extends PassThrough implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.pipelined?.end()]);
   }
 }

@@ -43,6 +43,12 @@ describe("NamedStatements on a hot standby", () => {
     expect(calls()).toBe(RECOVERY_CONFLICT_ATTEMPTS);
   });
 
+  it("sends a statement bound behind a failed Parse of its name again (SQLSTATE 26000)", async () => {
+    const { pool, calls } = poolFailing([sqlState("26000", 'prepared statement "ln_ledger" does not exist')]);
+    await expect(new NamedStatements(pool).tuples("ledger", [])).resolves.toEqual([{ answer: 2 }]);
+    expect(calls()).toBe(2);
+  });
+
   it("does not retry any other failure", async () => {
     const { pool, calls } = poolFailing([sqlState("57P01", "terminating connection due to administrator command")]);
     await expect(new NamedStatements(pool).rows("ledger", [])).rejects.toBeInstanceOf(StorageUnavailableError);

@@ -35,6 +35,15 @@ export function isRecoveryConflict(e: unknown): boolean {
   return e instanceof DatabaseError && (e.code === "40001" || e.code === "40P01");
 }
 
+/**
+ * SQLSTATE 26000, a named statement the connection does not hold: on a pipelined connection, the
+ * statements sent behind the first use of a name bind it before its Parse is answered, and fail
+ * so when that Parse failed (node-postgres parses the name again on the next use).
+ */
+export function isMissingStatement(e: unknown): boolean {
+  return e instanceof DatabaseError && e.code === "26000";
+}
+
 /** SQLSTATE 25006: a write in a read-only transaction, as every write on a hot standby fails. */
 function isReadOnlyRefusal(e: unknown): boolean {
   return e instanceof DatabaseError && e.code === "25006";

@@ -5,7 +5,10 @@
  *
  * | URL parameter       | option              | default | meaning                                          |
  * |---------------------|---------------------|---------|--------------------------------------------------|
- * | `pool_size`         | `poolSize`          | 10      | most connections this process opens              |
+ * | `pool_size`         | `poolSize`          | 10      | most pooled connections (transactions, writes,   |
+ * |                     |                     |         | and reads when `read_connections` is 0)          |
+ * | `read_connections`  | `readConnections`   | 2       | long-lived pipelined connections the reads are   |
+ * |                     |                     |         | spread over (`pipelined.ts`); 0: reads on the pool |
  * | `statement_timeout` | `statementTimeoutMs`| 5000    | ms a statement may run (server side); the client |
  * |                     |                     |         | gives up 1 s later if the server stays silent    |
  * |                     |                     |         | (prune statements: PRUNE_STATEMENT_TIMEOUT_MS)   |
@@ -23,6 +26,7 @@
 
 export interface PostgresStoreOptions {
   poolSize?: number;
+  readConnections?: number;
   statementTimeoutMs?: number;
   connectTimeoutMs?: number;
   idleTimeoutMs?: number;
@@ -34,6 +38,7 @@ export type PostgresSettings = Required<PostgresStoreOptions>;
 
 export const DEFAULT_POSTGRES_SETTINGS: PostgresSettings = {
   poolSize: 10,
+  readConnections: 2,
   statementTimeoutMs: 5_000,
   connectTimeoutMs: 3_000,
   idleTimeoutMs: 30_000,
@@ -44,6 +49,7 @@ export const DEFAULT_POSTGRES_SETTINGS: PostgresSettings = {
 /** URL parameter → [option, multiplier to ms (or 1 for counts), min, max]. */
 const PARAMS: Record<string, [keyof PostgresSettings, number, number, number]> = {
   pool_size: ["poolSize", 1, 1, 10_000],
+  read_connections: ["readConnections", 1, 0, 1_000],
   statement_timeout: ["statementTimeoutMs", 1, 1, 86_400_000],
   connect_timeout: ["connectTimeoutMs", 1000, 1, 3_600],
   idle_timeout: ["idleTimeoutMs", 1000, 1, 86_400],
@@ -74,7 +80,8 @@ export function parsePostgresUrl(
   }
   for (const [key, value] of Object.entries(opts) as Array<[keyof PostgresSettings, number | undefined]>) {
     if (value === undefined) continue;
-    if (!Number.isInteger(value) || value < 1) throw new Error(`invalid PostgreSQL option ${key}: ${value}`);
+    const min = key === "readConnections" ? 0 : 1;
+    if (!Number.isInteger(value) || value < min) throw new Error(`invalid PostgreSQL option ${key}: ${value}`);
     settings[key] = value;
   }
   return { connectionString: u.toString(), settings };

@@ -11,8 +11,8 @@
 import { defineOperation, limitParam, ref, u64Param, accountPathParams } from "../../operation.js";
 import { transactionSummary } from "../../schemas.js";
 import { encodeSummariesPage } from "./encode.js";
-import { pageLimit, settledEnd, summariesPageKey } from "./page.js";
-import { readSummariesPage, resolveSummariesVersion } from "./read.js";
+import { pageLimit, pageName, settledEnd, summariesPageKey } from "./page.js";
+import { readSummariesPage, resolveSummariesVersion, settledSummariesRead } from "./read.js";
 
 export const getAccountTransactionSummaries = defineOperation({
   operationId: "get_account_transaction_summaries",
@@ -41,11 +41,12 @@ export const getAccountTransactionSummaries = defineOperation({
   ledger: { bounds: ["start_version", "end_version"] },
   failure: "Failed to retrieve account transaction summaries",
   settledAt: ({ query }) => settledEnd(query),
+  settledRead: settledSummariesRead,
   resolve: resolveSummariesVersion,
   pageKey:
     (ctx) =>
-    ({ params, query }, { found }, format) =>
-      summariesPageKey(params.address, query, pageLimit(query, ctx.config), format, found === undefined ? "settled" : `${found.value ?? "-"}`),
+    ({ params, query }, { info, found }, format) =>
+      summariesPageKey(params.address, query, pageLimit(query, ctx.config), format, pageName(query, info, found)),
   read:
     (ctx) =>
     ({ params, query }, at, format) =>

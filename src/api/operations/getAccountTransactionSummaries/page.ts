@@ -1,5 +1,6 @@
 /** The page a summaries request asks for: its window, its size, and the one cache key it is kept under. */
 import { toHex } from "../../../ledger/address.js";
+import type { LedgerInfo } from "../../../ledger/types.js";
 import type { ApiConfig } from "../../config.js";
 import type { WireFormat } from "../../negotiate.js";
 
@@ -18,6 +19,16 @@ export function pageLimit(query: SummariesQuery, config: ApiConfig): number {
 /** The version a backward page ends at (`end_version`, which `start_version` overrides), if any. */
 export function settledEnd(query: SummariesQuery): bigint | undefined {
   return query.start_version === undefined ? query.end_version : undefined;
+}
+
+/**
+ * What a page's content depends on, for its cache key: "settled" for a page that ends at a
+ * committed `end_version` (read with the position or not), else the version of the sender's
+ * newest transaction in the window that version resolution read.
+ */
+export function pageName(query: SummariesQuery, info: LedgerInfo, found: { value: bigint | null } | undefined): string {
+  const end = settledEnd(query);
+  return end !== undefined && end <= info.ledgerVersion ? "settled" : `${found?.value ?? "-"}`;
 }
 
 /**

@@ -39,8 +39,27 @@ export function resolveSummariesVersion(
 ): SummariesVersion | null | Promise<SummariesVersion | null> {
   const { address } = input.params;
   const ask = pageAsk(ctx, address, input.query, format);
-  if (ask) return readStorePage(ctx, ask, format).then((snap) => snap && { info: snap.info, value: snap.value.newest, page: snap.value });
+  if (ask) return readWithPosition(ctx, ask, format);
   return reads.readSummariesVersion(address, settledEnd(input.query));
+}
+
+/**
+ * A settled request's resolution on a store whose reads are round trips (`settledRead`): its page
+ * with the position when the page cache has not seen the request, whatever the memo of the
+ * position would say; else undefined (the position alone, the page likely cached).
+ */
+export function settledSummariesRead(
+  input: { params: { address: Uint8Array }; query: SummariesQuery },
+  format: WireFormat,
+  ctx: NodeContext,
+): (() => Promise<SummariesVersion | null>) | undefined {
+  const ask = pageAsk(ctx, input.params.address, input.query, format);
+  return ask && (() => readWithPosition(ctx, ask, format));
+}
+
+/** The page with the position it was read at, as version resolution's answer (its `newest` names the page). */
+function readWithPosition(ctx: NodeContext, ask: SummaryQuery, format: WireFormat): Promise<SummariesVersion | null> {
+  return readStorePage(ctx, ask, format).then((snap) => snap && { info: snap.info, value: snap.value.newest, page: snap.value });
 }
 
 /** The page to read with the position: on a store whose reads are round trips, for a request the page cache has not seen. */

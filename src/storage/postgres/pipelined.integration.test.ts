@@ -1,0 +1,90 @@
+/**
+ * The reads' pipelined connections (`pipelined.ts`) on a real server: how many the store opens,
+ * that the server ending them costs only the statements in flight, and that a statement past its
+ * timeout fails alone on a connection other statements are pipelined on.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postgresBackend } from "../../../test/helpers/postgres.js";
+import { clientConfig } from "./connection.js";
+import { isUnavailableError } from "./errors.js";
+import { PipelinedConnections } from "./pipelined.js";
+import { PostgresStore } from "./PostgresStore.js";
+import { DEFAULT_POSTGRES_SETTINGS } from "./settings.js";
+import { SQL } from "./sql.js";
+
+const backend = postgresBackend();
+let url: string;
+let admin: pg.Client;
+
+beforeAll(async () => {
+  url = await backend.newDb();
+  admin = new pg.Client({ connectionString: url, application_name: "pipelined-test-admin" });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin?.end();
+  await backend.cleanup();
+});
+
+/** Backends of the test's database whose last statement was the ledger position read. */
+async function ledgerReaders(): Promise<number[]> {
+  const r = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1 ORDER BY pid", [SQL.ledger]);
+  return r.rows.map((row) => row.pid);
+}
+
+/** Forty position reads at once, each asking the database. */
+const concurrentReads = (store: PostgresStore) => Promise.all(Array.from({ length: 40 }, () => store.getLedgerInfo(true)));
+
+describe("PostgreSQL reads on pipelined connections", () => {
+  it("spreads concurrent reads over read_connections connections, and opens them again after the server ends them", async () => {
+    const store = await PostgresStore.connect(`${url}?read_connections=2&pool_size=10`);
+    try {
+      await concurrentReads(store);
+      const first = await ledgerReaders();
+      expect(first).toHaveLength(2);
+      await admin.query("SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid", [first]);
+      await sleep(200);
+      await expect(concurrentReads(store)).resolves.toHaveLength(40);
+      const second = await ledgerReaders();
+      expect(second).toHaveLength(2);
+      expect(second.filter((pid) => first.includes(pid))).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("sends the reads through the pool with read_connections=0", async () => {
+    const store = await PostgresStore.connect(`${url}?read_connections=0&pool_size=6`);
+    try {
+      await concurrentReads(store);
+      expect((await ledgerReaders()).length).toBeGreaterThan(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("fails a statement past its timeout alone, and a connection's death only the statements it had in flight", async () => {
+    const connections = new PipelinedConnections(clientConfig(url, { ...DEFAULT_POSTGRES_SETTINGS, statementTimeoutMs: 300 }), 1);
+    try {
+      const slow = connections.query({ text: "SELECT pg_sleep(2)" });
+      const behind = connections.query<{ n: number }>({ text: "SELECT 7 AS n" });
+      await expect(slow).rejects.toMatchObject({ code: "57014" });
+      expect((await behind).rows).toEqual([{ n: 7 }]);
+
+      // (settled from the start: they fail while the test is still ending their connection)
+      const inFlight = Promise.allSettled([connections.query({ text: "SELECT pg_sleep(0.25)" }), connections.query({ text: "SELECT 8 AS n" })]);
+      await sleep(50);
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(0.25)'");
+      const failures = await inFlight;
+      expect(failures.map((f) => f.status)).toEqual(["rejected", "rejected"]);
+      expect(failures.every((f) => f.status === "rejected" && isUnavailableError(f.reason))).toBe(true);
+      await sleep(50);
+      expect((await connections.query<{ n: number }>({ text: "SELECT 9 AS n" })).rows).toEqual([{ n: 9 }]);
+    } finally {
+      await connections.end();
+    }
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * The reads' connections: a few long-lived clients in node-postgres's pipeline mode, each read
+ * sent on the one with the fewest answers outstanding. Statements from concurrent requests share
+ * a connection without waiting for each other's answers, where the pool lent a connection to one
+ * statement at a time (an acquire and a release, with their timers, per statement); the backend
+ * finds the next statement already in its socket, and the node reads several answers at once.
+ * Each statement carries its own Sync, so one that fails fails alone. A connection that dies
+ * (server restart, failover, a client-side read timeout) fails what it had in flight and is
+ * opened again by the next read. Transactions and writes stay on the pool (`connection.ts`).
+ */
+import pg from "pg";
+import type { QueryConfig, QueryResult, QueryResultRow } from "pg";
+
+interface Slot {
+  /** The client, once connected; null while none is (never opened, connecting, or died). */
+  client: pg.Client | null;
+  /** The connection being opened, while it is. */
+  opening: Promise<pg.Client> | null;
+  /** Statements sent on it and not yet answered. */
+  outstanding: number;
+}
+
+export class PipelinedConnections {
+  private readonly slots: Slot[];
+  private closed = false;
+
+  /** `count` connections, opened at their first read, with the pool's client settings (`config`). */
+  constructor(
+    private readonly config: pg.ClientConfig,
+    count: number,
+  ) {
+    this.slots = Array.from({ length: count }, () => ({ client: null, opening: null, outstanding: 0 }));
+  }
+
+  /** Sends one statement on the connection with the fewest answers outstanding. */
+  query<R extends QueryResultRow>(q: QueryConfig & { rowMode?: "array" }): Promise<QueryResult<R>> {
+    let slot = this.slots[0]!;
+    for (let i = 1; i < this.slots.length; i++) if (this.slots[i]!.outstanding < slot.outstanding) slot = this.slots[i]!;
+    slot.outstanding++;
+    const client = slot.client;
+    if (client !== null) return this.send<R>(slot, client, q);
+    return this.open(slot).then(
+      (c) => this.send<R>(slot, c, q),
+      (e: unknown) => {
+        slot.outstanding--;
+        throw e;
+      },
+    );
+  }
+
+  private send<R extends QueryResultRow>(slot: Slot, client: pg.Client, q: QueryConfig): Promise<QueryResult<R>> {
+    return new Promise((resolve, reject) => {
+      client.query<R>(q, (err: Error | undefined, res: QueryResult<R>) => {
+        slot.outstanding--;
+        if (err) reject(err);
+        else resolve(res);
+      });
+    });
+  }
+
+  /** The slot's connection, opening it; a failure leaves the slot empty for the next read to try. */
+  private open(slot: Slot): Promise<pg.Client> {
+    if (slot.opening !== null) return slot.opening;
+    if (this.closed) return Promise.reject(new Error("the store is closed"));
+    const client = new pg.Client({ ...this.config, pipeline: true });
+    // A connection that dies fails what it had in flight (node-postgres does) and leaves its slot.
+    const gone = () => {
+      if (slot.client === client) slot.client = null;
+    };
+    client.on("error", gone);
+    client.on("end", gone);
+    slot.opening = client.connect().then(
+      () => {
+        slot.opening = null;
+        if (this.closed) {
+          void client.end().catch(() => undefined);
+          throw new Error("the store is closed");
+        }
+        slot.client = client;
+        return client;
+      },
+      (e: unknown) => {
+        slot.opening = null;
+        void client.end().catch(() => undefined);
+        throw e;
+      },
+    );
+    return slot.opening;
+  }
+
+  /** Ends every connection once the statements it has in flight are answered. */
+  async end(): Promise<void> {
+    this.closed = true;
+    const clients = this.slots.map((s) => s.client).filter((c): c is pg.Client => c !== null);
+    for (const s of this.slots) s.client = null;
+    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  }
+}
