@@ -50,7 +50,7 @@ export class PipelinedConnections {
 
   private send<R extends QueryResultRow>(slot: Slot, client: pg.Client, q: QueryConfig): Promise<QueryResult<R>> {
     return new Promise((resolve, reject) => {
-      client.query<R>(q, (err: Error | undefined, res: QueryResult<R>) => {
+      void client.query<R>(q, (err: Error | undefined, res: QueryResult<R>) => {
         slot.outstanding--;
         if (err) reject(err);
         else resolve(res);
