@@ -73,7 +73,7 @@ function ownerTailFor(owner: Uint8Array): Uint8Array {
 }
 
 function dictionaryFor(owner: Uint8Array): Buffer {
-  return Buffer.concat([DICTIONARY_V1, Buffer.from(`"0x${Buffer.from(owner.buffer, owner.byteOffset, owner.byteLength).toString("hex")}"`, "latin1")]);
+  return Buffer.concat([DICTIONARY_V1, ownerTailFor(owner)]);
 }
 
 /** One per thread (a module instance is): it keeps the dictionary's fixed part hashed. */
