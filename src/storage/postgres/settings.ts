@@ -57,6 +57,9 @@ const PARAMS: Record<string, [keyof PostgresSettings, number, number, number]> =
   prune_step_rows: ["pruneStepRows", 1, 1, 1_000_000_000],
 };
 
+/** Each option's least value as a count (`PARAMS`' min; 1 for every time limit given in ms). */
+const OPTION_MIN = Object.fromEntries(Object.values(PARAMS).map(([key, , min]) => [key, min])) as Record<keyof PostgresSettings, number>;
+
 /** Splits our settings off a `postgres://` URL; throws a message naming a bad value. */
 export function parsePostgresUrl(
   url: string,
@@ -80,8 +83,7 @@ export function parsePostgresUrl(
   }
   for (const [key, value] of Object.entries(opts) as Array<[keyof PostgresSettings, number | undefined]>) {
     if (value === undefined) continue;
-    const min = key === "readConnections" ? 0 : 1;
-    if (!Number.isInteger(value) || value < min) throw new Error(`invalid PostgreSQL option ${key}: ${value}`);
+    if (!Number.isInteger(value) || value < OPTION_MIN[key]) throw new Error(`invalid PostgreSQL option ${key}: ${value}`);
     settings[key] = value;
   }
   return { connectionString: u.toString(), settings };
