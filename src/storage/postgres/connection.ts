@@ -83,17 +83,17 @@ export class NamedStatements {
   /** Statements sent so far, retries included: the round trips the reads made (`testing.ts`). */
   sent = 0;
 
-  /** Statements sent through `pool`: the pool itself, or the reads' pipelined connections. */
-  constructor(private readonly pool: StatementSender) {}
+  /** Statements sent through `sender`: the pool itself, or the reads' pipelined connections. */
+  constructor(private readonly sender: StatementSender) {}
 
   /** Runs one named statement; rows by column name. */
   async rows<R extends QueryResultRow>(name: StatementName, values: unknown[]): Promise<R[]> {
     this.sent++;
     try {
-      return (await this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values })).rows;
+      return (await this.sender.query<R>({ name: `ln_${name}`, text: SQL[name], values })).rows;
     } catch (e) {
       if (!sentAgain(e)) throw storageError(e, name);
-      return (await this.retried(() => this.pool.query<R>({ name: `ln_${name}`, text: SQL[name], values }), e, name)).rows;
+      return (await this.retried(() => this.sender.query<R>({ name: `ln_${name}`, text: SQL[name], values }), e, name)).rows;
     }
   }
 
@@ -101,10 +101,10 @@ export class NamedStatements {
   async tuples<R extends unknown[]>(name: StatementName, values: unknown[]): Promise<R[]> {
     this.sent++;
     try {
-      return (await this.pool.query<R & QueryResultRow>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" })).rows;
+      return (await this.sender.query<R & QueryResultRow>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" })).rows;
     } catch (e) {
       if (!sentAgain(e)) throw storageError(e, name);
-      return (await this.retried(() => this.pool.query<R & QueryResultRow>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" }), e, name)).rows;
+      return (await this.retried(() => this.sender.query<R & QueryResultRow>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" }), e, name)).rows;
     }
   }
 
