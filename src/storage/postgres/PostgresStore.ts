@@ -31,7 +31,7 @@ import { StandbyWriteError, StorageError, type StorageErrorKind } from "../error
 import { prepareBlock } from "../prepareBlock.js";
 import { checkChainId } from "../rules.js";
 import { commitValues } from "./commit.js";
-import { clientConfig, inTransaction, NamedStatements, openPool } from "./connection.js";
+import { clientConfig, inTransaction, NamedStatements, openPool, poolSender } from "./connection.js";
 import { commitError, storageError } from "./errors.js";
 import { PostgresFollowBase } from "./followBase.js";
 import { checkStandbySchema, inRecovery, migrate } from "./migrations.js";
@@ -101,7 +101,7 @@ export class PostgresStore extends PassThrough implements Storage {
     // pipelined one that fails every statement in flight, on a pooled one only the retried one.
     this.pipelined =
       settings.readConnections > 0 && !standby ? new PipelinedConnections(clientConfig(connectionString, settings), settings.readConnections) : null;
-    this.sql = new NamedStatements(this.pipelined ?? pool);
+    this.sql = new NamedStatements(this.pipelined ?? poolSender(pool));
     namedStatements.set(this, this.sql);
     this.reads = new PostgresReads(this.sql, this.memo);
     this.wire = this.reads.wire;

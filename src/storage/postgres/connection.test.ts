@@ -1,10 +1,9 @@
-import type pg from "pg";
-
-const { DatabaseError } = pgModule;
 import pgModule from "pg";
 import { describe, expect, it } from "vitest";
 import { RecoveryConflictError, StorageUnavailableError } from "../errors.js";
-import { NamedStatements, RECOVERY_CONFLICT_ATTEMPTS } from "./connection.js";
+import { NamedStatements, RECOVERY_CONFLICT_ATTEMPTS, type StatementSender } from "./connection.js";
+
+const { DatabaseError } = pgModule;
 
 /** A driver error with a SQLSTATE, as `pg` raises it. */
 function sqlState(code: string, message: string): InstanceType<typeof DatabaseError> {
@@ -13,16 +12,16 @@ function sqlState(code: string, message: string): InstanceType<typeof DatabaseEr
   return e;
 }
 
-/** A pool whose queries fail with `failures` in turn, then answer one row. */
-function poolFailing(failures: InstanceType<typeof DatabaseError>[]): { pool: pg.Pool; calls: () => number } {
+/** A sender whose statements fail with `failures` in turn, then answer one row. */
+function poolFailing(failures: InstanceType<typeof DatabaseError>[]): { pool: StatementSender; calls: () => number } {
   let calls = 0;
-  const pool = {
-    query: async () => {
-      const e = failures[calls++];
-      if (e) throw e;
-      return { rows: [{ answer: calls }] };
+  const pool: StatementSender = {
+    send: (_read, done) => {
+      const n = ++calls;
+      const e = failures[n - 1];
+      setImmediate(() => (e ? done(e) : done(null, [{ answer: n }])));
     },
-  } as unknown as pg.Pool;
+  };
   return { pool, calls: () => calls };
 }
 
@@ -45,6 +44,12 @@ describe("NamedStatements on a hot standby", () => {
 
   it("sends a statement bound behind a failed Parse of its name again (SQLSTATE 26000)", async () => {
     const { pool, calls } = poolFailing([sqlState("26000", 'prepared statement "ln_ledger" does not exist')]);
+    await expect(new NamedStatements(pool).tuples("ledger", [])).resolves.toEqual([{ answer: 2 }]);
+    expect(calls()).toBe(2);
+  });
+
+  it("sends a statement whose result type a migration changed again (SQLSTATE 0A000): the retry parses it anew", async () => {
+    const { pool, calls } = poolFailing([sqlState("0A000", "cached plan must not change result type")]);
     await expect(new NamedStatements(pool).tuples("ledger", [])).resolves.toEqual([{ answer: 2 }]);
     expect(calls()).toBe(2);
   });

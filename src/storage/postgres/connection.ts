@@ -4,9 +4,10 @@
  * the reads send (through the pool, or the pipelined connections of `pipelined.ts`).
  */
 import pg from "pg";
-import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from "pg";
+import type { PoolClient, QueryResultRow } from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
-import { breaksConnection, isMissingStatement, isRecoveryConflict, storageError } from "./errors.js";
+import { breaksConnection, isChangedResultType, isMissingStatement, isRecoveryConflict, storageError } from "./errors.js";
+import { NamedStatement, PreparedRead, type Answered } from "./preparedRead.js";
 import type { PostgresSettings } from "./settings.js";
 import { SQL, type StatementName } from "./sql.js";
 
@@ -65,35 +66,51 @@ export const RECOVERY_CONFLICT_ATTEMPTS = 8;
 /** Pause before the retry after attempt `n` (1-based), ms: the replay that conflicted moves on (at most 630 ms in all). */
 const retryPauseMs = (n: number): number => Math.min(160, 10 * 2 ** (n - 1));
 
-/** Where the named statements are sent: a pool, or pipelined connections (`pipelined.ts`). */
+/** Where the named statements are sent: the pool (`poolSender`), or pipelined connections (`pipelined.ts`). */
 export interface StatementSender {
-  query<R extends QueryResultRow>(q: QueryConfig & { rowMode?: "array" }): Promise<QueryResult<R>>;
+  /** Sends `read` on one of its connections; `done` is called once, with its rows or its error. */
+  send(read: PreparedRead, done: Answered): void;
+}
+
+/**
+ * The pool as a sender: pg-pool lends a submittable one of its connections and calls back with
+ * its answer once it has the connection back (@types/pg types only the promise form for a
+ * submittable, which pg-pool gives when no callback is passed).
+ */
+export function poolSender(pool: pg.Pool): StatementSender {
+  return { send: pool.query.bind(pool) as unknown as StatementSender["send"] };
 }
 
 /** Whether a statement that failed with `e` is sent again (`NamedStatements`). */
-const sentAgain = (e: unknown): boolean => isRecoveryConflict(e) || isMissingStatement(e);
+const sentAgain = (e: unknown): boolean => isRecoveryConflict(e) || isMissingStatement(e) || isChangedResultType(e);
 
 /**
- * The named statements of `SQL`, each run on any of the sender's connections. A statement a hot
- * standby cancelled for a recovery conflict, or one bound behind a Parse of its name that failed
- * (`isMissingStatement`), is sent again (bounded, `RECOVERY_CONFLICT_ATTEMPTS`); a recovery
- * conflict then fails as a `RecoveryConflictError`. The path that succeeds is unchanged.
+ * The named statements of `SQL`, each run on any of the sender's connections (`PreparedRead`: a
+ * connection that has described a statement sends Bind + Execute + Sync alone). A statement a hot
+ * standby cancelled for a recovery conflict, one bound behind a Parse of its name that failed
+ * (`isMissingStatement`), or one whose result type a migration changed (`isChangedResultType`:
+ * parsed again) is sent again (bounded, `RECOVERY_CONFLICT_ATTEMPTS`); a recovery conflict then
+ * fails as a `RecoveryConflictError`. The path that succeeds is unchanged.
  */
 export class NamedStatements {
   /** Statements sent so far, retries included: the round trips the reads made (`testing.ts`). */
   sent = 0;
+  /** Each statement of `SQL` by its name, with what each connection holds of it. */
+  private readonly statements = Object.fromEntries(
+    (Object.keys(SQL) as StatementName[]).map((name) => [name, new NamedStatement(`ln_${name}`, SQL[name])]),
+  ) as Record<StatementName, NamedStatement>;
 
-  /** Statements sent through `sender`: the pool itself, or the reads' pipelined connections. */
+  /** Statements sent through `sender`: the pool (`poolSender`), or the reads' pipelined connections. */
   constructor(private readonly sender: StatementSender) {}
 
   /** Runs one named statement; rows by column name. */
   async rows<R extends QueryResultRow>(name: StatementName, values: unknown[]): Promise<R[]> {
     this.sent++;
     try {
-      return (await this.sender.query<R>({ name: `ln_${name}`, text: SQL[name], values })).rows;
+      return await this.execute<R>(name, values, false);
     } catch (e) {
       if (!sentAgain(e)) throw storageError(e, name);
-      return (await this.retried(() => this.sender.query<R>({ name: `ln_${name}`, text: SQL[name], values }), e, name)).rows;
+      return this.retried(() => this.execute<R>(name, values, false), e, name);
     }
   }
 
@@ -101,11 +118,16 @@ export class NamedStatements {
   async tuples<R extends unknown[]>(name: StatementName, values: unknown[]): Promise<R[]> {
     this.sent++;
     try {
-      return (await this.sender.query<R & QueryResultRow>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" })).rows;
+      return await this.execute<R>(name, values, true);
     } catch (e) {
       if (!sentAgain(e)) throw storageError(e, name);
-      return (await this.retried(() => this.sender.query<R & QueryResultRow>({ name: `ln_${name}`, text: SQL[name], values, rowMode: "array" }), e, name)).rows;
+      return this.retried(() => this.execute<R>(name, values, true), e, name);
     }
+  }
+
+  private execute<R>(name: StatementName, values: unknown[], arrays: boolean): Promise<R[]> {
+    const read = new PreparedRead(this.statements[name], values, arrays);
+    return new Promise((resolve, reject) => this.sender.send(read, (err, rows) => (err ? reject(err) : resolve(rows as R[]))));
   }
 
   /** The attempts after the first one of `query` failed with `first`, a recovery conflict. */

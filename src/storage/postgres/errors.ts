@@ -44,6 +44,15 @@ export function isMissingStatement(e: unknown): boolean {
   return e instanceof DatabaseError && e.code === "26000";
 }
 
+/**
+ * SQLSTATE 0A000 on a named statement: "cached plan must not change result type", a migration
+ * changed what the statement returns since the connection parsed it (`PreparedRead` parses it
+ * again). The reads' statements raise no other feature-not-supported error.
+ */
+export function isChangedResultType(e: unknown): boolean {
+  return e instanceof DatabaseError && e.code === "0A000";
+}
+
 /** SQLSTATE 25006: a write in a read-only transaction, as every write on a hot standby fails. */
 function isReadOnlyRefusal(e: unknown): boolean {
   return e instanceof DatabaseError && e.code === "25006";

@@ -10,6 +10,7 @@ import { postgresBackend } from "../../../test/helpers/postgres.js";
 import { clientConfig } from "./connection.js";
 import { isUnavailableError } from "./errors.js";
 import { PipelinedConnections } from "./pipelined.js";
+import { NamedStatement, PreparedRead } from "./preparedRead.js";
 import { PostgresStore } from "./PostgresStore.js";
 import { DEFAULT_POSTGRES_SETTINGS } from "./settings.js";
 import { SQL } from "./sql.js";
@@ -33,6 +34,13 @@ afterAll(async () => {
 async function ledgerReaders(): Promise<number[]> {
   const r = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1 ORDER BY pid", [SQL.ledger]);
   return r.rows.map((row) => row.pid);
+}
+
+let statements = 0;
+/** Runs `text` as a statement of its own name on `connections`; rows by column name. */
+function run<R>(connections: PipelinedConnections, text: string, values: unknown[] = []): Promise<R[]> {
+  const statement = new NamedStatement(`test_${++statements}`, text);
+  return new Promise((resolve, reject) => connections.send(new PreparedRead(statement, values, false), (err, rows) => (err ? reject(err) : resolve(rows as R[]))));
 }
 
 /** Forty position reads at once, each asking the database. */
@@ -69,20 +77,20 @@ describe("PostgreSQL reads on pipelined connections", () => {
   it("fails a statement past its timeout alone, and a connection's death only the statements it had in flight", async () => {
     const connections = new PipelinedConnections(clientConfig(url, { ...DEFAULT_POSTGRES_SETTINGS, statementTimeoutMs: 300 }), 1);
     try {
-      const slow = connections.query({ text: "SELECT pg_sleep(2)" });
-      const behind = connections.query<{ n: number }>({ text: "SELECT 7 AS n" });
+      const slow = run(connections, "SELECT pg_sleep(2)");
+      const behind = run<{ n: number }>(connections, "SELECT 7 AS n");
       await expect(slow).rejects.toMatchObject({ code: "57014" });
-      expect((await behind).rows).toEqual([{ n: 7 }]);
+      expect(await behind).toEqual([{ n: 7 }]);
 
       // (settled from the start: they fail while the test is still ending their connection)
-      const inFlight = Promise.allSettled([connections.query({ text: "SELECT pg_sleep(0.25)" }), connections.query({ text: "SELECT 8 AS n" })]);
+      const inFlight = Promise.allSettled([run(connections, "SELECT pg_sleep(0.25)"), run(connections, "SELECT 8 AS n")]);
       await sleep(50);
       await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(0.25)'");
       const failures = await inFlight;
       expect(failures.map((f) => f.status)).toEqual(["rejected", "rejected"]);
       expect(failures.every((f) => f.status === "rejected" && isUnavailableError(f.reason))).toBe(true);
       await sleep(50);
-      expect((await connections.query<{ n: number }>({ text: "SELECT 9 AS n" })).rows).toEqual([{ n: 9 }]);
+      expect(await run<{ n: number }>(connections, "SELECT 9 AS n")).toEqual([{ n: 9 }]);
     } finally {
       await connections.end();
     }

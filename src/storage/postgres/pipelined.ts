@@ -9,7 +9,8 @@
  * opened again by the next read. Transactions and writes stay on the pool (`connection.ts`).
  */
 import pg from "pg";
-import type { QueryConfig, QueryResult, QueryResultRow } from "pg";
+import type { StatementSender } from "./connection.js";
+import type { Answered, PreparedRead } from "./preparedRead.js";
 
 interface Slot {
   /** The client, once connected; null while none is (never opened, connecting, or died). */
@@ -20,7 +21,7 @@ interface Slot {
   outstanding: number;
 }
 
-export class PipelinedConnections {
+export class PipelinedConnections implements StatementSender {
   private readonly slots: Slot[];
   private closed = false;
 
@@ -33,29 +34,24 @@ export class PipelinedConnections {
   }
 
   /** Sends one statement on the connection with the fewest answers outstanding. */
-  query<R extends QueryResultRow>(q: QueryConfig & { rowMode?: "array" }): Promise<QueryResult<R>> {
+  send(read: PreparedRead, done: Answered): void {
     let slot = this.slots[0]!;
     for (let i = 1; i < this.slots.length; i++) if (this.slots[i]!.outstanding < slot.outstanding) slot = this.slots[i]!;
     slot.outstanding++;
+    read.callback = (err, rows) => {
+      slot.outstanding--;
+      done(err, rows);
+    };
     const client = slot.client;
-    if (client !== null) return this.send<R>(slot, client, q);
-    return this.open(slot).then(
-      (c) => this.send<R>(slot, c, q),
-      (e: unknown) => {
-        slot.outstanding--;
-        throw e;
-      },
-    );
-  }
-
-  private send<R extends QueryResultRow>(slot: Slot, client: pg.Client, q: QueryConfig): Promise<QueryResult<R>> {
-    return new Promise((resolve, reject) => {
-      void client.query<R>(q, (err: Error | undefined, res: QueryResult<R>) => {
-        slot.outstanding--;
-        if (err) reject(err);
-        else resolve(res);
-      });
-    });
+    if (client !== null) client.query(read);
+    else
+      this.open(slot).then(
+        (c) => c.query(read),
+        (e: unknown) => {
+          slot.outstanding--;
+          done(e instanceof Error ? e : new Error(String(e)));
+        },
+      );
   }
 
   /** The slot's connection, opening it; a failure leaves the slot empty for the next read to try. */
