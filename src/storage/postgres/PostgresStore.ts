@@ -3,8 +3,10 @@
  * This class wires the folder's parts into the three contracts (`Storage`); each part is one
  * concern:
  *
- * - `connection.ts`: the pool, its transactions, the named statements; `settings.ts`: the URL's
- *   and the options' settings; `migrations.ts`: the schema (`schema.ts`) brought up to date;
+ * - `connection.ts`: the pool, its transactions, the named statements; `preparedRead.ts`: one
+ *   execution of a named statement (described once a connection); `pipelined.ts`: the reads'
+ *   connections; `settings.ts`: the URL's and the options' settings; `migrations.ts`: the schema
+ *   (`schema.ts`) brought up to date;
  * - `sql.ts`: the SQL; `columns.ts`: u64 columns as decimal strings;
  * - `reads.ts`: the reads, each ONE statement (one snapshot); `positionMemo.ts`: the memo's
  *   staleness rule (the position a recent read saw, trusted for `memoLagMs`);
