@@ -125,6 +125,7 @@ export class NamedStatements {
     }
   }
 
+  /** One execution of statement `name` on the sender's next connection: its rows as arrays when `arrays`, else objects. */
   private execute<R>(name: StatementName, values: unknown[], arrays: boolean): Promise<R[]> {
     const read = new PreparedRead(this.statements[name], values, arrays);
     return new Promise((resolve, reject) => this.sender.send(read, (err, rows) => (err ? reject(err) : resolve(rows as R[]))));

@@ -45,7 +45,7 @@ export class PipelinedConnections implements StatementSender {
     const client = slot.client;
     if (client !== null) client.query(read);
     else
-      this.open(slot).then(
+      void this.open(slot).then(
         (c) => c.query(read),
         (e: unknown) => {
           slot.outstanding--;
