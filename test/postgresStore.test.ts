@@ -121,7 +121,8 @@ const SMALL_SPAN = 16;
 
 /**
  * A new ledger of `blocks`; with `span`, its transactions partitioned every `span` versions (the
- * database's span set before its first commit creates a partition).
+ * database's span set before its first commit creates a partition: below the least
+ * `partition_versions`, 1,024, which keeps a deployment from making thousands of partitions).
  */
 async function filled(blocks: BlockWrite[], opts: PostgresStoreOptions = {}, span: number | null = null): Promise<PostgresStore> {
   const s = await open(await backend.newDb(), opts);
@@ -675,6 +676,77 @@ describe(`PostgreSQL migration 7: the transactions of a ledger written before it
     const migrated = await open(url);
     expect(await partitionsOf(migrated)).toEqual([0n]);
     expect(await rows(migrated)).toEqual(await rows(reference));
+  });
+});
+
+/** The span `transaction_partitions` records, and each partition's bounds as PostgreSQL gives them. */
+async function spanAndBounds(s: PostgresStore): Promise<{ span: string; bounds: string[] }> {
+  const pool = poolOf(s);
+  const span = (await pool.query<{ versions: string }>("SELECT versions FROM transaction_partitions")).rows[0]!.versions;
+  const r = await pool.query<{ bound: string }>(
+    `SELECT pg_get_expr(c.relpartbound, c.oid) AS bound FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'transactions'::regclass ORDER BY c.relname`,
+  );
+  return { span, bounds: r.rows.map((x) => x.bound) };
+}
+
+describe(`PostgreSQL partition_versions: the span the transactions are partitioned by, set when they are (seed ${SEED})`, () => {
+  const blocks = history(SEED + 8, 40);
+
+  it("a new database takes 33,554,432 versions a partition, or the URL's partition_versions (or the option), and its writer partitions by it", async () => {
+    const plain = await open(await backend.newDb());
+    expect((await spanAndBounds(plain)).span).toBe("33554432");
+    const set = await open(`${await backend.newDb()}?partition_versions=1024`);
+    await set.initChain(4);
+    // Past the first partitions: the writer creates the ones its versions need, 1,024 versions each.
+    const long = history(SEED + 9, 1000);
+    for (let i = 0; i < long.length; i += 100) await set.commitBlocks(long.slice(i, i + 100));
+    const partitions = Number(lastVersionOf(long) / 1024n) + 1;
+    expect(partitions).toBeGreaterThanOrEqual(2);
+    expect(await spanAndBounds(set)).toEqual({
+      span: "1024",
+      bounds: Array.from({ length: partitions }, (_, n) => `FOR VALUES FROM ('${n * 1024}') TO ('${(n + 1) * 1024}')`),
+    });
+    const byOption = await open(await backend.newDb(), { partitionVersions: 4096 });
+    expect((await spanAndBounds(byOption)).span).toBe("4096");
+  });
+
+  it("migration 7 partitions a ledger written before it by partition_versions, or by the default", async () => {
+    const set = await open(`${await databaseAt6(blocks)}?partition_versions=2048`);
+    expect(await spanAndBounds(set)).toEqual({ span: "2048", bounds: ["FOR VALUES FROM ('0') TO ('2048')"] });
+    const plain = await open(await databaseAt6(blocks));
+    expect(await spanAndBounds(plain)).toEqual({ span: "33554432", bounds: ["FOR VALUES FROM ('0') TO ('33554432')"] });
+  });
+
+  it("a database partitioned already keeps its span: opened without the setting or with the same it serves on, with another it is refused by name", async () => {
+    const url = await backend.newDb();
+    const first = await open(`${url}?partition_versions=1024`);
+    await first.close();
+    const again = await open(url);
+    expect((await spanAndBounds(again)).span).toBe("1024");
+    await expect(PostgresStore.connect(`${url}?partition_versions=1024`).then((s) => s.close())).resolves.toBeUndefined();
+    await expect(PostgresStore.connect(`${url}?partition_versions=2048`)).rejects.toThrow(
+      "partition_versions=2048 differs from the span this database's transactions are partitioned by (1024 versions a partition)",
+    );
+    await expect(PostgresStore.connect(url, { partitionVersions: 33_554_432 })).rejects.toThrow("partition_versions=33554432 differs");
+    expect((await spanAndBounds(again)).span).toBe("1024");
+  });
+
+  it("refuses a value that is not an integer from 1,024 to 10^12, naming it, before connecting", async () => {
+    const url = await backend.newDb();
+    for (const bad of ["abc", "0", "-4096", "1023", "4096.5", "1e6", "", "1000000000001"]) {
+      await expect(PostgresStore.connect(`${url}?partition_versions=${encodeURIComponent(bad)}`)).rejects.toThrow(
+        `invalid partition_versions=${JSON.stringify(bad)} in the PostgreSQL URL: give an integer from 1024 to 1000000000000`,
+      );
+    }
+    for (const bad of [16, 0, 4096.5, 1e13]) {
+      await expect(PostgresStore.connect(url, { partitionVersions: bad })).rejects.toThrow(`invalid PostgreSQL option partitionVersions: ${bad}`);
+    }
+    // Nothing was created by the refused connections.
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const made = await c.query("SELECT to_regclass('schema_version')::text AS t").finally(() => c.end());
+    expect(made.rows[0]).toEqual({ t: null });
   });
 });
 

@@ -133,7 +133,7 @@ export class PostgresStore extends PassThrough implements Storage {
         );
       }
       if (standby) await checkStandbySchema(pool, shown);
-      else await migrate(pool);
+      else await migrate(pool, settings.partitionVersions);
       return new PostgresStore(pool, connectionString, settings, shown, Math.max(0, memoLagMs), standby);
     } catch (e) {
       await pool.end().catch(() => undefined);

@@ -1,7 +1,8 @@
 /**
  * The `transactions` table in version ranges of a fixed span (migration 7): partition n, table
  * `transactions_<n>`, holds versions [n·span, (n+1)·span). The span is the database's own, in
- * `transaction_partitions` (set once, when the table is partitioned). A prune drops the
+ * `transaction_partitions` (set once, when the table is partitioned: `partition_versions`, or the
+ * default below). A prune drops the
  * partitions wholly below the oldest version (their files removed, almost no WAL) instead of
  * deleting their rows one by one; the writer creates the partition a block's versions need in
  * the same transaction as the block. Readers query the parent and see none of this.
@@ -9,8 +10,18 @@
 import type pg from "pg";
 import type { PoolClient } from "pg";
 
-/** Versions a partition holds in a new or migrated database: the span `transaction_partitions` records. */
-export const TRANSACTION_PARTITION_VERSIONS = 4_194_304;
+/**
+ * Versions a partition holds in a new or migrated database unless `partition_versions` says
+ * otherwise (2^25): the default prune window (90,000,000 versions) spans 3 or 4 of them, since
+ * every partition kept costs each summaries read a probe of its index.
+ */
+export const DEFAULT_TRANSACTION_PARTITION_VERSIONS = 33_554_432;
+
+/**
+ * The session setting migration 7 reads its span from (`current_setting`): set in the migration's
+ * transaction, since a migration is one SQL text without parameters.
+ */
+export const PARTITION_VERSIONS_SETTING = "ledger_node.partition_versions";
 
 /** Transaction advisory lock held while creating partitions ("ledgerpt"): writers take turns. */
 const PARTITION_LOCK = BigInt("0x6c65646765727074").toString();

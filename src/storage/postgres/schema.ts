@@ -6,7 +6,7 @@
  * Same tables and meaning as the SQLite schema (`../sqlite/schema.ts`); where the two differ and
  * why (u64 as `numeric`, version indexes for pruning, "C" collation): `../README.md`.
  */
-import { TRANSACTION_PARTITION_VERSIONS } from "./partitions.js";
+import { PARTITION_VERSIONS_SETTING } from "./partitions.js";
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -207,7 +207,8 @@ export const MIGRATIONS: readonly string[] = [
     id smallint PRIMARY KEY CHECK (id = 1),
     versions u64 NOT NULL CHECK (versions > 0)
   );
-  INSERT INTO transaction_partitions (id, versions) VALUES (1, ${TRANSACTION_PARTITION_VERSIONS});
+  -- The span: the setting partition_versions, or its default (set for this transaction by migrations.ts).
+  INSERT INTO transaction_partitions (id, versions) VALUES (1, current_setting('${PARTITION_VERSIONS_SETTING}')::numeric);
   ALTER TABLE transactions RENAME TO transactions_v6;
   ALTER INDEX transactions_pkey RENAME TO transactions_v6_pkey;
   ALTER INDEX transactions_by_sender RENAME TO transactions_v6_by_sender;
