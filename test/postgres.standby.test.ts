@@ -325,6 +325,20 @@ describe("a standby that replays the primary's locks and prunes under its reader
     await onPrimary?.close();
   });
 
+  it("refuses a reader given another partition_versions than the span its primary partitioned by, naming both; the same or none serves", async () => {
+    await expect(openStore(`${db.standby}?partition_versions=4096`, { readonly: true })).rejects.toThrow(
+      "partition_versions=4096 differs from the span this database's transactions are partitioned by (2048 versions a partition)",
+    );
+    const primary = await openStore(db.primary);
+    const expected = await primary.getLedgerInfo(true);
+    await primary.close();
+    for (const url of [`${db.standby}?partition_versions=2048`, db.standby]) {
+      const reader = await openStore(url, { readonly: true });
+      expect(await reader.getLedgerInfo(true)).toEqual(expected);
+      await reader.close();
+    }
+  });
+
   it("retries the reads a replayed lock cancels: every answer exact, none an error", async () => {
     const before = await conflicts();
     const locker = new pg.Client({ connectionString: db.primary });

@@ -34,7 +34,7 @@ import { commitValues } from "./commit.js";
 import { clientConfig, inTransaction, NamedStatements, openPool } from "./connection.js";
 import { commitError, storageError } from "./errors.js";
 import { PostgresFollowBase } from "./followBase.js";
-import { checkStandbySchema, inRecovery, migrate } from "./migrations.js";
+import { checkPartitionVersions, checkStandbySchema, inRecovery, migrate } from "./migrations.js";
 import { PipelinedConnections } from "./pipelined.js";
 import { PositionMemo } from "./positionMemo.js";
 import { TransactionPartitions } from "./partitions.js";
@@ -132,8 +132,10 @@ export class PostgresStore extends PassThrough implements Storage {
             "a node on a standby only serves (serve without --devnet or --follow, with --no-prune)",
         );
       }
-      if (standby) await checkStandbySchema(pool, shown);
-      else await migrate(pool, settings.partitionVersions);
+      if (standby) {
+        await checkStandbySchema(pool, shown);
+        if (settings.partitionVersions !== null) await checkPartitionVersions(pool, settings.partitionVersions);
+      } else await migrate(pool, settings.partitionVersions);
       return new PostgresStore(pool, connectionString, settings, shown, Math.max(0, memoLagMs), standby);
     } catch (e) {
       await pool.end().catch(() => undefined);

@@ -101,8 +101,11 @@ export async function migrate(pool: pg.Pool, partitionVersions: number | null): 
   }
 }
 
-/** Throws unless the database's transactions are partitioned by `partitionVersions` (the setting given). */
-async function checkPartitionVersions(c: PoolClient, partitionVersions: number): Promise<void> {
+/**
+ * Throws unless the database's transactions are partitioned by `partitionVersions` (the setting
+ * given): after migrating, and on a hot standby, whose primary's span it has.
+ */
+export async function checkPartitionVersions(c: PoolClient | pg.Pool, partitionVersions: number): Promise<void> {
   const span = await partitionSpan(c);
   if (span !== BigInt(partitionVersions)) {
     throw new Error(
