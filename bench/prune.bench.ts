@@ -29,7 +29,9 @@
  *   pruning a fresh copy of its own), e.g. the commit a change started from.
  * - `--pg`: the same on the PostgreSQL ledger of bench/scalePg.ts (its cluster under
  *   bench/out/scale-pg-N/, built at the first run): a copy of the ledger's database (CREATE
- *   DATABASE … TEMPLATE) is served and pruned, step-wise (`prune_step_versions`, `prune_step_rows`).
+ *   DATABASE … TEMPLATE) is served and pruned, step-wise (`prune_step_versions`, `prune_step_rows`);
+ *   its transactions partitioned every 4,194,304 versions (`partition_versions`, given when the
+ *   cluster's ledger is created or migrated), so that pruning half of 10M drops a partition.
  *   "WAL" is then the cluster's pg_wal directory (its size follows the cluster's checkpoint
  *   settings: `max_wal_size` of bench/scalePg.ts), with the WAL the prune wrote (LSN difference),
  *   and the size pg_database_size of the copy.
@@ -167,8 +169,15 @@ async function sqliteLedger(): Promise<Ledger> {
   };
 }
 
+/**
+ * The transactions' partition span the `--pg` cluster's ledger is created or migrated with: under
+ * the half of the ledger a run prunes, so that the prune drops a partition (the default span,
+ * 2^25, holds the whole 10M ledger in one). A cluster partitioned with another span is refused by name.
+ */
+const PG_PARTITION_VERSIONS = 4_194_304;
+
 async function postgresLedger(cluster: ScalePg): Promise<Ledger> {
-  await cluster.ledger();
+  await cluster.ledger(console.error, `partition_versions=${PG_PARTITION_VERSIONS}`);
   const copy = `prune_${cluster.db}`;
   const admin = new pg.Client({ connectionString: cluster.url("postgres") });
   await admin.connect();

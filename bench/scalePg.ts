@@ -165,18 +165,23 @@ export class ScalePg {
     return (await this.admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [db])).rowCount === 1;
   }
 
-  /** The URL of the cluster's scale ledger, built first unless the cluster has it. */
-  async ledger(log: (s: string) => void = console.error): Promise<string> {
+  /**
+   * The URL of the cluster's scale ledger, built first unless the cluster has it. `settings`: URL
+   * parameters of the store that creates or migrates it (e.g. `partition_versions=N`); the URL
+   * returned has none.
+   */
+  async ledger(log: (s: string) => void = console.error, settings = ""): Promise<string> {
     const { db, versions } = this;
+    const query = settings === "" ? "" : `?${settings}`;
     if (await this.exists(db)) {
       // the store migrates a ledger an earlier build made before anything here reads its tables
-      await (await openStore(this.url(db))).close();
+      await (await openStore(`${this.url(db)}${query}`)).close();
       return this.url(db);
     }
     const tmp = `${db}_tmp`;
     await this.admin.query(`DROP DATABASE IF EXISTS ${tmp} WITH (FORCE)`);
     await this.admin.query(`CREATE DATABASE ${tmp} TEMPLATE template0`);
-    const store = await openStore(this.url(tmp));
+    const store = await openStore(`${this.url(tmp)}${query}`);
     await writeScaleLedger(store, versions, `PostgreSQL ${db}`, log);
     await store.close();
     const t0 = performance.now();

@@ -303,6 +303,9 @@ describe("a standby that replays the primary's locks and prunes under its reader
 
   beforeAll(async () => {
     db = await pair.newDb();
+    // Transactions in partitions of 2048 versions (five), so that the prunes below drop some; the
+    // processes after this one, without the setting, keep the database's span.
+    await (await openStore(`${db.primary}?partition_versions=2048`)).close();
     await importLedger(db.primary, L);
     await pair.caughtUp();
     // No page caches: every request reads the database.
@@ -322,6 +325,20 @@ describe("a standby that replays the primary's locks and prunes under its reader
     await onPrimary?.close();
   });
 
+  it("refuses a reader given another partition_versions than the span its primary partitioned by, naming both; the same or none serves", async () => {
+    await expect(openStore(`${db.standby}?partition_versions=4096`, { readonly: true })).rejects.toThrow(
+      "partition_versions=4096 differs from the span this database's transactions are partitioned by (2048 versions a partition)",
+    );
+    const primary = await openStore(db.primary);
+    const expected = await primary.getLedgerInfo(true);
+    await primary.close();
+    for (const url of [`${db.standby}?partition_versions=2048`, db.standby]) {
+      const reader = await openStore(url, { readonly: true });
+      expect(await reader.getLedgerInfo(true)).toEqual(expected);
+      await reader.close();
+    }
+  });
+
   it("retries the reads a replayed lock cancels: every answer exact, none an error", async () => {
     const before = await conflicts();
     const locker = new pg.Client({ connectionString: db.primary });
@@ -332,7 +349,9 @@ describe("a standby that replays the primary's locks and prunes under its reader
       try {
         while (Date.now() < deadline) {
           // Replayed on the standby as an exclusive lock: its readers of these tables are cancelled at once.
-          await locker.query("BEGIN; LOCK TABLE ledger, modules, transactions IN ACCESS EXCLUSIVE MODE; COMMIT");
+          // The transactions' table itself (ONLY), as a prune's drop of one of its partitions locks it;
+          // locking every partition too (which nothing in the node does) is replayed as a lock each.
+          await locker.query("BEGIN; LOCK TABLE ledger, modules, ONLY transactions IN ACCESS EXCLUSIVE MODE; COMMIT");
           locks++;
           await new Promise((r) => setTimeout(r, 5));
         }
@@ -350,7 +369,17 @@ describe("a standby that replays the primary's locks and prunes under its reader
     expect(answers.filter(([p, , body]) => body !== expected.get(p)).map(([p]) => p)).toEqual([]);
   });
 
-  it("answers exactly or 410 while the primary prunes and vacuums, never an error", async () => {
+  it("answers exactly or 410 while the primary prunes (dropping partitions) and vacuums, never an error", async () => {
+    const partitions = async (url: string) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        return (await c.query("SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'transactions'::regclass")).rows[0]!.n as number;
+      } finally {
+        await c.end();
+      }
+    };
+    const partitionsBefore = await partitions(db.standby);
     const vacuum = new pg.Client({ connectionString: db.primary });
     await vacuum.connect();
     let pruning = true;
@@ -374,6 +403,8 @@ describe("a standby that replays the primary's locks and prunes under its reader
     expect(answers.filter(([, status]) => status !== 200 && status !== 410)).toEqual([]);
     expect(answers.filter(([p, status, body]) => status === 200 && body !== expected.get(p)).map(([p]) => p)).toEqual([]);
     expect(answers.filter(([, status]) => status === 410).length).toBeGreaterThan(0);
+    // The standby replayed the partitions' drops.
+    expect(await partitions(db.standby)).toBeLessThan(partitionsBefore);
   });
 
   it("answers 503 while the standby is stopped and serves again once it is back, without a restart", async () => {

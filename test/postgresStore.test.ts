@@ -5,6 +5,7 @@
  * boundary is crossed) ends with exactly the rows one whole prune leaves, answers exactly between
  * its steps, and resumes after being cut off mid-way.
  */
+import { spawn } from "node:child_process";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules.js";
@@ -15,7 +16,9 @@ import type { BlockWrite, PruneResult } from "../src/storage/writer.js";
 import type { Storage } from "../src/storage/storage.js";
 import { PostgresStore, type PostgresConnectOptions, type PostgresStoreOptions } from "../src/storage/postgres/PostgresStore.js";
 import { MIGRATIONS } from "../src/storage/postgres/schema.js";
+import { commitValues } from "../src/storage/postgres/commit.js";
 import { SQL } from "../src/storage/postgres/sql.js";
+import { prepareBlock } from "../src/storage/prepareBlock.js";
 import { poolOf } from "../src/storage/postgres/testing.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { dumpTables } from "./helpers/ledgerTables.js";
@@ -24,6 +27,9 @@ import { prng, testSeed } from "./helpers/seed.js";
 import { tableItem, modulesAt, summariesAt } from "./helpers/store.js";
 
 const SEED = testSeed(17_2026);
+/** The built command line and store (`npm run build`), for the processes the tests kill. */
+const CLI = new URL("../dist/cli.js", import.meta.url).pathname;
+const OPEN_STORE = new URL("../dist/storage/open.js", import.meta.url).href;
 const backend = postgresBackend();
 const opened: Storage[] = [];
 afterAll(async () => {
@@ -107,8 +113,20 @@ function history(seed: number, blocks: number): BlockWrite[] {
   return out;
 }
 
-async function filled(blocks: BlockWrite[], opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
+/**
+ * Versions a partition of `transactions` holds in the tests that prune across partitions: a few
+ * blocks each, so that a prune drops some.
+ */
+const SMALL_SPAN = 16;
+
+/**
+ * A new ledger of `blocks`; with `span`, its transactions partitioned every `span` versions (the
+ * database's span set before its first commit creates a partition: below the least
+ * `partition_versions`, 1,024, which keeps a deployment from making thousands of partitions).
+ */
+async function filled(blocks: BlockWrite[], opts: PostgresStoreOptions = {}, span: number | null = null): Promise<PostgresStore> {
   const s = await open(await backend.newDb(), opts);
+  if (span !== null) await poolOf(s).query("UPDATE transaction_partitions SET versions = $1", [span]);
   await s.initChain(4);
   // A few blocks per commit, and single ones: both commit paths.
   for (let i = 0; i < blocks.length; i += 5) {
@@ -166,10 +184,12 @@ async function readAt(s: Storage, version: bigint, oldest: bigint) {
   return judged(await readRaw(s, version, oldest), oldest);
 }
 
-/** The rows of the ledger's tables except what records when and how far a prune got. */
+/** The rows of the ledger's tables except what records when and how far a prune got, and the partitions' span. */
 async function rows(s: PostgresStore): Promise<Record<string, string[]>> {
   const all = await dumpTables(poolOf(s).options.connectionString as string);
   delete all.prune_progress;
+  // How the transactions are laid out (their partitions' span), not what the ledger holds.
+  delete all.transaction_partitions;
   return all;
 }
 
@@ -384,13 +404,16 @@ function shift(w: BlockWrite, by: bigint): BlockWrite {
   };
 }
 
-describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
+describe.each([
+  { partitions: "one partition", span: null },
+  { partitions: `partitions of ${SMALL_SPAN} versions, dropped as the oldest version passes them`, span: SMALL_SPAN },
+])(`PostgreSQL prune in bounded steps, transactions in $partitions (seed ${SEED})`, ({ span }) => {
   const blocks = history(SEED, 150);
   const last = blocks.at(-1)!.block.lastVersion;
 
   it("leaves exactly the rows one whole prune leaves, counts the same, and keeps every read at or above the oldest version exact", async () => {
     const reference = await filled(blocks);
-    const stepped = await filled(blocks, TINY_STEPS);
+    const stepped = await filled(blocks, TINY_STEPS, span);
     const whole = await filled(blocks, WHOLE);
     const random = prng(SEED);
     for (const height of [10, 11, 40, 41, 90, 149].map(BigInt)) {
@@ -422,7 +445,7 @@ describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
 
   it("answers reads exactly between its steps: the oldest version only moves when a step commits, and readers are never held up", async () => {
     const reference = await filled(blocks);
-    const stepped = await filled(blocks, TINY_STEPS);
+    const stepped = await filled(blocks, TINY_STEPS, span);
     const reader = await open(poolOf(stepped).options.connectionString as string);
     // The reader's connections opened before the prune starts, so the loop below times only reads.
     await reader.readTableItem(HANDLES[0]!, KEYS[0]!, undefined);
@@ -443,14 +466,15 @@ describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
       expect(judged(raw, after), `at ${at}, oldest ${oldest} then ${after}`).toEqual(await readAt(reference, at, after));
     }
     await pruning;
-    expect(new Set(oldestSeen).size).toBeGreaterThan(3);
+    // Seen mid-way: a step across partitions moves the oldest version a whole partition, so there are fewer of them.
+    expect(new Set(oldestSeen).size).toBeGreaterThan(span === null ? 3 : 1);
     expect(oldestSeen).toEqual([...oldestSeen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   });
 
   it("cut off mid-way (its connection killed), leaves a correct ledger, and the next prune finishes as a whole prune would", async () => {
     const reference = await filled(blocks);
     const whole = await filled(blocks, WHOLE);
-    const stepped = await filled(blocks, TINY_STEPS);
+    const stepped = await filled(blocks, TINY_STEPS, span);
     const url = poolOf(stepped).options.connectionString as string;
     const target = { oldestVersion: blocks[130]!.block.firstVersion, oldestBlockHeight: 130n };
     await whole.prune(target);
@@ -498,6 +522,231 @@ describe(`PostgreSQL prune in bounded steps (seed ${SEED})`, () => {
     } finally {
       await admin.end();
     }
+  });
+});
+
+/** The numbers of the partitions of `transactions`, ascending. */
+async function partitionsOf(s: PostgresStore): Promise<bigint[]> {
+  const r = await poolOf(s).query<{ name: string }>(
+    "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'transactions'::regclass",
+  );
+  return r.rows.map((x) => BigInt(/^transactions_(\d+)$/.exec(x.name)![1]!)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** Bytes the transactions take on disk: the table, its partitions and their indexes. */
+async function transactionsBytes(s: PostgresStore): Promise<number> {
+  const r = await poolOf(s).query<{ n: string }>("SELECT sum(pg_total_relation_size(relid)) AS n FROM pg_partition_tree('transactions')");
+  return Number(r.rows[0]!.n);
+}
+
+describe(`PostgreSQL transactions in version partitions: a prune drops those below the oldest version (seed ${SEED})`, () => {
+  const blocks = history(SEED + 5, 150);
+
+  it("drops every partition wholly below the oldest version and deletes rows only in the one holding it: the rows and counts of a prune that deletes them all, and the files shrink", async () => {
+    const whole = await filled(blocks, WHOLE);
+    const stepped = await filled(blocks, TINY_STEPS, SMALL_SPAN);
+    const last = blocks.at(-1)!.block.lastVersion;
+    expect(await partitionsOf(stepped)).toEqual(Array.from({ length: Number(last / BigInt(SMALL_SPAN)) + 1 }, (_, i) => BigInt(i)));
+    let bytes = await transactionsBytes(stepped);
+    for (const height of [3, 40, 41, 100, 149].map(BigInt)) {
+      const target = { oldestVersion: blocks[Number(height)]!.block.firstVersion, oldestBlockHeight: height };
+      const before = await partitionsOf(stepped);
+      expect(await stepped.prune(target)).toEqual(await whole.prune(target));
+      expect(await rows(stepped)).toEqual(await rows(whole));
+      const holding = target.oldestVersion / BigInt(SMALL_SPAN);
+      expect(await partitionsOf(stepped)).toEqual(before.filter((n) => n >= holding));
+      const now = await transactionsBytes(stepped);
+      if (before[0]! < holding) expect(now, `at height ${height}`).toBeLessThan(bytes);
+      bytes = now;
+    }
+    // The ledger goes on: blocks past the last partition get new ones.
+    const more = history(SEED + 6, 30).map((w) => shift(w, last + 1n));
+    await stepped.commitBlocks(more.slice(0, 10));
+    for (const w of more.slice(10)) await stepped.commitBlock(w);
+    const top = more.at(-1)!.block.lastVersion;
+    expect((await partitionsOf(stepped)).at(-1)).toBe(top / BigInt(SMALL_SPAN));
+    expect((await stepped.getFingerprints(last + 1n, top)).length).toBe(Number(top - last));
+  });
+
+  it("a prune's process killed (SIGKILL) while it drops a partition leaves the ledger of its last step, which reopens and prunes on exactly", async () => {
+    const whole = await filled(blocks, WHOLE);
+    const stepped = await filled(blocks, {}, SMALL_SPAN);
+    const url = poolOf(stepped).options.connectionString as string;
+    const target = { oldestVersion: blocks[120]!.block.firstVersion, oldestBlockHeight: 120n };
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      // A reader of the transactions holds the prune's DROP: the process is killed while it waits there.
+      await holder.query("BEGIN");
+      await holder.query("SELECT count(*) FROM transactions");
+      const before = { info: await stepped.getLedgerInfo(), partitions: await partitionsOf(stepped) };
+      const child = spawn(process.execPath, [CLI, "prune", "--db", url, "--window", String(lastVersionOf(blocks) - target.oldestVersion + 1n)], { stdio: "ignore" });
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      for (;;) {
+        const waiting = await poolOf(stepped).query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DROP TABLE%'");
+        if (waiting.rowCount === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      child.kill("SIGKILL");
+      await exited;
+      await holder.query("COMMIT");
+      // Its step never committed: the ledger is the one before it, partitions and all.
+      expect(await stepped.getLedgerInfo(true)).toEqual(before.info);
+      expect(await partitionsOf(stepped)).toEqual(before.partitions);
+    } finally {
+      await holder.end();
+    }
+    await stepped.close();
+    const reopened = await open(url);
+    expect(await reopened.prune(target)).toEqual(await whole.prune(target));
+    expect(await rows(reopened)).toEqual(await rows(whole));
+    expect((await partitionsOf(reopened))[0]).toBe(target.oldestVersion / BigInt(SMALL_SPAN));
+  });
+});
+
+/** The newest version of `ws`. */
+const lastVersionOf = (ws: BlockWrite[]): bigint => ws.at(-1)!.block.lastVersion;
+
+/** A database at schema 6 (the migrations before 7), filled by the `commit` statement that release used too. */
+async function databaseAt6(blocks: BlockWrite[]): Promise<string> {
+  const url = await backend.newDb();
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query("CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+    for (const [i, sql] of MIGRATIONS.slice(0, 6).entries()) {
+      await c.query(sql);
+      await c.query("INSERT INTO schema_version (version) VALUES ($1)", [i + 1]);
+    }
+    await c.query("INSERT INTO ledger (id, chain_id) VALUES (1, 4)");
+    for (const w of blocks) await c.query(SQL.commit, commitValues(prepareBlock(w)));
+  } finally {
+    await c.end();
+  }
+  return url;
+}
+
+describe(`PostgreSQL migration 7: the transactions of a ledger written before it, into version partitions (seed ${SEED})`, () => {
+  const blocks = history(SEED + 7, 120);
+
+  it("partitions them in one transaction: every row and read as a ledger written today, and the prunes after it the same", async () => {
+    const reference = await filled(blocks);
+    const migrated = await open(await databaseAt6(blocks));
+    expect(await partitionsOf(migrated)).toEqual([0n]);
+    expect(await rows(migrated)).toEqual(await rows(reference));
+    const at = lastVersionOf(blocks);
+    expect(await readAt(migrated, at, 0n)).toEqual(await readAt(reference, at, 0n));
+    const target = { oldestVersion: blocks[70]!.block.firstVersion, oldestBlockHeight: 70n };
+    expect(await migrated.prune(target)).toEqual(await reference.prune(target));
+    expect(await rows(migrated)).toEqual(await rows(reference));
+    expect(await readAt(migrated, at, target.oldestVersion)).toEqual(await readAt(reference, at, target.oldestVersion));
+  });
+
+  it("its process killed (SIGKILL) mid-way leaves the ledger at schema 6, which the next start migrates exactly", async () => {
+    const reference = await filled(blocks);
+    const url = await databaseAt6(blocks);
+    const holder = new pg.Client({ connectionString: url });
+    const watcher = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await watcher.connect();
+    try {
+      // A reader of the transactions holds the migration at its first statement on them; the process is killed there.
+      await holder.query("BEGIN");
+      await holder.query("SELECT count(*) FROM transactions");
+      const child = spawn(process.execPath, ["--input-type=module", "-e", `const { openStore } = await import(${JSON.stringify(OPEN_STORE)}); await openStore(${JSON.stringify(url)});`], {
+        stdio: "ignore",
+      });
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      for (;;) {
+        const waiting = await watcher.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%transaction_partitions%'");
+        if (waiting.rowCount === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      child.kill("SIGKILL");
+      await exited;
+      await holder.query("COMMIT");
+      const state = await holder.query<{ v: number; t: string | null; kind: string }>(
+        "SELECT (SELECT max(version) FROM schema_version) AS v, to_regclass('transaction_partitions')::text AS t, (SELECT relkind::text FROM pg_class WHERE relname = 'transactions') AS kind",
+      );
+      expect(state.rows[0]).toEqual({ v: 6, t: null, kind: "r" });
+    } finally {
+      await holder.end();
+      await watcher.end();
+    }
+    const migrated = await open(url);
+    expect(await partitionsOf(migrated)).toEqual([0n]);
+    expect(await rows(migrated)).toEqual(await rows(reference));
+  });
+});
+
+/** The span `transaction_partitions` records, and each partition's bounds as PostgreSQL gives them. */
+async function spanAndBounds(s: PostgresStore): Promise<{ span: string; bounds: string[] }> {
+  const pool = poolOf(s);
+  const span = (await pool.query<{ versions: string }>("SELECT versions FROM transaction_partitions")).rows[0]!.versions;
+  const r = await pool.query<{ bound: string }>(
+    `SELECT pg_get_expr(c.relpartbound, c.oid) AS bound FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'transactions'::regclass ORDER BY c.relname`,
+  );
+  return { span, bounds: r.rows.map((x) => x.bound) };
+}
+
+describe(`PostgreSQL partition_versions: the span the transactions are partitioned by, set when they are (seed ${SEED})`, () => {
+  const blocks = history(SEED + 8, 40);
+
+  it("a new database takes 33,554,432 versions a partition, or the URL's partition_versions (or the option), and its writer partitions by it", async () => {
+    const plain = await open(await backend.newDb());
+    expect((await spanAndBounds(plain)).span).toBe("33554432");
+    const set = await open(`${await backend.newDb()}?partition_versions=1024`);
+    await set.initChain(4);
+    // Past the first partitions: the writer creates the ones its versions need, 1,024 versions each.
+    const long = history(SEED + 9, 1000);
+    for (let i = 0; i < long.length; i += 100) await set.commitBlocks(long.slice(i, i + 100));
+    const partitions = Number(lastVersionOf(long) / 1024n) + 1;
+    expect(partitions).toBeGreaterThanOrEqual(2);
+    expect(await spanAndBounds(set)).toEqual({
+      span: "1024",
+      bounds: Array.from({ length: partitions }, (_, n) => `FOR VALUES FROM ('${n * 1024}') TO ('${(n + 1) * 1024}')`),
+    });
+    const byOption = await open(await backend.newDb(), { partitionVersions: 4096 });
+    expect((await spanAndBounds(byOption)).span).toBe("4096");
+  });
+
+  it("migration 7 partitions a ledger written before it by partition_versions, or by the default", async () => {
+    const set = await open(`${await databaseAt6(blocks)}?partition_versions=2048`);
+    expect(await spanAndBounds(set)).toEqual({ span: "2048", bounds: ["FOR VALUES FROM ('0') TO ('2048')"] });
+    const plain = await open(await databaseAt6(blocks));
+    expect(await spanAndBounds(plain)).toEqual({ span: "33554432", bounds: ["FOR VALUES FROM ('0') TO ('33554432')"] });
+  });
+
+  it("a database partitioned already keeps its span: opened without the setting or with the same it serves on, with another it is refused by name", async () => {
+    const url = await backend.newDb();
+    const first = await open(`${url}?partition_versions=1024`);
+    await first.close();
+    const again = await open(url);
+    expect((await spanAndBounds(again)).span).toBe("1024");
+    await expect(PostgresStore.connect(`${url}?partition_versions=1024`).then((s) => s.close())).resolves.toBeUndefined();
+    await expect(PostgresStore.connect(`${url}?partition_versions=2048`)).rejects.toThrow(
+      "partition_versions=2048 differs from the span this database's transactions are partitioned by (1024 versions a partition)",
+    );
+    await expect(PostgresStore.connect(url, { partitionVersions: 33_554_432 })).rejects.toThrow("partition_versions=33554432 differs");
+    expect((await spanAndBounds(again)).span).toBe("1024");
+  });
+
+  it("refuses a value that is not an integer from 1,024 to 10^12, naming it, before connecting", async () => {
+    const url = await backend.newDb();
+    for (const bad of ["abc", "0", "-4096", "1023", "4096.5", "1e6", "", "1000000000001"]) {
+      await expect(PostgresStore.connect(`${url}?partition_versions=${encodeURIComponent(bad)}`)).rejects.toThrow(
+        `invalid partition_versions=${JSON.stringify(bad)} in the PostgreSQL URL: give an integer from 1024 to 1000000000000`,
+      );
+    }
+    for (const bad of [16, 0, 4096.5, 1e13]) {
+      await expect(PostgresStore.connect(url, { partitionVersions: bad })).rejects.toThrow(`invalid PostgreSQL option partitionVersions: ${bad}`);
+    }
+    // Nothing was created by the refused connections.
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const made = await c.query("SELECT to_regclass('schema_version')::text AS t").finally(() => c.end());
+    expect(made.rows[0]).toEqual({ t: null });
   });
 });
 
@@ -568,8 +817,9 @@ describe(`PostgreSQL summaries JSON pages: what one statement reads (seed ${SEED
     walk(rows[0]!["QUERY PLAN"][0]!.Plan);
     return nodes;
   }
-  /** Plan nodes reading `table`, whatever their access path. */
-  const reads = (nodes: Array<Record<string, unknown>>, table: string) => nodes.filter((n) => n["Relation Name"] === table).length;
+  /** Plan nodes reading `table` or one of its partitions (`<table>_<n>`), whatever their access path. */
+  const reads = (nodes: Array<Record<string, unknown>>, table: string) =>
+    nodes.filter((n) => n["Relation Name"] === table || new RegExp(`^${table}_\\d+$`).test(String(n["Relation Name"]))).length;
   /** Aggregates over sorted groups (a GROUP BY's), as against one plain aggregate. */
   const grouped = (nodes: Array<Record<string, unknown>>) => nodes.filter((n) => n["Node Type"] === "Aggregate" && n.Strategy !== "Plain").length;
 

@@ -36,9 +36,10 @@ import { commitValues } from "./commit.js";
 import { clientConfig, inTransaction, NamedStatements, openPool, poolSender } from "./connection.js";
 import { commitError, storageError } from "./errors.js";
 import { PostgresFollowBase } from "./followBase.js";
-import { checkStandbySchema, inRecovery, migrate } from "./migrations.js";
+import { checkPartitionVersions, checkStandbySchema, inRecovery, migrate } from "./migrations.js";
 import { PipelinedConnections } from "./pipelined.js";
 import { PositionMemo } from "./positionMemo.js";
+import { TransactionPartitions } from "./partitions.js";
 import { PostgresPruner } from "./prune.js";
 import { PostgresReads } from "./reads.js";
 import { parsePostgresUrl, redactUrl, type PostgresSettings, type PostgresStoreOptions } from "./settings.js";
@@ -80,6 +81,8 @@ export class PostgresStore extends PassThrough implements Storage {
   readonly standby: StandbyReads | null;
   private closed = false;
   private readonly memo: PositionMemo;
+  /** The partitions of `transactions` this process's commits know exist. */
+  private readonly partitions = new TransactionPartitions();
   private readonly sql: NamedStatements;
   /** The reads' connections (`read_connections`), or null: the reads go through the pool. */
   private readonly pipelined: PipelinedConnections | null;
@@ -131,8 +134,10 @@ export class PostgresStore extends PassThrough implements Storage {
             "a node on a standby only serves (serve without --devnet or --follow, with --no-prune)",
         );
       }
-      if (standby) await checkStandbySchema(pool, shown);
-      else await migrate(pool);
+      if (standby) {
+        await checkStandbySchema(pool, shown);
+        if (settings.partitionVersions !== null) await checkPartitionVersions(pool, settings.partitionVersions);
+      } else await migrate(pool, settings.partitionVersions);
       return new PostgresStore(pool, connectionString, settings, shown, Math.max(0, memoLagMs), standby);
     } catch (e) {
       await pool.end().catch(() => undefined);
@@ -190,7 +195,18 @@ export class PostgresStore extends PassThrough implements Storage {
 
   async commitBlock(w: BlockWrite): Promise<void> {
     try {
-      await this.pool.query({ name: "ln_commit", text: SQL.commit, values: commitValues(prepareBlock(w)) });
+      if (this.partitions.covers(w.block.lastVersion)) {
+        await this.pool.query({ name: "ln_commit", text: SQL.commit, values: commitValues(prepareBlock(w)) });
+      } else {
+        // The block's versions reach a partition this process has not seen: created in the block's transaction.
+        const values = commitValues(prepareBlock(w));
+        const coveredTo = await inTransaction(this.pool, "commitBlock", async (c) => {
+          const to = await this.partitions.create(c, w.block.firstVersion, w.block.lastVersion);
+          await c.query({ name: "ln_commit", text: SQL.commit, values });
+          return to;
+        });
+        this.partitions.committed(coveredTo);
+      }
     } catch (e) {
       throw commitError(e, [w]);
     } finally {
@@ -214,8 +230,11 @@ export class PostgresStore extends PassThrough implements Storage {
   /** The prepared blocks in one transaction, one `commit` statement a block. */
   async commitPrepared(blocks: PreparedBlock[]): Promise<void> {
     if (blocks.length === 0) return;
+    const first = blocks[0]!.block;
+    const last = blocks.at(-1)!.block;
     try {
-      await inTransaction(this.pool, "commitBlocks", async (c) => {
+      const coveredTo = await inTransaction(this.pool, "commitBlocks", async (c) => {
+        const to = this.partitions.covers(last.lastVersion) ? null : await this.partitions.create(c, first.firstVersion, last.lastVersion);
         // The next block's parameters are made while the server runs the current block's statement.
         let values = commitValues(blocks[0]!);
         for (let i = 0; i < blocks.length; i++) {
@@ -228,7 +247,9 @@ export class PostgresStore extends PassThrough implements Storage {
           }
           await sent;
         }
+        return to;
       });
+      if (coveredTo !== null) this.partitions.committed(coveredTo);
     } catch (e) {
       throw commitError(e, blocks);
     } finally {

@@ -8,6 +8,7 @@ import type { PoolClient } from "pg";
 import { moduleAbiJson } from "../../move/abi.js";
 import { StandbyWriteError, StorageError } from "../errors.js";
 import { isUnavailableError } from "./errors.js";
+import { DEFAULT_TRANSACTION_PARTITION_VERSIONS, PARTITION_VERSIONS_SETTING, partitionSpan } from "./partitions.js";
 import { MIGRATIONS } from "./schema.js";
 
 /** Session advisory lock held while migrating ("ledgernd" in ASCII). */
@@ -48,8 +49,13 @@ async function fillModuleAbi(c: PoolClient): Promise<void> {
 }
 
 
-/** Runs the migrations the database has not had (see the file comment). */
-export async function migrate(pool: pg.Pool): Promise<void> {
+/**
+ * Runs the migrations the database has not had (see the file comment). `partitionVersions` (the
+ * setting `partition_versions`, null when not given) is the span migration 7 partitions the
+ * transactions by; a database partitioned already keeps its span, and one given that differs
+ * from it is refused rather than silently ignored.
+ */
+export async function migrate(pool: pg.Pool, partitionVersions: number | null): Promise<void> {
   const c = await pool.connect();
   let broken: Error | undefined;
   try {
@@ -73,6 +79,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
           // A migration copies tables (migration 4: the whole ledger, about a minute per million
           // versions on a small machine), far longer than a request's statement timeout.
           await c.query(`SET LOCAL statement_timeout = ${MIGRATION_STATEMENT_TIMEOUT_MS}`);
+          await c.query("SELECT set_config($1, $2, true)", [PARTITION_VERSIONS_SETTING, String(partitionVersions ?? DEFAULT_TRANSACTION_PARTITION_VERSIONS)]);
           await c.query({ text: sql, query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 1_000 } as pg.QueryConfig);
           await MIGRATION_FILLS[version]?.(c);
           await c.query("INSERT INTO schema_version (version) VALUES ($1)", [version]);
@@ -82,6 +89,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
           throw e;
         }
       }
+      if (partitionVersions !== null) await checkPartitionVersions(c, partitionVersions);
     } finally {
       await c.query("SELECT pg_advisory_unlock($1::bigint)", [MIGRATION_LOCK]).catch((e: Error) => (broken = e));
     }
@@ -90,6 +98,20 @@ export async function migrate(pool: pg.Pool): Promise<void> {
     throw e;
   } finally {
     c.release(broken);
+  }
+}
+
+/**
+ * Throws unless the database's transactions are partitioned by `partitionVersions` (the setting
+ * given): after migrating, and on a hot standby, whose primary's span it has.
+ */
+export async function checkPartitionVersions(c: PoolClient | pg.Pool, partitionVersions: number): Promise<void> {
+  const span = await partitionSpan(c);
+  if (span !== BigInt(partitionVersions)) {
+    throw new Error(
+      `partition_versions=${partitionVersions} differs from the span this database's transactions are partitioned by (${span} versions a partition), ` +
+        `which is fixed when the table is partitioned: remove the setting or give ${span}`,
+    );
   }
 }
 

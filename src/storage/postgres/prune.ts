@@ -23,6 +23,7 @@ import { runPrune, type OldestStep } from "../pruneLoop.js";
 import { NOTHING_PRUNED, planPrune, STATE_TABLES } from "../rules.js";
 import { u64FromColumn, u64Param } from "./columns.js";
 import { breaksConnection, storageError } from "./errors.js";
+import { existingPartitions, partitionName, partitionOf } from "./partitions.js";
 import type { PostgresSettings } from "./settings.js";
 
 /** Transaction advisory lock held while pruning ("ledgerpr"). */
@@ -90,15 +91,29 @@ export class PostgresPruner {
     }
   }
 
-  /** Step 1 of `prune`: the oldest version up one bounded step toward `target`. */
+  /**
+   * Step 1 of `prune`: the oldest version up one bounded step toward `target`. While the target
+   * lies past the partition of `transactions` holding the oldest version, a step goes to the first
+   * block at or above that partition's end, and the partitions then wholly below it are dropped
+   * (their files removed) instead of their rows deleted; within the target's partition it moves
+   * about `pruneStepVersions` a step, deleting rows. The partitions are dropped at the end of the
+   * step, so that their lock on `transactions` (its readers wait) is held only until the commit,
+   * and a reader sees the new oldest version and the rows gone together.
+   */
   private async moveOldestInTx(c: PoolClient, target: PruneTarget): Promise<OldestStep> {
-    const row = (await pruneQuery(c, "SELECT oldest_version FROM ledger WHERE id = 1 AND ledger_version IS NOT NULL")).rows[0];
-    const plan = planPrune(row ? u64FromColumn(row.oldest_version as string) : null, target);
-    if (!plan) return { moved: false, done: true, transactionsDeleted: 0, blocksDeleted: 0 };
+    const row = (
+      await pruneQuery(
+        c,
+        "SELECT l.oldest_version, p.versions AS span FROM ledger l CROSS JOIN transaction_partitions p WHERE l.id = 1 AND l.ledger_version IS NOT NULL",
+      )
+    ).rows[0] as { oldest_version: string | null; span: string } | undefined;
+    const plan = planPrune(row?.oldest_version != null ? u64FromColumn(row.oldest_version) : null, target);
+    if (!plan || !row) return { moved: false, done: true, transactionsDeleted: 0, blocksDeleted: 0 };
+    const span = BigInt(row.span);
+    const previousPartitionEnd = (partitionOf(plan.previousOldestVersion, span) + 1n) * span;
+    const stepTo = plan.oldestVersion >= previousPartitionEnd ? previousPartitionEnd : plan.previousOldestVersion + BigInt(this.settings.pruneStepVersions);
     const next = (
-      await pruneQuery(c, "SELECT height, first_version FROM blocks WHERE first_version >= $1::numeric ORDER BY first_version LIMIT 1", [
-        u64Param(plan.previousOldestVersion + BigInt(this.settings.pruneStepVersions)),
-      ])
+      await pruneQuery(c, "SELECT height, first_version FROM blocks WHERE first_version >= $1::numeric ORDER BY first_version LIMIT 1", [u64Param(stepTo)])
     ).rows[0] as { height: string; first_version: string } | undefined;
     const step =
       next && u64FromColumn(next.first_version) < plan.oldestVersion
@@ -109,8 +124,23 @@ export class PostgresPruner {
     await pruneQuery(c, "INSERT INTO prune_progress (id, state_from) VALUES (1, $1::numeric) ON CONFLICT (id) DO NOTHING", [
       u64Param(plan.previousOldestVersion),
     ]);
-    const transactionsDeleted = (await pruneQuery(c, "DELETE FROM transactions WHERE version < $1::numeric", [u64Param(step.oldestVersion)])).rowCount ?? 0;
+    // No row lies below the previous oldest version; those in partitions wholly below the new one go with them.
+    const kept = partitionOf(step.oldestVersion, span);
+    const deleteFrom = kept * span > plan.previousOldestVersion ? kept * span : plan.previousOldestVersion;
+    let transactionsDeleted =
+      (
+        await pruneQuery(c, "DELETE FROM transactions WHERE version >= $1::numeric AND version < $2::numeric", [
+          u64Param(deleteFrom),
+          u64Param(step.oldestVersion),
+        ])
+      ).rowCount ?? 0;
     const blocksDeleted = (await pruneQuery(c, "DELETE FROM blocks WHERE height < $1::numeric", [u64Param(step.oldestBlockHeight)])).rowCount ?? 0;
+    const dropped = (await existingPartitions(c)).filter((n) => n < kept);
+    for (const n of dropped) {
+      transactionsDeleted += Number((await pruneQuery(c, `SELECT count(*) AS n FROM ${partitionName(n)}`)).rows[0]!.n);
+    }
+    // Before the ledger row: a commit holds its lock on the table while it waits for that row.
+    if (dropped.length > 0) await pruneQuery(c, `DROP TABLE ${dropped.map(partitionName).join(", ")}`);
     await pruneQuery(c, "UPDATE ledger SET oldest_version = $1::numeric, oldest_block_height = $2::numeric WHERE id = 1", [
       u64Param(step.oldestVersion),
       u64Param(step.oldestBlockHeight),

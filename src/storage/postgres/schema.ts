@@ -6,6 +6,8 @@
  * Same tables and meaning as the SQLite schema (`../sqlite/schema.ts`); where the two differ and
  * why (u64 as `numeric`, version indexes for pruning, "C" collation): `../README.md`.
  */
+import { PARTITION_VERSIONS_SETTING } from "./partitions.js";
+
 export const MIGRATIONS: readonly string[] = [
   `
   CREATE DOMAIN u64 AS numeric(20, 0) CHECK (VALUE >= 0 AND VALUE <= 18446744073709551615);
@@ -196,5 +198,46 @@ export const MIGRATIONS: readonly string[] = [
     INCLUDE (replay_kind, replay_value, hash) WHERE sender_id IS NOT NULL;
   DROP INDEX transactions_by_sender;
   ALTER INDEX transactions_by_sender_summary RENAME TO transactions_by_sender;
+  `,
+  `
+  -- The transactions table in version ranges of a fixed span (partitions.ts): a prune drops the ranges
+  -- wholly below the oldest version, giving their files back, instead of deleting row by row.
+  -- The rows stored are copied into the partitions in this one transaction, then indexed.
+  CREATE TABLE transaction_partitions (
+    id smallint PRIMARY KEY CHECK (id = 1),
+    versions u64 NOT NULL CHECK (versions > 0)
+  );
+  -- The span: the setting partition_versions, or its default (set for this transaction by migrations.ts).
+  INSERT INTO transaction_partitions (id, versions) VALUES (1, current_setting('${PARTITION_VERSIONS_SETTING}')::numeric);
+  ALTER TABLE transactions RENAME TO transactions_v6;
+  ALTER INDEX transactions_pkey RENAME TO transactions_v6_pkey;
+  ALTER INDEX transactions_by_sender RENAME TO transactions_v6_by_sender;
+  CREATE TABLE transactions (
+    version u64 NOT NULL,
+    sender_id integer,
+    contract_id integer,
+    kind smallint NOT NULL,
+    replay_kind smallint,
+    success boolean,
+    hash bytea NOT NULL,
+    replay_value u64,
+    gas_unit_price u64,
+    gas_used u64
+  ) PARTITION BY RANGE (version);
+  DO $$
+  DECLARE
+    span numeric := (SELECT versions FROM transaction_partitions);
+    n numeric;
+  BEGIN
+    FOR n IN SELECT generate_series(floor(min(version) / span), floor(max(version) / span)) FROM transactions_v6 LOOP
+      EXECUTE format('CREATE TABLE %I PARTITION OF transactions FOR VALUES FROM (%s) TO (%s)', 'transactions_' || n, n * span, (n + 1) * span);
+    END LOOP;
+  END $$;
+  INSERT INTO transactions SELECT * FROM transactions_v6 ORDER BY version;
+  DROP TABLE transactions_v6;
+  ALTER TABLE transactions ADD PRIMARY KEY (version);
+  CREATE INDEX transactions_by_sender ON transactions (sender_id, version)
+    INCLUDE (replay_kind, replay_value, hash) WHERE sender_id IS NOT NULL;
+  ANALYZE transactions;
   `,
 ];

@@ -19,6 +19,10 @@
  * | `prune_step_versions` | `pruneStepVersions` | 10000 | versions whose transactions and blocks one prune |
  * |                     |                     |         | step removes (rounded up to a block boundary)    |
  * | `prune_step_rows`   | `pruneStepRows`     | 20000   | state rows per table one prune step visits        |
+ * | `partition_versions` | `partitionVersions` | 2^25  | versions a partition of `transactions` holds,     |
+ * |                     |                     |         | used when the table is partitioned (a new         |
+ * |                     |                     |         | database, or migration 7); null: the database's,  |
+ * |                     |                     |         | or the default for a new one (`partitions.ts`)    |
  *
  * Every other parameter (`sslmode`, `application_name`, `options`, `host=/socket/dir`, …) is
  * passed to the driver (node-postgres) unchanged.
@@ -32,9 +36,11 @@ export interface PostgresStoreOptions {
   idleTimeoutMs?: number;
   pruneStepVersions?: number;
   pruneStepRows?: number;
+  partitionVersions?: number;
 }
 
-export type PostgresSettings = Required<PostgresStoreOptions>;
+/** Every setting; `partitionVersions` null when not given (the database keeps the span it has). */
+export type PostgresSettings = Required<Omit<PostgresStoreOptions, "partitionVersions">> & { partitionVersions: number | null };
 
 export const DEFAULT_POSTGRES_SETTINGS: PostgresSettings = {
   poolSize: 10,
@@ -44,6 +50,7 @@ export const DEFAULT_POSTGRES_SETTINGS: PostgresSettings = {
   idleTimeoutMs: 30_000,
   pruneStepVersions: 10_000,
   pruneStepRows: 20_000,
+  partitionVersions: null,
 };
 
 /** URL parameter → [option, multiplier to ms (or 1 for counts), min, max]. */
@@ -55,10 +62,15 @@ const PARAMS: Record<string, [keyof PostgresSettings, number, number, number]> =
   idle_timeout: ["idleTimeoutMs", 1000, 1, 86_400],
   prune_step_versions: ["pruneStepVersions", 1, 1, 1_000_000_000],
   prune_step_rows: ["pruneStepRows", 1, 1, 1_000_000_000],
+  // Far fewer versions a partition would make thousands of partitions, each one probed by every summaries read.
+  partition_versions: ["partitionVersions", 1, 1_024, 1_000_000_000_000],
 };
 
-/** Each option's least value as a count (`PARAMS`' min; 1 for every time limit given in ms). */
-const OPTION_MIN = Object.fromEntries(Object.values(PARAMS).map(([key, , min]) => [key, min])) as Record<keyof PostgresSettings, number>;
+/** Each option's bounds: `PARAMS`' min as a count (1 for every time limit given in ms), and its max in the option's unit. */
+const OPTION_BOUNDS = Object.fromEntries(Object.values(PARAMS).map(([key, scale, min, max]) => [key, [min, max * scale]])) as Record<
+  keyof PostgresSettings,
+  [number, number]
+>;
 
 /** Splits our settings off a `postgres://` URL; throws a message naming a bad value. */
 export function parsePostgresUrl(
@@ -83,7 +95,8 @@ export function parsePostgresUrl(
   }
   for (const [key, value] of Object.entries(opts) as Array<[keyof PostgresSettings, number | undefined]>) {
     if (value === undefined) continue;
-    if (!Number.isInteger(value) || value < OPTION_MIN[key]) throw new Error(`invalid PostgreSQL option ${key}: ${value}`);
+    const [min, max] = OPTION_BOUNDS[key];
+    if (!Number.isInteger(value) || value < min || value > max) throw new Error(`invalid PostgreSQL option ${key}: ${value} (an integer from ${min} to ${max})`);
     settings[key] = value;
   }
   return { connectionString: u.toString(), settings };
