@@ -22,7 +22,7 @@ type Rows<P extends unknown[], R> = { all(...p: P): R[]; get(...p: P): R | undef
 interface Statements {
   summariesJsonBackward: Rows<[string, Uint8Array, bigint, number], string>;
   moduleKeys: Rows<[bigint, Uint8Array, Uint8Array, number], [Buffer, string, string | null]>;
-  codeRecords: Rows<[string], [number, string | null, Buffer | null]>;
+  codeRecord: Rows<[number], [string | null, Buffer | null]>;
   tableItemAt: Rows<[Uint8Array, Uint8Array, bigint | null], unknown[]>;
 }
 
@@ -62,16 +62,10 @@ const server = createServer((req, res) => {
   const modules = MODULES.exec(url);
   if (modules) {
     const [, address, limit, version] = modules as unknown as [string, string, string, string];
-    const ids: number[] = [];
-    for (const [, , codeOf] of st.moduleKeys.all(BigInt(version), Buffer.from(address, "hex"), NO_KEY, Number(limit))) {
-      if (codeOf !== null) ids.push(Number(codeOf.slice(CODE_HASH_DIGITS)));
-    }
-    // the page's records in one statement, as the node reads them, then in the keys' order
-    const records = new Map<number, string | null>();
-    if (ids.length > 0) for (const [id, record] of st.codeRecords.all(JSON.stringify(ids))) records.set(id, record);
     const parts: string[] = [];
-    for (const id of ids) {
-      const record = records.get(id);
+    for (const [, , codeOf] of st.moduleKeys.all(BigInt(version), Buffer.from(address, "hex"), NO_KEY, Number(limit))) {
+      if (codeOf === null) continue;
+      const record = st.codeRecord.get(Number(codeOf.slice(CODE_HASH_DIGITS)))?.[0];
       if (record) parts.push(record);
     }
     res.writeHead(200, JSON_HEADERS).end(`[${parts.join(",")}]`);

@@ -1,7 +1,7 @@
 /**
  * The SQLite store's reads: each a statement or a few in one read transaction (`turns.ts`), the
  * position reads at the newest version through the memo (`memo.ts`), answered in the calling turn
- * (`immediate`); the wire reads' JSON written by the statements (`SUMMARY_JSON`, `codeRecords`).
+ * (`immediate`); the wire reads' JSON written by the statements (`SUMMARY_JSON`, `codeRecord`).
  */
 import { formatAddress } from "../../ledger/address.js";
 import { CODE_HASH_DIGITS } from "../../ledger/codeHash.js";
@@ -105,9 +105,8 @@ export class SqliteReads {
    * Up to `limit` modules of `address` at `version` from state key `start`, in state-key order,
    * skipping keys without a module there (not yet written, or deleted): pages of keys
    * (`moduleKeys`) until `limit` modules are found or the keys end. The code of the rows `code`
-   * says yes to is read by id, all in one statement: the JSON record when `form` is "record" and
-   * the ABI text is stored, else the bytecode and ABI text. Call inside a read transaction: the
-   * page is several statements.
+   * says yes to is read by id: the JSON record when `form` is "record" and the ABI text is stored,
+   * else the bytecode and ABI text. Call inside a read transaction: the page is several statements.
    */
   private moduleList(
     address: Uint8Array,
@@ -119,8 +118,6 @@ export class SqliteReads {
   ): ModuleEntry[] {
     const st = this.statements;
     const out: ModuleEntry[] = [];
-    const coded: ModuleEntry[] = [];
-    const ids: number[] = [];
     let from = start ?? NO_KEY;
     while (out.length < limit) {
       const wanted = limit - out.length;
@@ -130,43 +127,24 @@ export class SqliteReads {
         const codeHash = codeOf.slice(0, CODE_HASH_DIGITS);
         const entry: ModuleEntry = { stateKey, name, codeHash };
         // (an empty id, a row no migration gave one, reads no code here: the API reads it by hash)
-        if (code?.(codeHash) && codeOf.length > CODE_HASH_DIGITS) {
-          coded.push(entry);
-          ids.push(Number(codeOf.slice(CODE_HASH_DIGITS)));
-        }
+        if (code?.(codeHash) && codeOf.length > CODE_HASH_DIGITS) this.readCode(entry, Number(codeOf.slice(CODE_HASH_DIGITS)), form);
         out.push(entry);
       }
       if (rows.length < wanted) break;
       // the next key after the last: the same bytes and a zero byte
       from = Buffer.concat([rows[rows.length - 1]![0], ZERO_BYTE]);
     }
-    if (ids.length > 0) this.readCodes(coded, ids, form);
     return out;
   }
 
-  /** The code of listed modules (`entries`, with their code ids), into each entry (see `moduleList`). */
-  private readCodes(entries: ModuleEntry[], ids: number[], form: ModuleCodeForm): void {
-    const list = JSON.stringify(ids);
+  /** A listed module's code, by id, into `entry` (see `moduleList`). */
+  private readCode(entry: ModuleEntry, id: number, form: ModuleCodeForm): void {
     if (form === "record") {
-      const byId = new Map(this.statements.codeRecords.all(list).map((row) => [row[0], row]));
-      for (let i = 0; i < entries.length; i++) {
-        const row = byId.get(ids[i]!);
-        if (row?.[1] != null) entries[i]!.record = row[1];
-        else if (row?.[2]) entries[i]!.bytecode = row[2];
-      }
+      const found = this.statements.codeRecord.get(id);
+      if (found?.[0] != null) entry.record = found[0];
+      else if (found?.[1]) entry.bytecode = found[1];
       return;
     }
-    const byId = new Map(this.statements.codesAndAbis.all(list).map((row) => [row[0], row]));
-    for (let i = 0; i < entries.length; i++) {
-      const row = byId.get(ids[i]!);
-      if (!row) continue;
-      entries[i]!.bytecode = row[1];
-      if (row[2] !== null) entries[i]!.abi = row[2];
-    }
-  }
-
-  /** A module's code, by id, into `entry`: its bytecode and ABI text. */
-  private readCode(entry: ModuleEntry, id: number): void {
     const found = this.statements.codeAndAbi.get(id);
     if (found) {
       entry.bytecode = found[0];
@@ -209,7 +187,7 @@ export class SqliteReads {
       const row = this.statements.moduleAt.get(address, stateKey, versionParam(version ?? info.ledgerVersion));
       if (!row || row[0] === null) return { info, value: null };
       const entry: ModuleEntry = { stateKey, name, codeHash: row[0] };
-      if (row[1] !== null) this.readCode(entry, row[1]);
+      if (row[1] !== null) this.readCode(entry, row[1], "bytecode");
       else {
         const code = this.statements.code.get(row[0]);
         if (code) entry.bytecode = code.bytecode;
@@ -230,7 +208,7 @@ export class SqliteReads {
     });
   }
 
-  /** The API's JSON written by the statements (`SUMMARY_JSON`, `codeRecords`): cheaper than rows and their encoding. */
+  /** The API's JSON written by the statements (`SUMMARY_JSON`, `codeRecord`): cheaper than rows and their encoding. */
   readonly wire: WireReads = {
     readSummaries: async (q) => this.summariesJsonPage(q),
     readModules: async (address, version, start, limit, code) => this.modulesPage(address, version, start, limit, code, "record"),

@@ -65,8 +65,6 @@ export function prepareStatements(db: Db) {
    */
   const tuples = <P extends unknown[], R extends unknown[]>(sql: string): Statement<P, R> =>
     db.prepare<P, R>(sql).safeIntegers(true).raw(true);
-  /** Row arrays whose INTEGERs are numbers: ids, which stay far below 2^53. */
-  const idTuples = <P extends unknown[], R extends unknown[]>(sql: string): Statement<P, R> => db.prepare<P, R>(sql).raw(true);
   const writes = <P extends unknown[]>(sql: string): Statement<P> => db.prepare<P>(sql);
   return {
     chainId: rows<[], { chain_id: bigint }>("SELECT chain_id FROM ledger WHERE id = 1"),
@@ -92,16 +90,13 @@ export function prepareStatements(db: Db) {
     code: rows<[string], { bytecode: Buffer }>("SELECT bytecode FROM code WHERE code_hash = ?"),
     // A listed module's bytecode with its ABI text (NULL: a row no migration filled).
     codeAndAbi: tuples<[number], [Buffer, string | null]>("SELECT bytecode, abi FROM code WHERE id = ?"),
-    // The listed modules' code by id, for a page in one statement (a statement a module cost
-    // more than the rows' reads): the ids as a JSON array, the rows in any order, each with its id.
-    codesAndAbis: idTuples<[string], [number, Buffer, string | null]>(`SELECT id, bytecode, abi FROM code WHERE id IN (SELECT value FROM json_each(?))`),
-    // The same as each module's JSON record as the API sends it (`ModuleEntry.record`), or, for a
-    // row without ABI text, its bytecode: written here, it costs less than the two columns and the
+    // A listed module's JSON record as the API sends it (`ModuleEntry.record`), or, for a row
+    // without ABI text, its bytecode: written here, it costs less than the two columns and the
     // record built from them.
-    codeRecords: idTuples<[string], [number, string | null, Buffer | null]>(
-      `SELECT id, CASE WHEN abi IS NOT NULL THEN '{"bytecode":"0x' || lower(hex(bytecode)) || '","abi":' || abi || '}' END,
+    codeRecord: tuples<[number], [string | null, Buffer | null]>(
+      `SELECT CASE WHEN abi IS NOT NULL THEN '{"bytecode":"0x' || lower(hex(bytecode)) || '","abi":' || abi || '}' END,
               CASE WHEN abi IS NULL THEN bytecode END
-       FROM code WHERE id IN (SELECT value FROM json_each(?))`,
+       FROM code WHERE id = ?`,
     ),
     // The ledger row and the item in one statement: one snapshot, one read lock (WAL read marks
     // are taken and dropped per statement, with a few system calls each).
