@@ -1,21 +1,18 @@
 /**
- * The modules page on the wire: JSON, the concatenation of each module's record (`ModuleRecords`:
- * its bytecode as hex and its ABI, encoded once per code hash); BCS, a map from
+ * The modules page on the wire: JSON, each module's record (its bytecode as hex and its ABI) as the
+ * read joined them (`ModuleRecords.join`), closed after the last one the page takes; BCS, a map from
  * `"<address>::<name>"` to bytecode. A page is cut early when its body would pass the byte budget.
  */
 import { bcs } from "@mysten/bcs";
 import { formatAddress } from "../../../ledger/address.js";
 import type { ModuleEntry } from "../../../ledger/types.js";
 import { EncodedBody } from "../../compression.js";
-import type { ModuleRecords } from "../../moduleRecords.js";
+import { closeJoined } from "../../moduleRecords.js";
 import type { WireFormat } from "../../negotiate.js";
 import type { Answer } from "../../operation.js";
 import type { ModulesRead } from "./read.js";
 
 const moduleMapBcs = bcs.vector(bcs.tuple([bcs.string(), bcs.byteVector()]));
-const OPEN = Buffer.from("[");
-const COMMA = Buffer.from(",");
-const CLOSE = Buffer.from("]");
 
 /**
  * The page of `read` (a page and one more module) in `format`, with the cursor of the next page
@@ -23,24 +20,18 @@ const CLOSE = Buffer.from("]");
  *
  * @param budget - bytes a page's body may reach before it is cut (always at least one module).
  */
-export function encodeModulesPage(records: ModuleRecords, budget: number, address: Uint8Array, read: ModulesRead, format: WireFormat): Answer {
+export function encodeModulesPage(budget: number, address: Uint8Array, read: ModulesRead, format: WireFormat): Answer {
   const { rows, limit } = read;
   const count = Math.min(rows.length, limit);
-  let size = 2;
   let taken = 0;
   let body: EncodedBody;
   if (format === "json") {
-    const parts: Buffer[] = [OPEN];
-    for (; taken < count; taken++) {
-      const json = moduleRecord(records, rows[taken]!, read.records![taken]);
-      if (taken > 0 && size + json.length + 1 > budget) break;
-      if (taken > 0) parts.push(COMMA);
-      parts.push(json);
-      size += json.length + 1;
-    }
-    parts.push(CLOSE);
-    body = new EncodedBody(Buffer.concat(parts));
+    // the JSON of the first n records is `ends[n - 1] + 1` bytes with its closing bracket
+    const joined = read.records!;
+    while (taken < count && (taken === 0 || joined.ends[taken]! + 2 <= budget)) taken++;
+    body = new EncodedBody(closeJoined(joined, taken));
   } else {
+    let size = 2;
     for (; taken < count; taken++) {
       const module = rows[taken]!;
       const add = module.bytecode!.length + module.name.length + 80;
@@ -51,13 +42,6 @@ export function encodeModulesPage(records: ModuleRecords, budget: number, addres
   }
   const next = rows[taken];
   return { body, cursor: next ? Buffer.from(next.stateKey).toString("hex") : null, exactAt: read.info };
-}
-
-/** A module's JSON record: the one read held, else the store's, else built from its code. */
-function moduleRecord(records: ModuleRecords, module: ModuleEntry, held: Buffer | undefined): Buffer {
-  if (held !== undefined) return held;
-  if (module.record !== undefined) return records.written(module.codeHash, module.record);
-  return records.record(module.codeHash, module.bytecode!, module.abi);
 }
 
 /** The BCS map of the first `count` modules, ordered by the BCS bytes of its keys (each serialized once). */

@@ -51,5 +51,5 @@ export const getAccountModules = defineOperation({
   encode:
     (ctx) =>
     (read, format, { params }) =>
-      encodeModulesPage(ctx.moduleRecords, ctx.config.modulesPageBytes, params.address, read, format),
+      encodeModulesPage(ctx.config.modulesPageBytes, params.address, read, format),
 });

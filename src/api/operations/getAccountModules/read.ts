@@ -6,6 +6,7 @@
 import type { LedgerInfo, ModuleEntry } from "../../../ledger/types.js";
 import type { Snapshot } from "../../../storage/reader.js";
 import type { NodeContext } from "../../context.js";
+import type { JoinedRecords } from "../../moduleRecords.js";
 import { ApiError } from "../../errors.js";
 import type { PositionReads } from "../../operation.js";
 import type { WireFormat } from "../../negotiate.js";
@@ -21,10 +22,10 @@ export interface ModulesRead {
   /** Modules asked for. */
   limit: number;
   /**
-   * JSON: the record of each module of the page the record cache held when read (taken then, so an
-   * eviction before the encoding cannot leave a module without its code).
+   * JSON: the records of the page's modules joined (`ModuleRecords.join`), copied when read, so a
+   * record overwritten before the encoding cannot leave a module without its code.
    */
-  records: Array<Buffer | undefined> | null;
+  records: JoinedRecords | null;
 }
 
 const ALL = () => true;
@@ -108,16 +109,23 @@ export async function readModulesPage(
     rows = snapshot.value.rows;
   }
   const count = Math.min(rows.length, limit);
-  const held: Array<Buffer | undefined> | null = format === "json" ? new Array(count) : null;
-  for (let i = 0; i < count; i++) {
-    const module = rows[i]!;
-    if (held) {
-      held[i] = records.cached(module.codeHash);
-      if (held[i] !== undefined || module.record !== undefined) continue;
+  if (format !== "json") {
+    for (let i = 0; i < count; i++) {
+      const module = rows[i]!;
+      if (module.bytecode === undefined) module.bytecode = await readCode(ctx, module);
     }
-    if (module.bytecode === undefined) module.bytecode = await readCode(ctx, module);
+    return { info, rows, limit, records: null };
   }
-  return { info, rows, limit, records: held };
+  // A module neither held nor read with its code (held when the list was read, overwritten since)
+  // has its code read by hash, and the page is joined again.
+  for (;;) {
+    const joined = records.join(rows, count);
+    if (joined) return { info, rows, limit, records: joined };
+    for (let i = 0; i < count; i++) {
+      const module = rows[i]!;
+      if (module.record === undefined && module.bytecode === undefined && !records.has(module.codeHash)) module.bytecode = await readCode(ctx, module);
+    }
+  }
 }
 
 async function readCode(ctx: NodeContext, module: ModuleEntry): Promise<Uint8Array> {
