@@ -5,9 +5,8 @@
 import type { FastifyInstance } from "fastify";
 import cluster, { type Worker } from "node:cluster";
 import { readFileSync } from "node:fs";
-import { buildApp } from "./api/app.js";
 import type { ApiConfig } from "./api/config.js";
-import { type FollowerState, serveMetrics, type NodeMetrics } from "./api/metrics.js";
+import type { FollowerState, NodeMetrics } from "./api/metrics.js";
 import type { DevnetOptions } from "./ingest/devnet.js";
 import { type ImportFilesOptions, type ImportFilesResult, importFiles } from "./ingest/fileSource.js";
 import {
@@ -227,6 +226,8 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     await writers?.stop();
     throw e;
   }
+  // Loaded here, not with this module: `follow`, `import` and `prune` start without the API's modules.
+  const [{ buildApp }, { serveMetrics }] = await Promise.all([import("./api/app.js"), import("./api/metrics.js")]);
   const { app, ctx } = await buildApp({
     store,
     logger: o.logger ?? false,

@@ -191,6 +191,27 @@ describe("the CLI and its files (built dist/cli.js)", () => {
     expect(existsSync(db)).toBe(false);
   });
 
+  it("import and prune run without loading the API's modules (Fastify): only serve needs them", () => {
+    // The CLI run as usual, with a hook that counts the Fastify files Node loaded, at exit.
+    const hook = join(dir, "count-fastify.mjs");
+    writeFileSync(
+      hook,
+      `import { createRequire } from "node:module";
+       import { writeSync } from "node:fs";
+       const { cache } = createRequire(import.meta.url);
+       process.on("exit", () => writeSync(2, "\\nfastify files: " + Object.keys(cache).filter((k) => k.includes("/node_modules/fastify/")).length + "\\n"));`,
+    );
+    const countFastify = (args: string[]) => spawnSync(process.execPath, ["--import", hook, CLI, ...args], { encoding: "utf8", timeout: 60_000 });
+    const db = join(dir, "no-api.db");
+    const imported = countFastify(["import", "--db", db, chainFile]);
+    expect(imported.status, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain(`ledger version ${lines.length - 1}`);
+    expect(imported.stderr).toContain("fastify files: 0\n");
+    const pruned = countFastify(["prune", "--db", db, "--window", "100000"]);
+    expect(pruned.status, pruned.stderr).toBe(0);
+    expect(pruned.stderr).toContain("fastify files: 0\n");
+  });
+
   it("names the file on every input and output file error", () => {
     const missing = join(dir, "nope.ndjson");
     const r = run(["import", "--db", join(dir, "x.db"), missing]);

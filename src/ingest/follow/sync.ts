@@ -22,7 +22,7 @@ import type { Storage } from "../../storage/storage.js";
 import { describeUnknown, IngestError, type UnknownKind } from "../aptosJson.js";
 import { Importer } from "../importer.js";
 import { WriterStatus } from "../writerStatus.js";
-import { type UpstreamClient, UpstreamGarbageError, UpstreamUnavailableError } from "./client.js";
+import { parseJson, type UpstreamClient, UpstreamGarbageError, type UpstreamResponse, UpstreamUnavailableError } from "./client.js";
 
 export { FIRST_SYNCED_RECORD } from "../../storage/followBase.js";
 
@@ -428,7 +428,7 @@ export class Follower {
    */
   private async syncRange(importer: Importer, from: bigint, to: bigint): Promise<bigint> {
     // In version order, contiguous from `next`; a slot's page starts when it gets a place in flight.
-    const queue: Array<{ start: bigint; limit: number; page: Promise<unknown[]> | null }> = [];
+    const queue: Array<{ start: bigint; limit: number; page: Promise<Buffer> | null }> = [];
     let cursor = from;
     const begin = (slot: (typeof queue)[number]) => {
       const page = this.fetchPage(slot.start, slot.limit);
@@ -463,7 +463,7 @@ export class Follower {
       if (slot.page === null) begin(slot);
       const { start, limit } = slot;
       // An upstream that sends more than asked: what follows is asked for already.
-      const txns = (await slot.page!).slice(0, limit);
+      const txns = this.pageTransactions(start, limit, await slot.page!).slice(0, limit);
       if (start !== next) throw new FollowError(`internal: page ${start} pushed after ${next}`);
       for (const t of txns) await importer.push(t);
       next = start + BigInt(txns.length);
@@ -497,22 +497,25 @@ export class Follower {
     return next;
   }
 
-  /** One page, checked to be an array starting at `start`; retried while the upstream fails. */
-  private async fetchPage(start: bigint, limit: number): Promise<unknown[]> {
-    let res: Awaited<ReturnType<UpstreamClient["getJson"]>>;
+  /**
+   * One page's body, answered 200 by the upstream of this chain; retried while the upstream fails.
+   * Its JSON is parsed when its turn comes (`pageTransactions`): a page waiting behind others stays
+   * one buffer, not a tree of objects that outlives the young generation.
+   */
+  private async fetchPage(start: bigint, limit: number): Promise<Buffer> {
+    const path = `/transactions?start=${start}&limit=${limit}`;
+    let res: UpstreamResponse;
     for (;;) {
       try {
-        res = await this.client.getJson(`/transactions?start=${start}&limit=${limit}`);
+        res = await this.client.request(path);
         break;
       } catch (e) {
-        // Not JSON: a gateway's or proxy's page in the upstream's place, which a retry may not meet.
-        if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's page of transactions from version ${start}: ${e.message}`, { transient: true, cause: e });
         if (!(e instanceof UpstreamUnavailableError) || this.stopping) throw e;
         this.o.log.warn(`${e.message}; trying version ${start} again`);
         await this.pause(this.o.pollMs * 10);
       }
     }
-    const { status, json } = res;
+    const { status } = res;
     const pageChain = res.headers.get("x-aptos-chain-id");
     if (this.chainId !== null && pageChain !== null && pageChain !== String(this.chainId)) {
       throw new ChainIdChangedError(
@@ -522,12 +525,18 @@ export class Follower {
       );
     }
     if (status !== 200) {
-      const msg = (json as Json | null)?.message;
+      const msg = (this.pageJson(start, limit, res.body) as Json | null)?.message;
       // A 404 below the head it announced: a load-balanced backend that lags the one that answered `GET /v1`.
       throw new FollowError(`the upstream answered ${status} for transactions from version ${start}${typeof msg === "string" ? `: ${msg}` : ""}`, {
         transient: status === 404,
       });
     }
+    return res.body;
+  }
+
+  /** A page's body parsed (`fetchPage`'s), checked to be a non-empty array starting at `start`. */
+  private pageTransactions(start: bigint, limit: number, body: Buffer): unknown[] {
+    const json = this.pageJson(start, limit, body);
     if (!Array.isArray(json)) throw new FollowError(`the upstream's page of transactions from version ${start} is not a JSON array`);
     if (json.length === 0) throw new FollowError(`the upstream answered no transactions from version ${start}, below its head`, { transient: true });
     const first = (json[0] as Json | null)?.version;
@@ -535,6 +544,16 @@ export class Follower {
       throw new FollowError(`the upstream's page from version ${start} starts at version ${JSON.stringify(first)}`);
     }
     return json;
+  }
+
+  /** Not JSON: a gateway's or proxy's page in the upstream's place, which a retry may not meet. */
+  private pageJson(start: bigint, limit: number, body: Buffer): unknown {
+    try {
+      return parseJson(body, `GET ${this.client.base}/transactions?start=${start}&limit=${limit}`);
+    } catch (e) {
+      if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's page of transactions from version ${start}: ${e.message}`, { transient: true, cause: e });
+      throw e;
+    }
   }
 
   private async reportLag(head: UpstreamHead, ledgerVersion: bigint | null): Promise<void> {
