@@ -212,18 +212,8 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE transactions RENAME TO transactions_v6;
   ALTER INDEX transactions_pkey RENAME TO transactions_v6_pkey;
   ALTER INDEX transactions_by_sender RENAME TO transactions_v6_by_sender;
-  CREATE TABLE transactions (
-    version u64 NOT NULL,
-    sender_id integer,
-    contract_id integer,
-    kind smallint NOT NULL,
-    replay_kind smallint,
-    success boolean,
-    hash bytea NOT NULL,
-    replay_value u64,
-    gas_unit_price u64,
-    gas_used u64
-  ) PARTITION BY RANGE (version);
+  -- The same columns (LIKE copies their types and NOT NULLs, not the indexes: they are made after the copy).
+  CREATE TABLE transactions (LIKE transactions_v6) PARTITION BY RANGE (version);
   DO $$
   DECLARE
     span numeric := (SELECT versions FROM transaction_partitions);
