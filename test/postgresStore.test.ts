@@ -252,18 +252,23 @@ function valuesBefore4(w: BlockWrite): unknown[] {
   ];
 }
 
+/** The migrations before `version + 1` applied to an empty database as that release did, and its ledger row. */
+async function migratedTo(c: pg.Client, version: number): Promise<void> {
+  await c.query("CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+  for (const [i, sql] of MIGRATIONS.slice(0, version).entries()) {
+    await c.query(sql);
+    await c.query("INSERT INTO schema_version (version) VALUES ($1)", [i + 1]);
+  }
+  await c.query("INSERT INTO ledger (id, chain_id) VALUES (1, 4)");
+}
+
 /** A database with only the migrations before 4, filled by that release's commit statement, and pruned once by its prune. */
 async function databaseBefore4(blocks: BlockWrite[], prunedTo: { oldestVersion: bigint; oldestBlockHeight: bigint }): Promise<string> {
   const url = await backend.newDb();
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    await c.query("CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
-    for (const [i, sql] of MIGRATIONS.slice(0, 3).entries()) {
-      await c.query(sql);
-      await c.query("INSERT INTO schema_version (version) VALUES ($1)", [i + 1]);
-    }
-    await c.query("INSERT INTO ledger (id, chain_id) VALUES (1, 4)");
+    await migratedTo(c, 3);
     for (const w of blocks) await c.query(COMMIT_BEFORE_4, valuesBefore4(w));
     // That release's prune (one transaction), so the migrated database starts pruned as it would be.
     const upTo = prunedTo.oldestVersion.toString();
@@ -613,12 +618,7 @@ async function databaseAt6(blocks: BlockWrite[]): Promise<string> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    await c.query("CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
-    for (const [i, sql] of MIGRATIONS.slice(0, 6).entries()) {
-      await c.query(sql);
-      await c.query("INSERT INTO schema_version (version) VALUES ($1)", [i + 1]);
-    }
-    await c.query("INSERT INTO ledger (id, chain_id) VALUES (1, 4)");
+    await migratedTo(c, 6);
     for (const w of blocks) await c.query(SQL.commit, commitValues(prepareBlock(w)));
   } finally {
     await c.end();
