@@ -225,6 +225,10 @@ addFollowOptions(follow, "")
       pollMs: o.poll,
       exitAtHead: o.exitAtHead,
       log,
+      // Exits 1 after a permanent stop whatever ends the process, even one whose event loop empties during the cleanup.
+      onStopped: () => {
+        process.exitCode = 1;
+      },
     });
     process.once("SIGINT", following.stop);
     process.once("SIGTERM", following.stop);

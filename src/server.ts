@@ -343,6 +343,8 @@ export interface FollowCommandOptions {
   /** Stop once the ledger holds the upstream's head. */
   exitAtHead: boolean;
   log: FollowerLog;
+  /** Told when the follower stops for good, before `done` rejects (the command's exit code). */
+  onStopped?: () => void;
 }
 
 /**
@@ -367,7 +369,14 @@ export async function followUpstream(o: FollowCommandOptions): Promise<{ stop: (
     log,
     // Transient faults are logged, retried and their recovery logged (with --quiet too: both
     // ends of an outage); a permanent stop ends the command with its message (exit 1).
-    status: new WriterStatus({ error: (_, m) => log.warn(m), info: (_, m) => log.warn(m) }),
+    status: new WriterStatus({
+      error: (f, m) => {
+        // Told at the stop itself, before the cleanup after it awaits anything.
+        if ((f as { stopped?: boolean }).stopped) o.onStopped?.();
+        log.warn(m);
+      },
+      info: (_, m) => log.warn(m),
+    }),
     onLag: (lag) => {
       // A line every 10 s at most while it runs (the lag is a gauge, not an event).
       if (performance.now() - lastLog < 10_000) return;

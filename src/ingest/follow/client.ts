@@ -234,8 +234,13 @@ export function parseJson(body: Buffer, what: string): unknown {
   try {
     return JSON.parse(body.toString("utf8"));
   } catch (e) {
-    throw new UpstreamGarbageError(`${what} answered a body that is not JSON (${(e as Error).message}): ${JSON.stringify(body.toString("utf8", 0, 80))}`);
+    throw notJsonError(what, (e as Error).message, body.toString("utf8", 0, 80));
   }
+}
+
+/** The error of a body that is not JSON: `what` was asked, JSON.parse said `message`, the body starts with `head`. */
+export function notJsonError(what: string, message: string, head: string): UpstreamGarbageError {
+  return new UpstreamGarbageError(`${what} answered a body that is not JSON (${message}): ${JSON.stringify(head)}`);
 }
 
 /** `Retry-After` in ms: delay-seconds or an HTTP date; null when absent or unreadable. */

@@ -19,10 +19,11 @@
 import { defaultGasConfig } from "../../ledger/gasConfig.js";
 import { FIRST_SYNCED_RECORD } from "../../storage/followBase.js";
 import type { Storage } from "../../storage/storage.js";
-import { describeUnknown, IngestError, type UnknownKind } from "../aptosJson.js";
+import { describeUnknown, IngestError, type ParsedTxn, type UnknownKind } from "../aptosJson.js";
 import { Importer } from "../importer.js";
 import { WriterStatus } from "../writerStatus.js";
-import { parseJson, type UpstreamClient, UpstreamGarbageError, type UpstreamResponse, UpstreamUnavailableError } from "./client.js";
+import { notJsonError, parseJson, type UpstreamClient, UpstreamGarbageError, type UpstreamResponse, UpstreamUnavailableError } from "./client.js";
+import { PageParser, type PendingPage, pageTxns } from "./pages.js";
 
 export { FIRST_SYNCED_RECORD } from "../../storage/followBase.js";
 
@@ -193,6 +194,8 @@ export class Follower {
   onUnknown: ((u: UnknownKind, version: bigint) => void) | null = null;
   /** The unknown kinds already logged: one line each, the first time. */
   private readonly unknownLogged = new Set<string>();
+  /** Parses the pages of transactions off this thread; closed when `run` ends. */
+  private readonly pages = new PageParser();
 
   constructor(
     private readonly store: Storage,
@@ -213,9 +216,18 @@ export class Follower {
   /**
    * Syncs until stopped, or until the head with `exitAtHead`. A transient fault is reported and
    * retried with backoff (from `pollMs`, doubling up to MAX_RETRY_MS); a permanent one
-   * (`isPermanentStop`) is reported as the follower's stop and rejects.
+   * (`isPermanentStop`) is reported as the follower's stop and rejects. The page parser ends with
+   * it: a page still in flight then is refused.
    */
   async run(): Promise<void> {
+    try {
+      await this.runRetried();
+    } finally {
+      await this.pages.close();
+    }
+  }
+
+  private async runRetried(): Promise<void> {
     for (;;) {
       try {
         await this.runOnce();
@@ -428,7 +440,7 @@ export class Follower {
    */
   private async syncRange(importer: Importer, from: bigint, to: bigint): Promise<bigint> {
     // In version order, contiguous from `next`; a slot's page starts when it gets a place in flight.
-    const queue: Array<{ start: bigint; limit: number; page: Promise<Buffer> | null }> = [];
+    const queue: Array<{ start: bigint; limit: number; page: Promise<PendingPage> | null }> = [];
     let cursor = from;
     const begin = (slot: (typeof queue)[number]) => {
       const page = this.fetchPage(slot.start, slot.limit);
@@ -462,10 +474,12 @@ export class Follower {
       const slot = queue.shift()!;
       if (slot.page === null) begin(slot);
       const { start, limit } = slot;
-      // An upstream that sends more than asked: what follows is asked for already.
-      const txns = this.pageTransactions(start, limit, await slot.page!).slice(0, limit);
+      // An upstream that sends more than asked: what follows is asked for already (not parsed).
+      const { txns, refused } = this.pageTransactions(start, limit, await slot.page!);
       if (start !== next) throw new FollowError(`internal: page ${start} pushed after ${next}`);
-      for (const t of txns) await importer.push(t);
+      for (const t of txns) await importer.pushParsed(t);
+      // A transaction the importer refuses: the ones before it are taken, as `push` would.
+      if (refused !== null) throw new IngestError(refused);
       next = start + BigInt(txns.length);
       if (txns.length < limit) {
         // The upstream caps its pages at this: the rest of this page's range comes next, at that size.
@@ -498,11 +512,10 @@ export class Follower {
   }
 
   /**
-   * One page's body, answered 200 by the upstream of this chain; retried while the upstream fails.
-   * Its JSON is parsed when its turn comes (`pageTransactions`): a page waiting behind others stays
-   * one buffer, not a tree of objects that outlives the young generation.
+   * One page answered 200 by the upstream of this chain, parsed off this thread (`PageParser`);
+   * retried while the upstream fails. Its checks come when its turn does (`pageTransactions`).
    */
-  private async fetchPage(start: bigint, limit: number): Promise<Buffer> {
+  private async fetchPage(start: bigint, limit: number): Promise<PendingPage> {
     const path = `/transactions?start=${start}&limit=${limit}`;
     let res: UpstreamResponse;
     for (;;) {
@@ -531,27 +544,38 @@ export class Follower {
         transient: status === 404,
       });
     }
-    return res.body;
+    return this.pages.parse(res.body, limit);
   }
 
-  /** A page's body parsed (`fetchPage`'s), checked to be a non-empty array starting at `start`. */
-  private pageTransactions(start: bigint, limit: number, body: Buffer): unknown[] {
-    const json = this.pageJson(start, limit, body);
-    if (!Array.isArray(json)) throw new FollowError(`the upstream's page of transactions from version ${start} is not a JSON array`);
-    if (json.length === 0) throw new FollowError(`the upstream answered no transactions from version ${start}, below its head`, { transient: true });
-    const first = (json[0] as Json | null)?.version;
-    if (first !== String(start)) {
-      throw new FollowError(`the upstream's page from version ${start} starts at version ${JSON.stringify(first)}`);
+  /**
+   * A page as `fetchPage` parsed it, checked to be a non-empty array starting at `start`: its
+   * first `limit` transactions up to one the importer refuses, and why that one is refused.
+   */
+  private pageTransactions(start: bigint, limit: number, page: PendingPage): { txns: ParsedTxn[]; refused: string | null } {
+    if (page.t === "notJson") throw this.notJsonPage(start, notJsonError(this.pagePath(start, limit), page.message, page.head));
+    if (page.t === "notArray") throw new FollowError(`the upstream's page of transactions from version ${start} is not a JSON array`);
+    if (page.length === 0) throw new FollowError(`the upstream answered no transactions from version ${start}, below its head`, { transient: true });
+    if (page.firstVersion !== JSON.stringify(String(start))) {
+      throw new FollowError(`the upstream's page from version ${start} starts at version ${page.firstVersion}`);
     }
-    return json;
+    return { txns: pageTxns(page.txns), refused: page.refused };
+  }
+
+  private pagePath(start: bigint, limit: number): string {
+    return `GET ${this.client.base}/transactions?start=${start}&limit=${limit}`;
   }
 
   /** Not JSON: a gateway's or proxy's page in the upstream's place, which a retry may not meet. */
+  private notJsonPage(start: bigint, e: UpstreamGarbageError): FollowError {
+    return new FollowError(`the upstream's page of transactions from version ${start}: ${e.message}`, { transient: true, cause: e });
+  }
+
+  /** An error answer's body (its `message`, for the stop's text). */
   private pageJson(start: bigint, limit: number, body: Buffer): unknown {
     try {
-      return parseJson(body, `GET ${this.client.base}/transactions?start=${start}&limit=${limit}`);
+      return parseJson(body, this.pagePath(start, limit));
     } catch (e) {
-      if (e instanceof UpstreamGarbageError) throw new FollowError(`the upstream's page of transactions from version ${start}: ${e.message}`, { transient: true, cause: e });
+      if (e instanceof UpstreamGarbageError) throw this.notJsonPage(start, e);
       throw e;
     }
   }

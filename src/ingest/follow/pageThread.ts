@@ -1,0 +1,18 @@
+/**
+ * The follower's page parsing thread (`PageParser` in `pages.ts`): parses each page body it is
+ * sent (`parsePage`) and sends back the page with its transactions in their flat form, transferred.
+ */
+import { parentPort } from "node:worker_threads";
+import { encodeParsed } from "../parsedCodec.js";
+import { type PageReply, type PageRequest, parsePage } from "./pages.js";
+
+const port = parentPort!;
+port.on("message", (m: PageRequest) => {
+  const page = parsePage(m.body, m.limit);
+  if (page.t !== "page") {
+    port.postMessage({ id: m.id, page } satisfies PageReply);
+    return;
+  }
+  const txns = encodeParsed(page.txns);
+  port.postMessage({ id: m.id, page: { ...page, txns } } satisfies PageReply, [txns.ints.buffer, txns.u64s.buffer, txns.bytes.buffer]);
+});
