@@ -189,4 +189,30 @@ describe("Importer under failing commits", () => {
     expect(r.importerVersion).toBeNull();
     await r.rest();
   });
+
+  it("commitPushed starts the commit of the whole blocks pushed and returns before it is written; finish waits for it", async () => {
+    const real = new SqliteStore(join(dir, "commit-pushed.db"));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const store = new Proxy(real, {
+      get(target, prop, receiver) {
+        if (prop === "commitPrepared") return async (bs: PreparedBlock[]) => gate.then(() => target.commitPrepared(bs));
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    }) as Storage;
+    const imp = await Importer.open(store, 4);
+    const some = few.slice(0, few.findIndex((t) => (t as { type: string }).type === "block_metadata_transaction") + 40);
+    for (const t of some) await imp.push(t);
+    await imp.commitPushed();
+    // Returned with the commit held back: nothing written, nothing counted as committed.
+    expect(await real.getLedgerInfo(true)).toBeNull();
+    expect(imp.ledgerVersion).toBeNull();
+    release();
+    const stats = await imp.finish();
+    const last = (await real.getLedgerInfo(true))!.ledgerVersion;
+    expect(imp.ledgerVersion).toBe(last);
+    expect(stats.committedTxns).toBe(Number(last) + 1);
+    await real.close();
+  });
 });

@@ -179,6 +179,18 @@ export class Importer {
 
   /** Ends the input: commits the last block when it is complete. */
   async finish(): Promise<ImportStats> {
+    await this.commitPushed();
+    await this.settle();
+    this.stats.pendingTxns = this.block.length;
+    return this.stats;
+  }
+
+  /**
+   * Starts the commit of every whole block pushed so far (the last one when it is complete),
+   * waiting only for the older of the commits in flight, as a full batch does: a follower's
+   * periodic commit that keeps the pipeline going. `finish` waits for all of them.
+   */
+  async commitPushed(): Promise<void> {
     const last = this.block[this.block.length - 1];
     const complete =
       last !== undefined &&
@@ -187,9 +199,6 @@ export class Importer {
         (this.block.length === 1 && last.txn.kind === "genesis_transaction"));
     if (complete) this.queueBlock();
     await this.flush();
-    await this.settle();
-    this.stats.pendingTxns = this.block.length;
-    return this.stats;
   }
 
   private async checkStored(p: ParsedTxn): Promise<void> {

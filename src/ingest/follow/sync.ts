@@ -499,10 +499,11 @@ export class Follower {
       fill();
       // Commits the blocks pushed so far every 250 ms or 50 pages (the Importer also commits on
       // its own every 5,000 transactions): a stop loses little, and the commits, the larger cost
-      // of a sync, are not paid per page.
+      // of a sync, are not paid per page. The commit is started, not waited for: the pages go on
+      // meanwhile, as an import's batches do.
       uncommittedPages++;
       if (uncommittedPages >= 50 || performance.now() - lastCommit > 250) {
-        await importer.finish();
+        await importer.commitPushed();
         uncommittedPages = 0;
         lastCommit = performance.now();
       }
