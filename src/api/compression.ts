@@ -28,6 +28,7 @@ import { JSON_TYPE } from "./negotiate.js";
 import type { ResponseHead } from "./responseHead.js";
 
 export type Encoding = "br" | "gzip" | "deflate";
+const ENCODINGS: readonly Encoding[] = ["br", "gzip", "deflate"];
 /** In order of preference when the client weighs several alike. */
 const SUPPORTED = ["br", "gzip", "deflate", "identity"];
 /**
@@ -92,6 +93,18 @@ export class Refiner {
 }
 
 /**
+ * `b` in memory of its own size: zlib's synchronous calls return a slice of their 16 KiB output
+ * chunk, and a small `Buffer` is a slice of Node's shared 8 KiB pool, so a body kept for long would
+ * hold far more memory than its bytes (which is what the page cache counts).
+ */
+function ownSized(b: Buffer): Buffer {
+  if (b.byteOffset === 0 && b.buffer.byteLength === b.length) return b;
+  const own = Buffer.allocUnsafeSlow(b.length);
+  b.copy(own);
+  return own;
+}
+
+/**
  * A body sent many times, and the encodings of it made so far (each made once, when first asked
  * for, at its fast level). Once one encoding has been sent `BEST_AFTER` times it is made again at
  * its best level on the thread pool, off the event loop, and sent that way from then on: fewer
@@ -104,18 +117,44 @@ export class EncodedBody {
   private readonly sends: Partial<Record<Encoding, number>> = {};
   /** Called after the bytes held changed: a new encoding, or a smaller one (the page cache counts them again). */
   onResize: (() => void) | null = null;
+  private body: Buffer;
+  /** Whether the body is kept (`keep`): its buffers are then each in memory of its own size. */
+  private kept = false;
 
-  constructor(readonly identity: Buffer) {}
+  constructor(identity: Buffer) {
+    this.body = identity;
+  }
+
+  /** The body itself. */
+  get identity(): Buffer {
+    return this.body;
+  }
 
   /** Bytes held, every encoding included. */
   get size(): number {
-    return this.identity.length + this.extra;
+    return this.body.length + this.extra;
+  }
+
+  /**
+   * Marks the body as kept for later requests (the page cache calls it when it stores the page):
+   * from then on the body and each encoding are held in memory of their own size (`ownSized`), so
+   * the bytes `size` counts are the memory held. A body sent once is never copied.
+   */
+  keep(): void {
+    if (this.kept) return;
+    this.kept = true;
+    this.body = ownSized(this.body);
+    for (const e of ENCODINGS) {
+      const b = this.encoded[e];
+      if (b) this.encoded[e] = ownSized(b);
+    }
   }
 
   encode(e: Encoding, refiner: Refiner): Buffer {
     let b = this.encoded[e];
     if (!b) {
-      b = encode(e, this.identity);
+      b = encode(e, this.body);
+      if (this.kept) b = ownSized(b);
       this.encoded[e] = b;
       this.sends[e] = 0;
       this.extra += b.length;
@@ -129,10 +168,10 @@ export class EncodedBody {
 
   /** Makes encoding `e` again at its best level in the background; keeps the smaller of the two. */
   private refine(e: Encoding, current: Buffer, done: () => void): void {
-    encodeBest(e, this.identity, (err, best) => {
+    encodeBest(e, this.body, (err, best) => {
       done();
       if (err || best.length >= current.length || this.encoded[e] !== current) return;
-      this.encoded[e] = best;
+      this.encoded[e] = this.kept ? ownSized(best) : best;
       this.extra += best.length - current.length;
       this.onResize?.();
     });

@@ -110,7 +110,9 @@ describe("PageCache", () => {
     const other = page(randomBytes(Math.floor(saved / 2)));
     const cache = new PageCache(sizeQuick + 1 + Math.floor(saved / 4));
     admit(cache, "p", p);
-    for (let i = 0; i < BEST_AFTER; i++) expect(p.body.encode(e, refiner)).toBe(quick);
+    const held = p.body.encode(e, refiner); // kept: the same bytes, in memory of their own size
+    expect(held.equals(quick)).toBe(true);
+    for (let i = 1; i < BEST_AFTER; i++) expect(p.body.encode(e, refiner)).toBe(held);
     const deadline = Date.now() + 10_000;
     while (p.body.size === sizeQuick && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
@@ -123,6 +125,26 @@ describe("PageCache", () => {
     admit(cache, "o", other);
     expect(cache.get("p")).toBe(p);
     expect(cache.get("o")).toBe(other);
+  });
+
+  it("holds a kept page's body and encodings in memory of their own size, so the bytes it counts are the memory held", () => {
+    // a small body is a slice of Node's 8 KiB pool, a fast encoding a slice of zlib's 16 KiB chunk
+    const text = JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ version: String(i * 7_919) })));
+    const held = (b: Buffer) => b.buffer.byteLength;
+    const sent = page(Buffer.from(text));
+    const once = sent.body.encode("br", refiner);
+    expect(held(sent.body.identity)).toBeGreaterThan(sent.body.identity.length); // sent once: never copied
+    expect(held(once)).toBeGreaterThan(once.length);
+    const cache = new PageCache(1 << 20);
+    const p = page(Buffer.from(text));
+    const before = p.body.encode("gzip", refiner);
+    admit(cache, "p", p);
+    const encodings = [p.body.encode("gzip", refiner), p.body.encode("br", refiner), p.body.encode("deflate", refiner)];
+    expect(encodings[0]!.equals(before)).toBe(true);
+    expect(brotliDecompressSync(encodings[1]!).toString()).toBe(text);
+    const buffers = [p.body.identity, ...encodings];
+    expect(buffers.map(held)).toEqual(buffers.map((b) => b.length));
+    expect(cache.bytes).toBe(buffers.reduce((n, b) => n + b.length, 0) + "p".length);
   });
 
   it("holds nothing with a bound of 0", () => {

@@ -103,6 +103,7 @@ export class PageCache {
     if (!this.lru) return page;
     const lru = this.lru;
     if (!this.seen!.seenBefore(key)) return page;
+    page.body.keep();
     page.body.onResize = () => {
       if (lru.peek(key) !== page) return;
       // set() with the value already stored keeps the old size: store it anew to count it again
