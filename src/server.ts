@@ -372,7 +372,7 @@ export async function followUpstream(o: FollowCommandOptions): Promise<{ stop: (
     status: new WriterStatus({
       error: (f, m) => {
         // Told at the stop itself, before the cleanup after it awaits anything.
-        if ((f as { stopped?: boolean }).stopped) o.onStopped?.();
+        if ("stopped" in f && f.stopped === true) o.onStopped?.();
         log.warn(m);
       },
       info: (_, m) => log.warn(m),
