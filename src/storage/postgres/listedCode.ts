@@ -2,9 +2,10 @@
  * The code hashes each account's module pages listed when last read, so that the next page read of
  * the account can name the ones whose code its caller does not want (`WantsCode` says no: the
  * caller holds their records) and the database leaves their code out of its answer, which it would
- * otherwise build and send for every listed module. A hash named that is not listed, or one the
- * caller wants again by the time the rows arrive, changes nothing the page means: the caller reads
- * a missing code by its hash (`getModuleCode`), as for any module the page brought no code for.
+ * otherwise build and send for every listed module. The caller may so be asked, before the read,
+ * about a module its previous page listed and this one does not; a hash named that is not listed
+ * changes nothing, and a module whose record the caller no longer holds when it joins the page is
+ * read by its hash (`getModuleCode`), as for any module the page brought no code for.
  */
 import { LRUCache } from "lru-cache";
 import type { WantsCode } from "../reader.js";
@@ -13,6 +14,22 @@ import type { WantsCode } from "../reader.js";
 const MAX_HASHES = 1 << 16;
 
 const HEX = /^[0-9a-f]+$/i;
+
+/**
+ * `code` asked at most once a hash, so that what a page read names before its statement and what
+ * it takes from the rows after agree, and a caller is asked about each module once.
+ */
+export function askedOnce(code: WantsCode): WantsCode {
+  const answers = new Map<string, boolean>();
+  return (hash) => {
+    let wanted = answers.get(hash);
+    if (wanted === undefined) {
+      wanted = code(hash);
+      answers.set(hash, wanted);
+    }
+    return wanted;
+  };
+}
 
 export class ListedCode {
   private readonly listed = new LRUCache<string, readonly string[]>({ maxSize: MAX_HASHES, sizeCalculation: (hashes) => Math.max(1, hashes.length) });

@@ -31,7 +31,7 @@ import {
 } from "../rules.js";
 import { optionalVersion, PG_COLUMNS, u64FromColumn, u64Param, versionSnapshot } from "./columns.js";
 import type { NamedStatements } from "./connection.js";
-import { ListedCode } from "./listedCode.js";
+import { askedOnce, ListedCode } from "./listedCode.js";
 import type { PositionMemo } from "./positionMemo.js";
 
 export class PostgresReads {
@@ -105,7 +105,8 @@ export class PostgresReads {
     form: ModuleCodeForm,
   ): Promise<Snapshot<ModulesPage> | null> {
     const account = Buffer.from(address.buffer, address.byteOffset, address.byteLength).toString("hex");
-    const values = [address, start ?? Buffer.alloc(0), optionalVersion(version), limit, code ? form : null, this.listedCode.unwanted(account, code)];
+    const wants = code && askedOnce(code);
+    const values = [address, start ?? Buffer.alloc(0), optionalVersion(version), limit, code ? form : null, this.listedCode.unwanted(account, wants)];
     const rows = await this.sql.tuples<ModulesPageTuple>("modulesPage", values);
     const first = rows[0];
     if (!first) return null;
@@ -116,7 +117,7 @@ export class PostgresReads {
       if (stateKey === null) continue;
       const m = moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash });
       hashes.push(m.codeHash);
-      if (code?.(m.codeHash)) {
+      if (wants?.(m.codeHash)) {
         if (record !== null) m.record = record;
         if (bytecode !== null) m.bytecode = bytecode;
         if (abi !== null) m.abi = abi;
