@@ -31,9 +31,13 @@ import {
 } from "../rules.js";
 import { optionalVersion, PG_COLUMNS, u64FromColumn, u64Param, versionSnapshot } from "./columns.js";
 import type { NamedStatements } from "./connection.js";
+import { askedOnce, ListedCode } from "./listedCode.js";
 import type { PositionMemo } from "./positionMemo.js";
 
 export class PostgresReads {
+  /** The code hashes each account's module pages last listed (`modulesPage`). */
+  private readonly listedCode = new ListedCode();
+
   constructor(
     private readonly sql: NamedStatements,
     private readonly memo: PositionMemo,
@@ -88,8 +92,9 @@ export class PostgresReads {
   /**
    * The page in one statement, with the code of every listed module when `code` is given (in
    * `form`), kept for the rows `code` says yes to. The code comes from the module rows the page
-   * reads anyway, where a second statement for it cost a round trip (bench/RESULTS.md). Rows whose
-   * record the caller holds still carry theirs over the wire: bytes traded for a round trip.
+   * reads anyway, where a second statement for it cost a round trip (bench/RESULTS.md). The
+   * statement leaves out the code of the modules the account's last page listed that `code` does
+   * not want (`ListedCode`); those it lists for the first time carry theirs whether wanted or not.
    */
   private async modulesPage(
     address: Uint8Array,
@@ -99,22 +104,27 @@ export class PostgresReads {
     code: WantsCode | undefined,
     form: ModuleCodeForm,
   ): Promise<Snapshot<ModulesPage> | null> {
-    const values = [address, start ?? Buffer.alloc(0), optionalVersion(version), limit, code ? form : null];
+    const account = Buffer.from(address.buffer, address.byteOffset, address.byteLength).toString("hex");
+    const wants = code && askedOnce(code);
+    const values = [address, start ?? Buffer.alloc(0), optionalVersion(version), limit, code ? form : null, this.listedCode.unwanted(account, wants)];
     const rows = await this.sql.tuples<ModulesPageTuple>("modulesPage", values);
     const first = rows[0];
     if (!first) return null;
     const modules: ModuleEntry[] = [];
+    const hashes: string[] = [];
     for (const r of rows) {
       const [stateKey, name, codeHash, record, bytecode, abi] = r.slice(LEDGER_COLUMNS.length + 1) as ModuleColumns;
       if (stateKey === null) continue;
       const m = moduleEntryOf({ state_key: stateKey, name, code_hash: codeHash });
-      if (code?.(m.codeHash)) {
+      hashes.push(m.codeHash);
+      if (wants?.(m.codeHash)) {
         if (record !== null) m.record = record;
         if (bytecode !== null) m.bytecode = bytecode;
         if (abi !== null) m.abi = abi;
       }
       modules.push(m);
     }
+    this.listedCode.saw(account, hashes);
     const changed = first[LEDGER_COLUMNS.length];
     return { info: ledgerInfoOf(first, PG_COLUMNS), value: { changed: changed === null ? null : u64FromColumn(changed), rows: modules } };
   }

@@ -133,13 +133,15 @@ export const SQL = {
   // The same page with the position and the account's newest module change, in one statement.
   // With each module its code in the form $5 names (NULL: none; `ModuleCodeForm`), read from the
   // row the page reads anyway: the "record" is the JSON `ModuleRecords.record` builds (bytecode
-  // instead where the row has no ABI text, as migration 5 left rows it did not fill).
+  // instead where the row has no ABI text, as migration 5 left rows it did not fill). No code for
+  // the modules whose hash is in $6 (`ListedCode`: the caller holds their records).
   modulesPage: `${ACCOUNT_KEYS},
                 page AS (SELECT m.state_key, m.name, m.code_hash,
-                                CASE WHEN $5::text = 'record' AND m.abi IS NOT NULL
+                                CASE WHEN $5::text = 'record' AND m.abi IS NOT NULL AND m.code_hash <> ALL($6::text[])
                                      THEN '{"bytecode":"0x' || encode(m.bytecode, 'hex') || '","abi":' || m.abi || '}' END AS record,
-                                CASE WHEN $5::text = 'bytecode' OR ($5::text = 'record' AND m.abi IS NULL) THEN m.bytecode END AS bytecode,
-                                CASE WHEN $5::text = 'bytecode' THEN m.abi END AS abi
+                                CASE WHEN ($5::text = 'bytecode' OR ($5::text = 'record' AND m.abi IS NULL)) AND m.code_hash <> ALL($6::text[])
+                                     THEN m.bytecode END AS bytecode,
+                                CASE WHEN $5::text = 'bytecode' AND m.code_hash <> ALL($6::text[]) THEN m.abi END AS abi
                          FROM ledger l CROSS JOIN account_keys
                          CROSS JOIN LATERAL (${NEWEST_MODULE_ROW("coalesce($3::numeric, l.ledger_version)", "n.state_key, n.name, n.code_hash, n.bytecode, n.abi")}) m
                          WHERE l.id = 1 AND m.code_hash IS NOT NULL

@@ -50,8 +50,14 @@ export function resolveModulesVersion(
 ): ModulesVersion | null | Promise<ModulesVersion | null> {
   const { address } = input.params;
   const ask = pageAsk(ctx, address, version, input.query, format);
-  if (ask) return readStorePage(ctx, address, version, ask.start, ask.limit, ALL, format).then((snap) => snap && { info: snap.info, value: snap.value.changed, rows: snap.value.rows });
+  if (ask) return readStorePage(ctx, address, version, ask.start, ask.limit, codeWanted(ctx, format), format).then((snap) => snap && { info: snap.info, value: snap.value.changed, rows: snap.value.rows });
   return reads.readModulesVersion(address, version);
+}
+
+/** The modules whose code a page read brings: in JSON those whose record is not held, else all. */
+function codeWanted(ctx: NodeContext, format: WireFormat): (codeHash: string) => boolean {
+  const records = ctx.moduleRecords;
+  return format === "json" ? (hash) => !records.has(hash) : ALL;
 }
 
 /** The page to read with the position: on a store whose reads are round trips, for a request the page cache has not seen; none for input the read refuses. */
@@ -102,8 +108,7 @@ export async function readModulesPage(
   let info = at.info;
   let rows = at.found?.rows;
   if (rows === undefined) {
-    const wanted = format === "json" ? (hash: string) => !records.has(hash) : ALL;
-    const snapshot = await readStorePage(ctx, address, at.version, start, limit + 1, wanted, format);
+    const snapshot = await readStorePage(ctx, address, at.version, start, limit + 1, codeWanted(ctx, format), format);
     if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
     info = snapshot.info;
     rows = snapshot.value.rows;
