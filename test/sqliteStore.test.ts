@@ -144,6 +144,23 @@ describe(`SQLite module pages (seed ${SEED})`, () => {
       expect(records.map((m) => m.record), label).toEqual(page.map((m) => `{"bytecode":"0x${Buffer.from(m.bytecode!).toString("hex")}","abi":${m.abi}}`));
     }
   });
+
+  it("reads one module without its code when the caller holds its record, and with its bytecode and ABI text otherwise", async () => {
+    const blocks = history(SEED + 7, 200);
+    const s = await filled(blocks);
+    const last = blocks.at(-1)!.block.lastVersion;
+    const written = blocks.flatMap((w) => w.modules).filter((m) => m.bytecode !== null);
+    expect(written.length).toBeGreaterThan(3);
+    for (const m of written) {
+      const all = (await s.readModule(m.address, m.name, last))!.value!;
+      const held = (await s.readModule(m.address, m.name, last, (hash) => hash !== all.codeHash))!.value!;
+      const wanted = (await s.readModule(m.address, m.name, last, (hash) => hash === all.codeHash))!.value!;
+      expect(held, m.name).toEqual({ stateKey: all.stateKey, name: all.name, codeHash: all.codeHash });
+      expect(wanted, m.name).toEqual(all);
+      expect(all.bytecode, m.name).toBeInstanceOf(Buffer);
+      expect(all.abi, m.name).toBeTypeOf("string");
+    }
+  });
 });
 
 describe(`SQLite reads per event-loop turn (seed ${SEED})`, () => {

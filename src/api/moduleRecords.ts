@@ -83,11 +83,8 @@ export class ModuleRecords {
    *   it is; when absent (a row stored before it was kept) the ABI is decoded from the bytecode.
    */
   record(hash: string, bytecode: Uint8Array, storedAbi?: string): Buffer {
-    const serial = this.index.get(hash);
-    if (serial !== undefined) {
-      const at = this.offsets[serial - this.base]!;
-      return Buffer.from(this.ring!.subarray(at, at + this.lengths[serial - this.base]!));
-    }
+    const held = this.held(hash);
+    if (held) return held;
     const bytes = Buffer.from(this.built(bytecode, storedAbi), "utf8");
     this.keep(hash, bytes, 0, bytes.length);
     return bytes;
@@ -141,6 +138,14 @@ export class ModuleRecords {
       this.keep(rows[i]!.codeHash, body, start, ends[i]! - start);
     }
     return { body, ends };
+  }
+
+  /** The held record of `hash` in a buffer of its own, or undefined when it is not held. */
+  held(hash: string): Buffer | undefined {
+    const serial = this.index.get(hash);
+    if (serial === undefined) return undefined;
+    const at = this.offsets[serial - this.base]!;
+    return Buffer.from(this.ring!.subarray(at, at + this.lengths[serial - this.base]!));
   }
 
   /** Whether the record of `hash` is held. */

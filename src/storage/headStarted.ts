@@ -127,8 +127,8 @@ export class HeadStartedStorage implements Storage {
     return snap;
   }
 
-  async readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
-    const snap = await this.inner.readModule(address, name, version);
+  async readModule(address: Uint8Array, name: string, version: bigint | undefined, code?: WantsCode): Promise<Snapshot<ModuleEntry | null> | null> {
+    const snap = await this.inner.readModule(address, name, version, code);
     await this.checkModules(address, version, snap);
     return snap;
   }

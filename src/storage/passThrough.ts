@@ -58,8 +58,8 @@ export abstract class PassThrough implements PassedReads, FollowBase {
     return this.reads.readResources(address, version, start, limit);
   }
 
-  readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
-    return this.reads.readModule(address, name, version);
+  readModule(address: Uint8Array, name: string, version: bigint | undefined, code?: WantsCode): Promise<Snapshot<ModuleEntry | null> | null> {
+    return this.reads.readModule(address, name, version, code);
   }
 
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {

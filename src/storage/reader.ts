@@ -164,8 +164,11 @@ export interface LedgerReader {
    * state-key order, with the position and the changed version, in one snapshot.
    */
   readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null>;
-  /** Module `name` of `address` at `version` with its bytecode and ABI text, or null, with its position. */
-  readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null>;
+  /**
+   * Module `name` of `address` at `version`, or null, with its position; with its bytecode and ABI
+   * text when `code` wants them (always when absent; a store may bring them anyway).
+   */
+  readModule(address: Uint8Array, name: string, version: bigint | undefined, code?: WantsCode): Promise<Snapshot<ModuleEntry | null> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
 

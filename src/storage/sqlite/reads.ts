@@ -179,7 +179,7 @@ export class SqliteReads {
     });
   }
 
-  async readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null> {
+  async readModule(address: Uint8Array, name: string, version: bigint | undefined, code?: WantsCode): Promise<Snapshot<ModuleEntry | null> | null> {
     return this.turns.readTx(() => {
       const info = this.turns.snapshotLedgerInfo();
       if (!info) return null;
@@ -187,6 +187,8 @@ export class SqliteReads {
       const row = this.statements.moduleAt.get(address, stateKey, versionParam(version ?? info.ledgerVersion));
       if (!row || row[0] === null) return { info, value: null };
       const entry: ModuleEntry = { stateKey, name, codeHash: row[0] };
+      // (a module whose code the caller holds reads none: its JSON record is the caller's)
+      if (code && !code(row[0])) return { info, value: entry };
       if (row[1] !== null) this.readCode(entry, row[1], "bytecode");
       else {
         const code = this.statements.code.get(row[0]);
