@@ -5,7 +5,7 @@
  *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 200]
  *                                 [--warmup 1000] [--repeat 2] [--only REGEX] [--floor]
  *                                 [--perf-map] [--v8-defaults] [--node-flags "…"] [--dumps DIR]
- *                                 [--serve-flags "…"]
+ *                                 [--serve-flags "…"] [--compare-out DIR2]
  *
  * - For each row, each build serves the ledger (bench/out/scale-N.db, as `bench:scale` builds it)
  *   from a server started for that row alone (rows run one after another in one server move each
@@ -46,6 +46,8 @@ const REQUESTS = Number(opt("requests", "200"));
 const WARMUP = Number(opt("warmup", "1000"));
 const REPEAT = Number(opt("repeat", "2"));
 const COMPARE = argv.includes("--compare") ? opt("compare", "") : null;
+/** `--compare-out DIR`: the compared build serves DIR/scale-N.db (a copy in its own schema) instead of this build's file. */
+const COMPARE_OUT = argv.includes("--compare-out") ? opt("compare-out", "").replace(/\/?$/, "/") : null;
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
 const FLOOR = argv.includes("--floor");
 const PERF_MAP = argv.includes("--perf-map");
@@ -80,7 +82,10 @@ const node =
   (db: string) => [...NODE_FLAGS, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune", ...extra];
 const everyRow = () => true;
 const builds: Build[] = [{ label: "this build", command: node(ROOT, SERVE_FLAGS), serves: everyRow }];
-if (COMPARE) builds.push({ label: "compared build", command: node(COMPARE.replace(/\/?$/, "/")), serves: everyRow });
+if (COMPARE) {
+  const served = node(COMPARE.replace(/\/?$/, "/"));
+  builds.push({ label: "compared build", command: (db) => served(COMPARE_OUT ? db.replace(OUT, COMPARE_OUT) : db), serves: everyRow });
+}
 /** bench/floorServer.ts, started and limited to the rows it serves as bench:scale's `--floor` does. */
 if (FLOOR) {
   builds.push({
@@ -238,5 +243,5 @@ mkdirSync(DUMPS, { recursive: true });
 const sections: string[] = [];
 for (const size of SIZES) sections.push(await runLedger(size));
 console.log(`### bench:instructions (${new Date().toISOString().slice(0, 16)} UTC; valgrind callgrind; ${REQUESTS} counted requests a row after ${WARMUP} warm-up requests, one at a time; ${REPEAT} repetitions with other seeds, builds' order swapped)
-${COMPARE ? `\n"compared build": ${COMPARE}\n` : ""}
+${COMPARE ? `\n"compared build": ${COMPARE}${COMPARE_OUT ? `, serving its own copies of the ledgers in ${COMPARE_OUT}` : ""}\n` : ""}
 ${sections.join("\n")}`);
