@@ -152,7 +152,7 @@ for (const factory of backendFactories) {
       const url = `http://127.0.0.1:${[...ports][0]}/v1/accounts/${devnetAccount(0)}/transaction_summaries?limit=1`;
       const seen: bigint[] = [];
       const byReader: bigint[] = [];
-      const answered = new Set<number | undefined>();
+      const answered = new Set<number>();
       // Ask (a new connection each time) until both have answered and the reader has served a
       // block written after the first answer: the writer's devnet adds one every 100 ms.
       for (let i = 0; !(answered.size === 2 && byReader.length > 0 && byReader[byReader.length - 1]! > seen[0]!); i++) {
@@ -160,7 +160,8 @@ for (const factory of backendFactories) {
         const r = await getFresh(url, [writer, reader]);
         expect(r.status).toBe(200);
         seen.push(r.version);
-        answered.add(r.pid);
+        // (a connection whose server end is already gone from the socket table names no process)
+        if (r.pid !== undefined) answered.add(r.pid);
         if (r.pid === reader) byReader.push(r.version);
       }
       // both processes answered …
