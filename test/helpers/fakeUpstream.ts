@@ -143,9 +143,18 @@ export const FAKE_CHAIN_OPTIONS: DevnetChainOptions = { ...defaultDevnetChainOpt
 
 const GENESIS_TIME_USEC = 1_700_000_000_000_000n;
 
+const PAGE_OPEN = Buffer.from("[");
+const PAGE_COMMA = Buffer.from(",");
+const PAGE_CLOSE = Buffer.from("]");
+
 export class FakeUpstream {
   /** Every transaction's JSON text, by version. */
   readonly txns: string[] = [];
+  /**
+   * The same texts in UTF-8, rendered once: a page is these bytes joined, so serving one costs the
+   * bench's upstream a copy, not a string join, its UTF-8 length and its encoding on every request.
+   */
+  private readonly txnBytes: Buffer[] = [];
   readonly blocks: FakeBlock[] = [];
   readonly faults: Faults = noFaults();
   /** Bytes of oversized bodies sent (written to sockets before the client cut them). */
@@ -217,6 +226,7 @@ export class FakeUpstream {
     this.node = await startTestNode(db, { aptosHeaders: true, prune: false });
     this.hashSalt = hashSalt;
     this.txns.length = 0;
+    this.txnBytes.length = 0;
     this.blocks.length = 0;
     this.oldestVersion = 0n;
     this.oldestHeight = 0n;
@@ -339,7 +349,9 @@ export class FakeUpstream {
         out.push(block);
       }
       block!.last = v;
-      this.txns.push(JSON.stringify(t));
+      const text = JSON.stringify(t);
+      this.txns.push(text);
+      this.txnBytes.push(Buffer.from(text, "utf8"));
     }
     this.blocks.push(...out);
   }
@@ -523,8 +535,6 @@ export class FakeUpstream {
       if (start > head || this.faults.pages404) return this.error(reply, 404, "version_not_found", `Ledger version not found by Ledger version(${start})`);
       if (start < this.oldestVersion) return this.error(reply, 410, "version_pruned", `Ledger version(${start}) has been pruned`);
       const end = start + BigInt(limit) - 1n < head ? start + BigInt(limit) - 1n : head;
-      const parts: string[] = [];
-      for (let v = start; v <= end; v++) parts.push(this.txns[Number(v)]!);
       const g = this.faults.garbage;
       this.ledgerHeaders(reply);
       if (this.faults.pageChainId !== null) reply.header("x-aptos-chain-id", String(this.faults.pageChainId));
@@ -535,12 +545,21 @@ export class FakeUpstream {
         return this.sendOversized(reply, big.kind, big.bytes);
       }
       if (g && g.version >= start && g.version <= end) {
+        const parts = this.txns.slice(Number(start), Number(end) + 1);
         const i = Number(g.version - start);
         if (g.kind === "not_json") return `[${parts.slice(0, i).join(",")}${i > 0 ? "," : ""}{"version": "${g.version}", trunc`;
         if (g.kind === "bad_hash") parts[i] = JSON.stringify({ ...JSON.parse(parts[i]!), hash: "0x1234" });
         else parts.splice(i, 1);
+        return `[${parts.join(",")}]`;
       }
-      return `[${parts.join(",")}]`;
+      // The bytes of `[${texts.join(",")}]`, copied from the texts' UTF-8 rendered once.
+      const page: Buffer[] = [PAGE_OPEN];
+      for (let v = Number(start); v <= Number(end); v++) {
+        if (v > Number(start)) page.push(PAGE_COMMA);
+        page.push(this.txnBytes[v]!);
+      }
+      page.push(PAGE_CLOSE);
+      return reply.send(Buffer.concat(page));
     });
 
     const blockAnswer = (b: FakeBlock, withTxns: boolean) => ({
