@@ -6,13 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UpstreamClient, UpstreamUnavailableError, parseRetryAfter } from "./client.js";
 
 describe("UpstreamClient", () => {
-  /** What the next requests answer, in turn: a status and headers, or "drop" to cut the connection. */
-  const script: Array<{ status: number; headers?: Record<string, string> } | "drop"> = [];
+  /** What the next requests answer, in turn: a status and headers, "drop" to cut the connection, or "hang" to never answer. */
+  const script: Array<{ status: number; headers?: Record<string, string> } | "drop" | "hang"> = [];
   const seen: Array<{ at: number; headers: IncomingHttpHeaders }> = [];
   const server = createServer((req, res) => {
     seen.push({ at: performance.now(), headers: req.headers });
     const next = script.shift() ?? { status: 200 };
     if (next === "drop") return void req.socket.destroy();
+    if (next === "hang") return;
     res.writeHead(next.status, { "content-type": "application/json", ...next.headers });
     res.end(JSON.stringify({ status: next.status }));
   });
@@ -49,6 +50,18 @@ describe("UpstreamClient", () => {
     const t0 = performance.now();
     await expect(new UpstreamClient(base).getJson("/x", { deadline: Date.now() + 300 })).rejects.toThrow(/429/);
     expect(performance.now() - t0).toBeLessThan(1000);
+  });
+
+  it("cuts an attempt that gets no answer at its timeout and retries it; one that never gets one fails as timed out", async () => {
+    seen.length = 0;
+    script.push("hang", { status: 200 });
+    const client = new UpstreamClient(base, { attemptTimeoutMs: 200, baseBackoffMs: 1, maxRequestsPerSecond: 1000 });
+    const t0 = performance.now();
+    expect((await client.getJson("/t")).status).toBe(200);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(195);
+    expect(seen).toHaveLength(2);
+    script.push("hang", "hang");
+    await expect(new UpstreamClient(base, { attemptTimeoutMs: 150, maxAttempts: 2, baseBackoffMs: 1 }).getJson("/t")).rejects.toThrow(/timed out/);
   });
 
   it("keeps to its request rate", async () => {
