@@ -33,7 +33,8 @@
  *   its transactions partitioned every 4,194,304 versions (`partition_versions`, given when the
  *   cluster's ledger is created or migrated), so that pruning half of 10M drops a partition.
  *   "WAL" is then the cluster's pg_wal directory (its size follows the cluster's checkpoint
- *   settings: `max_wal_size` of bench/scalePg.ts), with the WAL the prune wrote (LSN difference),
+ *   settings: `max_wal_size` of bench/scalePg.ts; segments an earlier run's larger setting made stay
+ *   until the WAL passes them, so its size as the prune ends is given too), with the WAL the prune wrote (LSN difference),
  *   and the size pg_database_size of the copy. The WAL the prune's statements wrote, by statement
  *   (pg_stat_statements, reset as the prune starts: calls, rows, WAL records, full page images, bytes).
  *   `--pg-setting NAME=VALUE` (repeatable): a server setting of the cluster's besides
@@ -194,7 +195,12 @@ async function postgresLedger(cluster: ScalePg): Promise<Ledger> {
   await admin.connect();
   try {
     await admin.query(`DROP DATABASE IF EXISTS ${copy} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${copy} TEMPLATE ${cluster.db}`);
+    // PostgreSQL 15+ copies a database through the WAL by default (WAL_LOG): FILE_COPY writes the
+    // copy's files directly, and the checkpoint after it lets pg_wal shrink back to what the
+    // cluster's settings keep, so that the directory measured during the prune is the prune's.
+    const version = Number((await admin.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0]!.v);
+    await admin.query(`CREATE DATABASE ${copy} TEMPLATE ${cluster.db}${version >= 150000 ? " STRATEGY FILE_COPY" : ""}`);
+    await admin.query("CHECKPOINT");
   } finally {
     await admin.end();
   }
@@ -320,6 +326,7 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     }
     const pruneSeconds = (performance.now() - t0) / 1000;
     const walAtEnd = await ledger.walPosition();
+    const walDirAtEnd = ledger.walBytes();
     const walStatements = await ledger.walByStatement();
     load.stop();
     const during = await load.done;
@@ -335,7 +342,7 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     const sizeAfter = await ledger.sizeBytes();
     const mib = (b: number) => (b / MIB).toFixed(0);
     const walWritten = walAtStart === null || walAtEnd === null ? "" : ` (${mib(walAtEnd - walAtStart)} MiB of WAL written)`;
-    const prune = `| ${label} | ${pruneOutput.trim()}${walWritten} | ${mib(walBeforePrune)} → ${mib(walMax)} | ${mib(sizeBefore)} → ${mib(sizeAfter)} | ${memory.peak.toFixed(0)}, ${memory.anon.toFixed(0)} + ${memory.file.toFixed(0)} | ${PRUNER === "cli" ? pruneRssPeak.toFixed(0) : "(in the node)"} |`;
+    const prune = `| ${label} | ${pruneOutput.trim()}${walWritten} | ${mib(walBeforePrune)} → ${mib(walMax)} (${mib(walDirAtEnd)} at the end) | ${mib(sizeBefore)} → ${mib(sizeAfter)} | ${memory.peak.toFixed(0)}, ${memory.anon.toFixed(0)} + ${memory.file.toFixed(0)} | ${PRUNER === "cli" ? pruneRssPeak.toFixed(0) : "(in the node)"} |`;
     console.error(prune);
     if (walStatements.length > 0) {
       const table = ["| statement | calls | rows | WAL records | full page images | WAL MiB |", "|---|---|---|---|---|---|", ...walStatements].join("\n");
@@ -382,7 +389,7 @@ ${runs[0]!.head}${COMPARE ? ` "compared build": ${COMPARE} (its server and its p
 |---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${runs.flatMap((r) => r.phases).join("\n")}
 
-| build | prune | largest WAL MiB (no prune → pruning) | size MiB before → after | node RSS MiB: peak, at the end anon + file | prune process peak RSS MiB |
+| build | prune | largest WAL MiB (no prune → pruning, and as the prune ended) | size MiB before → after | node RSS MiB: peak, at the end anon + file | prune process peak RSS MiB |
 |---|---|---|---|---|---|
 ${runs.map((r) => r.prune).join("\n")}
 ${walTables.map((t) => `\n${t}\n`).join("")}${PG_EXTRA.length > 0 ? `\nCluster settings besides bench/scalePg.ts's: ${PG_EXTRA.join(", ")}.\n` : ""}`);
