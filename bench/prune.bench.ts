@@ -2,7 +2,7 @@
  * Pruning half a scale ledger while the node serves the scale rows over HTTP (issue 35, target 6):
  *
  *   npm run build && nice -n -10 node --import tsx bench/prune.bench.ts [--versions 10000000] [--work DIR]
- *        [--pruner cli|serve] [--rate 300] [--connections 10] [--baseline 15] [--pg] [--compare DIR] [--prune-nice N]
+ *        [--pruner cli|serve] [--rate 300] [--connections 10] [--baseline 15] [--pg [--pg-setting NAME=VALUE]…] [--compare DIR] [--prune-nice N]
  *
  * - The ledger `bench/out/scale-N.db` (bench/scaleLedger.ts; never written here) is copied to
  *   `--work` (default bench/out/prune/) and served by `serve --no-prune` from this build.
@@ -33,8 +33,12 @@
  *   its transactions partitioned every 4,194,304 versions (`partition_versions`, given when the
  *   cluster's ledger is created or migrated), so that pruning half of 10M drops a partition.
  *   "WAL" is then the cluster's pg_wal directory (its size follows the cluster's checkpoint
- *   settings: `max_wal_size` of bench/scalePg.ts), with the WAL the prune wrote (LSN difference),
- *   and the size pg_database_size of the copy.
+ *   settings: `max_wal_size` of bench/scalePg.ts; segments an earlier run's larger setting made stay
+ *   until the WAL passes them, so its size as the prune ends is given too), with the WAL the prune wrote (LSN difference),
+ *   and the size pg_database_size of the copy. The WAL the prune's statements wrote, by statement
+ *   (pg_stat_statements, reset as the prune starts: calls, rows, WAL records, full page images, bytes).
+ *   `--pg-setting NAME=VALUE` (repeatable): a server setting of the cluster's besides
+ *   bench/scalePg.ts's (a later one wins), e.g. `max_wal_size=64MB` or `full_page_writes=on`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -58,6 +62,8 @@ const PG = argv.includes("--pg");
 /** `--prune-nice N`: the prune process runs N nice levels below the bench (and the node it serves). */
 const PRUNE_NICE = argv.includes("--prune-nice") ? opt("prune-nice", "10") : null;
 const COMPARE = argv.includes("--compare") ? opt("compare", "").replace(/\/$/, "") : null;
+/** `--pg-setting NAME=VALUE`, each given. */
+const PG_EXTRA = argv.flatMap((a, i) => (a === "--pg-setting" && argv[i + 1] !== undefined ? [argv[i + 1]!] : []));
 if (PRUNER !== "cli" && PRUNER !== "serve") throw new Error(`--pruner ${PRUNER}: cli or serve`);
 
 const MIB = 1024 * 1024;
@@ -147,6 +153,10 @@ interface Ledger {
   sizeBytes: () => Promise<number>;
   /** PostgreSQL: the cluster's WAL position (bytes); the WAL a prune wrote is its difference. */
   walPosition: () => Promise<number | null>;
+  /** PostgreSQL: forgets the statements' counters (as the prune starts). */
+  resetStatements: () => Promise<void>;
+  /** PostgreSQL: the WAL each statement wrote since `resetStatements`, as table rows (none on SQLite). */
+  walByStatement: () => Promise<string[]>;
   drop: () => Promise<void>;
   describe: string;
 }
@@ -164,6 +174,8 @@ async function sqliteLedger(): Promise<Ledger> {
     walBytes: () => statSync(`${db}-wal`, { throwIfNoEntry: false })?.size ?? 0,
     sizeBytes: async () => statSync(db).size,
     walPosition: async () => null,
+    resetStatements: async () => undefined,
+    walByStatement: async () => [],
     drop: async () => undefined,
     describe: `SQLite, a copy of ${source} in ${WORK}`,
   };
@@ -183,7 +195,12 @@ async function postgresLedger(cluster: ScalePg): Promise<Ledger> {
   await admin.connect();
   try {
     await admin.query(`DROP DATABASE IF EXISTS ${copy} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${copy} TEMPLATE ${cluster.db}`);
+    // PostgreSQL 15+ copies a database through the WAL by default (WAL_LOG): FILE_COPY writes the
+    // copy's files directly, and the checkpoint after it lets pg_wal shrink back to what the
+    // cluster's settings keep, so that the directory measured during the prune is the prune's.
+    const version = Number((await admin.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0]!.v);
+    await admin.query(`CREATE DATABASE ${copy} TEMPLATE ${cluster.db}${version >= 150000 ? " STRATEGY FILE_COPY" : ""}`);
+    await admin.query("CHECKPOINT");
   } finally {
     await admin.end();
   }
@@ -193,15 +210,18 @@ async function postgresLedger(cluster: ScalePg): Promise<Ledger> {
     targets,
     walBytes: () => directoryBytes(join(cluster.dataDir, "pg_wal")),
     sizeBytes: () => cluster.sizeBytes(copy),
-    walPosition: async () => {
-      const c = new pg.Client({ connectionString: cluster.url("postgres") });
-      await c.connect();
-      try {
-        return Number((await c.query<{ at: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS at")).rows[0]!.at);
-      } finally {
-        await c.end();
-      }
-    },
+    walPosition: async () => Number((await adminQuery(cluster, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS at"))[0]!.at),
+    resetStatements: async () => void (await adminQuery(cluster, "SELECT pg_stat_statements_reset()")),
+    walByStatement: async () =>
+      (
+        await adminQuery(
+          cluster,
+          `SELECT s.calls, s.rows, s.wal_records, s.wal_fpi, s.wal_bytes, left(regexp_replace(s.query, '\\s+', ' ', 'g'), 70) AS query
+           FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+           WHERE d.datname = $1 AND s.wal_bytes > 0 ORDER BY s.wal_bytes DESC LIMIT 12`,
+          [copy],
+        )
+      ).map((r) => `| \`${r.query}\` | ${r.calls} | ${r.rows} | ${r.wal_records} | ${r.wal_fpi} | ${(Number(r.wal_bytes) / MIB).toFixed(1)} |`),
     drop: async () => {
       const c = new pg.Client({ connectionString: cluster.url("postgres") });
       await c.connect();
@@ -210,6 +230,17 @@ async function postgresLedger(cluster: ScalePg): Promise<Ledger> {
     },
     describe: `PostgreSQL ${cluster.bin}, a copy (CREATE DATABASE … TEMPLATE) of ${cluster.db} in ${cluster.dataDir}`,
   };
+}
+
+/** One statement on the cluster's `postgres` database, its rows. */
+async function adminQuery(cluster: ScalePg, text: string, values: unknown[] = []): Promise<Record<string, string>[]> {
+  const c = new pg.Client({ connectionString: cluster.url("postgres") });
+  await c.connect();
+  try {
+    return (await c.query(text, values)).rows;
+  } finally {
+    await c.end();
+  }
 }
 
 /**
@@ -278,6 +309,7 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     const walBeforePrune = walMax;
     walMax = 0;
     const walAtStart = await ledger.walPosition();
+    await ledger.resetStatements();
     const load = startLoad(server.url, above, serverPid, null);
     const t0 = performance.now();
     let pruneOutput = "";
@@ -294,6 +326,8 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     }
     const pruneSeconds = (performance.now() - t0) / 1000;
     const walAtEnd = await ledger.walPosition();
+    const walDirAtEnd = ledger.walBytes();
+    const walStatements = await ledger.walByStatement();
     load.stop();
     const during = await load.done;
     clearInterval(watch);
@@ -308,8 +342,13 @@ async function runBuild(label: string, dir: string, cluster: ScalePg | null): Pr
     const sizeAfter = await ledger.sizeBytes();
     const mib = (b: number) => (b / MIB).toFixed(0);
     const walWritten = walAtStart === null || walAtEnd === null ? "" : ` (${mib(walAtEnd - walAtStart)} MiB of WAL written)`;
-    const prune = `| ${label} | ${pruneOutput.trim()}${walWritten} | ${mib(walBeforePrune)} → ${mib(walMax)} | ${mib(sizeBefore)} → ${mib(sizeAfter)} | ${memory.peak.toFixed(0)}, ${memory.anon.toFixed(0)} + ${memory.file.toFixed(0)} | ${PRUNER === "cli" ? pruneRssPeak.toFixed(0) : "(in the node)"} |`;
+    const prune = `| ${label} | ${pruneOutput.trim()}${walWritten} | ${mib(walBeforePrune)} → ${mib(walMax)} (${mib(walDirAtEnd)} at the end) | ${mib(sizeBefore)} → ${mib(sizeAfter)} | ${memory.peak.toFixed(0)}, ${memory.anon.toFixed(0)} + ${memory.file.toFixed(0)} | ${PRUNER === "cli" ? pruneRssPeak.toFixed(0) : "(in the node)"} |`;
     console.error(prune);
+    if (walStatements.length > 0) {
+      const table = ["| statement | calls | rows | WAL records | full page images | WAL MiB |", "|---|---|---|---|---|---|", ...walStatements].join("\n");
+      console.error(table);
+      walTables.push(`${label}'s prune, WAL by statement (pg_stat_statements):\n\n${table}`);
+    }
     const head = `${ledger.describe}; versions ${targets.oldest}–${targets.latest}, pruned to ${target.oldestVersion} (window ${window}); load: ${rowsOf(above).length} rows in turn on ${CONNECTIONS} connections, ${RATE} req/s, versions asked about ${target.oldestVersion}–${targets.latest}; pruner: ${PRUNER === "cli" ? "`ledger-node prune` in its own process" : "the node's built-in pruner (`serve --prune-window`)"}.`;
     return { phases, prune, head };
   } finally {
@@ -338,7 +377,8 @@ const phaseLine = (name: string, r: LoadRun, seconds: string, node: ReturnType<t
 const builds: Array<[string, string]> = [["this build", ROOT.replace(/\/$/, "")]];
 if (COMPARE) builds.push(["compared build", COMPARE]);
 mkdirSync(WORK, { recursive: true });
-const cluster = PG ? await ScalePg.start(VERSIONS, false) : null;
+const walTables: string[] = [];
+const cluster = PG ? await ScalePg.start(VERSIONS, false, console.error, PG_EXTRA) : null;
 try {
   const runs = [];
   for (const [label, dir] of builds) runs.push(await runBuild(label, dir, cluster));
@@ -349,10 +389,10 @@ ${runs[0]!.head}${COMPARE ? ` "compared build": ${COMPARE} (its server and its p
 |---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${runs.flatMap((r) => r.phases).join("\n")}
 
-| build | prune | largest WAL MiB (no prune → pruning) | size MiB before → after | node RSS MiB: peak, at the end anon + file | prune process peak RSS MiB |
+| build | prune | largest WAL MiB (no prune → pruning, and as the prune ended) | size MiB before → after | node RSS MiB: peak, at the end anon + file | prune process peak RSS MiB |
 |---|---|---|---|---|---|
 ${runs.map((r) => r.prune).join("\n")}
-`);
+${walTables.map((t) => `\n${t}\n`).join("")}${PG_EXTRA.length > 0 ? `\nCluster settings besides bench/scalePg.ts's: ${PG_EXTRA.join(", ")}.\n` : ""}`);
 } finally {
   await cluster?.stop();
 }

@@ -115,9 +115,10 @@ export class ScalePg {
 
   /**
    * Starts the cluster of the ledger of `versions` versions, `bench/out/scale-pg-<versions>/`
-   * (initdb first when there is none), on core 0 when `pin`.
+   * (initdb first when there is none), on core 0 when `pin`, with `settings` (`name=value`) after
+   * `PG_SETTINGS`.
    */
-  static async start(versions: number, pin: boolean, log: (s: string) => void = console.error): Promise<ScalePg> {
+  static async start(versions: number, pin: boolean, log: (s: string) => void = console.error, settings: readonly string[] = []): Promise<ScalePg> {
     const bin = findPostgresBin();
     const dir = `${OUT}scale-pg-${versions}`;
     const data = join(dir, "data");
@@ -142,7 +143,7 @@ export class ScalePg {
       await run(cmd, args).catch(() => undefined);
     }
     const port = await freePort();
-    const opts = [`-p ${port}`, `-k ${dir}`, ...PG_SETTINGS.map((s) => `-c ${s}`)].join(" ");
+    const opts = [`-p ${port}`, `-k ${dir}`, ...[...PG_SETTINGS, ...settings].map((s) => `-c ${s}`)].join(" ");
     const [cmd, args] = command(join(bin, "pg_ctl"), ["-D", data, "-o", opts, "-l", join(dir, "server.log"), "-w", "-t", "120", "start"], pin);
     await run(cmd, args);
     const stop = command(join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "stop"], false);

@@ -134,23 +134,23 @@ export const SQL = {
   // With each module its code in the form $5 names (NULL: none; `ModuleCodeForm`), read from the
   // row the page reads anyway: the "record" is the JSON `ModuleRecords.record` builds (bytecode
   // instead where the row has no ABI text, as migration 5 left rows it did not fill). No code for
-  // the modules whose hash is in $6 (`ListedCode`: the caller holds their records).
-  modulesPage: `${ACCOUNT_KEYS},
-                page AS (SELECT m.state_key, m.name, m.code_hash,
+  // the modules whose hash is in $6 (`ListedCode`: the caller holds their records). The page is a
+  // lateral join on the one ledger row, so that row is read once (bench/RESULTS.md).
+  modulesPage: `${ACCOUNT_KEYS}
+                ${LEDGER_SELECT}, changed.version AS changed, page.*
+                FROM ledger l
+                LEFT JOIN LATERAL (SELECT m.version FROM modules m WHERE m.address = $1
+                                     AND m.version <= coalesce($3::numeric, l.ledger_version) ORDER BY m.version DESC LIMIT 1) changed ON true
+                LEFT JOIN LATERAL (SELECT m.state_key, m.name, m.code_hash,
                                 CASE WHEN $5::text = 'record' AND m.abi IS NOT NULL AND m.code_hash <> ALL($6::text[])
                                      THEN '{"bytecode":"0x' || encode(m.bytecode, 'hex') || '","abi":' || m.abi || '}' END AS record,
                                 CASE WHEN ($5::text = 'bytecode' OR ($5::text = 'record' AND m.abi IS NULL)) AND m.code_hash <> ALL($6::text[])
                                      THEN m.bytecode END AS bytecode,
                                 CASE WHEN $5::text = 'bytecode' AND m.code_hash <> ALL($6::text[]) THEN m.abi END AS abi
-                         FROM ledger l CROSS JOIN account_keys
+                         FROM account_keys
                          CROSS JOIN LATERAL (${NEWEST_MODULE_ROW("coalesce($3::numeric, l.ledger_version)", "n.state_key, n.name, n.code_hash, n.bytecode, n.abi")}) m
-                         WHERE l.id = 1 AND m.code_hash IS NOT NULL
-                         LIMIT $4)
-                ${LEDGER_SELECT}, changed.version AS changed, page.*
-                FROM ledger l
-                LEFT JOIN LATERAL (SELECT m.version FROM modules m WHERE m.address = $1
-                                     AND m.version <= coalesce($3::numeric, l.ledger_version) ORDER BY m.version DESC LIMIT 1) changed ON true
-                LEFT JOIN page ON true
+                         WHERE m.code_hash IS NOT NULL
+                         LIMIT $4) page ON true
                 WHERE l.id = 1 AND l.ledger_version IS NOT NULL
                 ORDER BY page.state_key`,
   moduleCode: "SELECT bytecode FROM modules WHERE code_hash = $1 AND bytecode IS NOT NULL LIMIT 1",
