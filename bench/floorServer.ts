@@ -22,7 +22,7 @@ type Rows<P extends unknown[], R> = { all(...p: P): R[]; get(...p: P): R | undef
 interface Statements {
   summariesJsonBackward: Rows<[string, Uint8Array, bigint, number], string>;
   moduleKeys: Rows<[bigint, Uint8Array, Uint8Array, number], [Buffer, string, string | null]>;
-  codeRecord: Rows<[number], [string | null, Buffer | null]>;
+  codeRecord: Rows<[number], string | Buffer>;
   tableItemAt: Rows<[Uint8Array, Uint8Array, bigint | null], unknown[]>;
 }
 
@@ -65,8 +65,8 @@ const server = createServer((req, res) => {
     const parts: string[] = [];
     for (const [, , codeOf] of st.moduleKeys.all(BigInt(version), Buffer.from(address, "hex"), NO_KEY, Number(limit))) {
       if (codeOf === null) continue;
-      const record = st.codeRecord.get(Number(codeOf.slice(CODE_HASH_DIGITS)))?.[0];
-      if (record) parts.push(record);
+      const record = st.codeRecord.get(Number(codeOf.slice(CODE_HASH_DIGITS)));
+      if (typeof record === "string") parts.push(record);
     }
     res.writeHead(200, JSON_HEADERS).end(`[${parts.join(",")}]`);
     return;

@@ -141,8 +141,8 @@ export class SqliteReads {
   private readCode(entry: ModuleEntry, id: number, form: ModuleCodeForm): void {
     if (form === "record") {
       const found = this.statements.codeRecord.get(id);
-      if (found?.[0] != null) entry.record = found[0];
-      else if (found?.[1]) entry.bytecode = found[1];
+      if (typeof found === "string") entry.record = found;
+      else if (found) entry.bytecode = found;
       return;
     }
     const found = this.statements.codeAndAbi.get(id);

@@ -90,14 +90,13 @@ export function prepareStatements(db: Db) {
     code: rows<[string], { bytecode: Buffer }>("SELECT bytecode FROM code WHERE code_hash = ?"),
     // A listed module's bytecode with its ABI text (NULL: a row no migration filled).
     codeAndAbi: tuples<[number], [Buffer, string | null]>("SELECT bytecode, abi FROM code WHERE id = ?"),
-    // A listed module's JSON record as the API sends it (`ModuleEntry.record`), or, for a row
-    // without ABI text, its bytecode: written here, it costs less than the two columns and the
-    // record built from them.
-    codeRecord: tuples<[number], [string | null, Buffer | null]>(
-      `SELECT CASE WHEN abi IS NOT NULL THEN '{"bytecode":"0x' || lower(hex(bytecode)) || '","abi":' || abi || '}' END,
-              CASE WHEN abi IS NULL THEN bytecode END
+    // A listed module's JSON record as the API sends it (`ModuleEntry.record`, text), or, for a row
+    // without ABI text, its bytecode (a blob): written here, it costs less than the two columns and
+    // the record built from them. One column, plucked: no row array is built for it.
+    codeRecord: db.prepare<[number], string | Buffer>(
+      `SELECT CASE WHEN abi IS NOT NULL THEN '{"bytecode":"0x' || lower(hex(bytecode)) || '","abi":' || abi || '}' ELSE bytecode END
        FROM code WHERE id = ?`,
-    ),
+    ).pluck(),
     // The ledger row and the item in one statement: one snapshot, one read lock (WAL read marks
     // are taken and dropped per statement, with a few system calls each).
     tableItemAt: tuples<[Uint8Array, Uint8Array, Version], SnapshotTuple<bigint, Buffer>>(
