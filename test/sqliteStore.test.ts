@@ -16,6 +16,7 @@ import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, SqliteStore, type SqliteSt
 import { prng, testSeed } from "./helpers/seed.js";
 import { summariesJsonPageOf, tableItem, modulesAt, summariesAt } from "./helpers/store.js";
 import { memorySettings } from "../src/storage/sqlite/testing.js";
+import { prepareStatements } from "../src/storage/sqlite/statements.js";
 
 const SEED = testSeed(7_2026);
 const U64_MAX = (1n << 64n) - 1n;
@@ -160,6 +161,41 @@ describe(`SQLite module pages (seed ${SEED})`, () => {
       expect(all.bytecode, m.name).toBeInstanceOf(Buffer);
       expect(all.abi, m.name).toBeTypeOf("string");
     }
+  });
+});
+
+describe(`SQLite module records (seed ${SEED})`, () => {
+  it("reads a listed module's record as one column: the record text the API sends, or the bytecode of a row without ABI text", async () => {
+    const path = newPath();
+    const blocks = history(SEED + 8, 120);
+    await filled(blocks, {}, path);
+    const last = blocks.at(-1)!.block.lastVersion;
+    const file = new Database(path, { readonly: true });
+    onTestFinished(() => file.close());
+    const st = prepareStatements(file);
+    const ids = file.prepare("SELECT id FROM code ORDER BY id").pluck().all() as number[];
+    expect(ids.length).toBeGreaterThan(3);
+    for (const id of ids) {
+      const [bytecode, abi] = st.codeAndAbi.get(id)!;
+      expect(st.codeRecord.get(id), `code ${id}`).toBe(`{"bytecode":"0x${bytecode.toString("hex")}","abi":${abi}}`);
+    }
+    expect(st.codeRecord.get(ids.at(-1)! + 1)).toBeUndefined();
+
+    const writer = new Database(path);
+    expect(writer.prepare("UPDATE code SET abi = NULL").run().changes).toBe(ids.length);
+    writer.close();
+    for (const id of ids) expect(st.codeRecord.get(id), `code ${id}`).toEqual(st.codeAndAbi.get(id)![0]);
+    // the reads take such a row's bytecode, for the API to decode its ABI
+    const s = open(path, { readonly: true });
+    let listed = 0;
+    for (const owner of SENDERS) {
+      for (const m of (await s.wire.readModules(owner, last, null, 10, () => true))!.value.rows) {
+        expect(m.record, m.name).toBeUndefined();
+        expect(m.bytecode, m.name).toBeInstanceOf(Buffer);
+        listed++;
+      }
+    }
+    expect(listed).toBeGreaterThan(0);
   });
 });
 
