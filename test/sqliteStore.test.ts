@@ -171,7 +171,9 @@ describe(`SQLite module records (seed ${SEED})`, () => {
     await filled(blocks, {}, path);
     const last = blocks.at(-1)!.block.lastVersion;
     const file = new Database(path, { readonly: true });
-    onTestFinished(() => file.close());
+    onTestFinished(() => {
+      file.close();
+    });
     const st = prepareStatements(file);
     const ids = file.prepare("SELECT id FROM code ORDER BY id").pluck().all() as number[];
     expect(ids.length).toBeGreaterThan(3);
