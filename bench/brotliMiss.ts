@@ -2,7 +2,8 @@
  * What brotli costs a compressed miss, by its parameters: the pages the SDK row asks for (summaries
  * of 100 and of 25 at random versions, and random modules pages, fetched from a node on a bench
  * ledger), each compressed by `brotliCompressSync` with the encoder's set-up parameters varied
- * (quality 0 or 1, `BROTLI_PARAM_SIZE_HINT`, a window sized to the body). Node has no encoder to
+ * (quality 0 or 1, `BROTLI_PARAM_SIZE_HINT`, a window sized to the body), and by gzip and deflate
+ * at level 1 (`gzipSync`, `deflateSync`), which the SDK's Accept-Encoding also names. Node has no encoder to
  * keep between bodies: `brotliCompressSync` makes one a call, and a stream's synchronous finish
  * (`_processChunk`, private) closes its handle.
  *
@@ -12,7 +13,7 @@
  * `--each` compressions of every page by every variant, and the bytes each makes (every output is
  * checked to decode to its page).
  */
-import { brotliCompressSync, brotliDecompressSync, constants, type BrotliOptions } from "node:zlib";
+import { brotliCompressSync, brotliDecompressSync, constants, deflateSync, gunzipSync, gzipSync, inflateSync, type BrotliOptions } from "node:zlib";
 import { prng } from "../src/ingest/devnetChain.js";
 import { OUT, ROOT, argOption, median, startServer } from "./common.js";
 import { readTargets, rowsOf, sample } from "./scaleRows.js";
@@ -29,10 +30,11 @@ const LGWIN = constants.BROTLI_PARAM_LGWIN;
 /** The smallest window that holds `bytes` (a window of w bits holds 2^w - 16). */
 const windowFor = (bytes: number) => Math.min(constants.BROTLI_DEFAULT_WINDOW, Math.max(constants.BROTLI_MIN_WINDOW_BITS, 32 - Math.clz32(bytes + 16)));
 
-type Variant = { name: string; compress: (b: Buffer) => Buffer };
+type Variant = { name: string; compress: (b: Buffer) => Buffer; decompress: (b: Buffer) => Buffer };
 const sync = (name: string, params: (b: Buffer) => Record<number, number>): Variant => ({
   name,
   compress: (b) => brotliCompressSync(b, { params: params(b) } as BrotliOptions),
+  decompress: (b) => brotliDecompressSync(b),
 });
 const VARIANTS: Variant[] = [
   sync("q0 + size hint (the node's)", (b) => ({ [Q]: 0, [HINT]: b.length })),
@@ -41,6 +43,8 @@ const VARIANTS: Variant[] = [
   sync("q0 + hint, window 14 (blocks of 16 KiB)", (b) => ({ [Q]: 0, [HINT]: b.length, [LGWIN]: Math.min(14, windowFor(b.length)) })),
   sync("q1 + size hint", (b) => ({ [Q]: 1, [HINT]: b.length })),
   sync("q1 + hint + window to size", (b) => ({ [Q]: 1, [HINT]: b.length, [LGWIN]: windowFor(b.length) })),
+  { name: "gzip level 1", compress: (b) => gzipSync(b, { level: 1 }), decompress: (b) => gunzipSync(b) },
+  { name: "deflate level 1", compress: (b) => deflateSync(b, { level: 1 }), decompress: (b) => inflateSync(b) },
 ];
 
 async function fetchPages(): Promise<Record<string, Buffer[]>> {
@@ -87,7 +91,7 @@ for (const [label, pages] of Object.entries(sets)) {
     let n = 0;
     for (const p of pages) {
       const out = v.compress(p);
-      if (!brotliDecompressSync(out).equals(p)) throw new Error(`${v.name}: does not decode to its page`);
+      if (!v.decompress(out).equals(p)) throw new Error(`${v.name}: does not decode to its page`);
       n += out.length;
     }
     return n / pages.length;

@@ -5,7 +5,7 @@
  *   npm run bench:instructions -- [--versions 1000000,10000000] [--compare DIR] [--requests 200]
  *                                 [--warmup 1000] [--repeat 2] [--only REGEX] [--floor]
  *                                 [--perf-map] [--v8-defaults] [--node-flags "…"] [--dumps DIR]
- *                                 [--serve-flags "…"] [--compare-out DIR2]
+ *                                 [--serve-flags "…"] [--this-node-flags "…"] [--compare-out DIR2] [--cache-sim]
  *
  * - For each row, each build serves the ledger (bench/out/scale-N.db, as `bench:scale` builds it)
  *   from a server started for that row alone (rows run one after another in one server move each
@@ -29,6 +29,12 @@
  *   requests, `bench/out/callgrind/<size>-b<build>-r<repetition>-row<row>.<pid>.1-<thread>`) gets a copy with
  *   its JavaScript named (bench/callgrindNames.mjs) for `callgrind_annotate --inclusive=yes`.
  *
+ * - `--cache-sim`: callgrind also simulates the caches and the branch predictor (`--cache-sim=yes
+ *   --branch-sim=yes`), and a third table gives the main thread's misses a request (first-level
+ *   instruction and data, last-level, mispredicted branches) and callgrind's cycle estimate
+ *   (Ir + 10 × first-level misses + 100 × last-level misses + 10 × mispredicted branches): what
+ *   an instruction count leaves out of the time, without the machine's load in it.
+ *
  * Prints markdown tables for bench/RESULTS.md.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -51,6 +57,7 @@ const COMPARE_OUT = argv.includes("--compare-out") ? opt("compare-out", "").repl
 const ONLY = argv.includes("--only") ? new RegExp(opt("only", "")) : null;
 const FLOOR = argv.includes("--floor");
 const PERF_MAP = argv.includes("--perf-map");
+const CACHE_SIM = argv.includes("--cache-sim");
 /**
  * V8 optimizes a function after it has run a budget of bytecode and its feedback has settled for
  * 500 calls, so a function that runs once a request is optimized only after about a thousand
@@ -77,11 +84,13 @@ interface Build {
 }
 /** `serve` flags for this build only (`--serve-flags "--plain-misses"`): a setting measured against the compared build's defaults. */
 const SERVE_FLAGS = argv.includes("--serve-flags") ? opt("serve-flags", "").split(" ").filter(Boolean) : [];
+/** Node flags for this build only (`--this-node-flags "--single-threaded-gc"`): a runtime setting measured against the compared build without it (`--compare` may name this checkout). */
+const THIS_NODE_FLAGS = argv.includes("--this-node-flags") ? opt("this-node-flags", "").split(" ").filter(Boolean) : [];
 const node =
-  (dir: string, extra: string[] = []) =>
-  (db: string) => [...NODE_FLAGS, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune", ...extra];
+  (dir: string, extra: string[] = [], flags: string[] = []) =>
+  (db: string) => [...NODE_FLAGS, ...flags, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune", ...extra];
 const everyRow = () => true;
-const builds: Build[] = [{ label: "this build", command: node(ROOT, SERVE_FLAGS), serves: everyRow }];
+const builds: Build[] = [{ label: "this build", command: node(ROOT, SERVE_FLAGS, THIS_NODE_FLAGS), serves: everyRow }];
 if (COMPARE) {
   const served = node(COMPARE.replace(/\/?$/, "/"));
   builds.push({ label: "compared build", command: (db) => served(COMPARE_OUT ? db.replace(OUT, COMPARE_OUT) : db), serves: everyRow });
@@ -105,7 +114,7 @@ interface Served {
 /** Starts a build's server under callgrind (instrumentation off) and waits for its URL. */
 function serve(build: Build, db: string, tag: string): Promise<Served> {
   const prefix = `${DUMPS}${tag}`;
-  const args = ["--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", `--callgrind-out-file=${prefix}.%p`, process.execPath, ...build.command(db)];
+  const args = ["--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", ...(CACHE_SIM ? ["--cache-sim=yes", "--branch-sim=yes"] : []), `--callgrind-out-file=${prefix}.%p`, process.execPath, ...build.command(db)];
   return new Promise((resolve, reject) => {
     const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let buf = "";
@@ -142,7 +151,7 @@ function callgrind(pid: number, ...command: string[]): void {
  * main thread's alone, which leaves out V8's background work (optimizing compiles, concurrent
  * marking) that a short warm-up under callgrind leaves running into the counted requests.
  */
-function lastDump(prefix: string): { all: number; main: number } {
+function lastDump(prefix: string): { all: number; main: number; mainEvents: Record<string, number> } {
   const base = prefix.slice(DUMPS.length);
   const files = readdirSync(DUMPS)
     .map((f) => (f.startsWith(`${base}.`) ? /^(\d+)-(\d+)$/.exec(f.slice(base.length + 1)) : null))
@@ -150,15 +159,22 @@ function lastDump(prefix: string): { all: number; main: number } {
   const last = Math.max(...files.map((m) => Number(m[1])));
   let all = 0;
   let main = 0;
+  let mainEvents: Record<string, number> = {};
   for (const m of files) {
     if (Number(m[1]) !== last) continue;
     const file = `${prefix}.${m[0]}`;
-    const t = /^totals:\s+(\d+)/m.exec(readFileSync(file, "utf8"));
+    const text = readFileSync(file, "utf8");
+    const t = /^totals:\s+([\d ]+)/m.exec(text);
     if (!t) throw new Error(`no totals in ${file}`);
-    all += Number(t[1]);
-    if (Number(m[2]) === 1) main = Number(t[1]);
+    const counts = t[1]!.trim().split(/\s+/u).map(Number);
+    all += counts[0]!;
+    if (Number(m[2]) === 1) {
+      main = counts[0]!;
+      const names = /^events:\s+(.+)$/m.exec(text)?.[1]?.trim().split(/\s+/u) ?? [];
+      mainEvents = Object.fromEntries(names.map((n, i) => [n, counts[i] ?? 0]));
+    }
   }
-  return { all, main };
+  return { all, main, mainEvents };
 }
 
 interface Measured {
@@ -166,9 +182,11 @@ interface Measured {
   perRequest: number;
   /** Instructions a request, the main thread alone. */
   mainPerRequest: number;
+  /** `--cache-sim`: the main thread's simulated events a request, by callgrind's name (Ir, I1mr, D1mr, …). */
+  mainEvents: Record<string, number>;
   non2xx: number;
 }
-const NOT_SERVED: Measured = { perRequest: Number.NaN, mainPerRequest: Number.NaN, non2xx: 0 };
+const NOT_SERVED: Measured = { perRequest: Number.NaN, mainPerRequest: Number.NaN, mainEvents: {}, non2xx: 0 };
 
 /** One row on a server of its own, started for it: warm-up, then the counted requests. */
 async function measureRow(build: Build, db: string, row: Row, seed: number, tag: string): Promise<Measured> {
@@ -188,7 +206,8 @@ async function measureRow(build: Build, db: string, row: Row, seed: number, tag:
     console.error(
       `${build.label} ${tag} ${row.name}: ${(counted.all / REQUESTS / 1000).toFixed(0)}k instructions a request (main thread ${(counted.main / REQUESTS / 1000).toFixed(0)}k)`,
     );
-    return { perRequest: counted.all / REQUESTS, mainPerRequest: counted.main / REQUESTS, non2xx };
+    const mainEvents = Object.fromEntries(Object.entries(counted.mainEvents).map(([n, c]) => [n, c / REQUESTS]));
+    return { perRequest: counted.all / REQUESTS, mainPerRequest: counted.main / REQUESTS, mainEvents, non2xx };
   } finally {
     agent.destroy();
     s.child.kill();
@@ -235,7 +254,20 @@ async function runLedger(size: number): Promise<string> {
     });
     return `${title}\n\n| row | ${heads.join(" | ")} |\n|${"---|".repeat(heads.length + 1)}\n${lines.join("\n")}\n`;
   };
-  return `#### ${size.toLocaleString("en")} versions\n\n${table("Instructions a request, main thread", (m) => m.mainPerRequest)}\n${table("Instructions a request, all threads (V8's background compiles and marking included)", (m) => m.perRequest)}`;
+  const ev = (m: Measured, ...names: string[]) => names.reduce((a, n) => a + (m.mainEvents[n] ?? Number.NaN), 0);
+  const simulated = CACHE_SIM
+    ? [
+        table("Main thread, first-level instruction cache misses a request (I1mr)", (m) => ev(m, "I1mr")),
+        table("Main thread, first-level data cache misses a request (D1mr + D1mw)", (m) => ev(m, "D1mr", "D1mw")),
+        table("Main thread, last-level cache misses a request (ILmr + DLmr + DLmw)", (m) => ev(m, "ILmr", "DLmr", "DLmw")),
+        table("Main thread, mispredicted branches a request (Bcm + Bim)", (m) => ev(m, "Bcm", "Bim")),
+        table(
+          "Main thread, callgrind's cycle estimate a request (Ir + 10 × first-level misses + 100 × last-level misses + 10 × mispredicted branches)",
+          (m) => ev(m, "Ir") + 10 * ev(m, "I1mr", "D1mr", "D1mw", "Bcm", "Bim") + 100 * ev(m, "ILmr", "DLmr", "DLmw"),
+        ),
+      ].join("\n")
+    : "";
+  return `#### ${size.toLocaleString("en")} versions\n\n${table("Instructions a request, main thread", (m) => m.mainPerRequest)}\n${table("Instructions a request, all threads (V8's background compiles and marking included)", (m) => m.perRequest)}${simulated ? `\n${simulated}` : ""}`;
 }
 
 rmSync(DUMPS, { recursive: true, force: true });

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from "node:zlib";
 import { BEST_AFTER, EncodedBody, Refiner } from "./compression.js";
@@ -184,5 +186,25 @@ describe("SeenOnce", () => {
 
   it("rejects a bound below 1", () => {
     expect(() => new SeenOnce(0)).toThrow(RangeError);
+  });
+
+  it("holds no copy of the keys it remembers: its memory does not grow with them", () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const seen = new SeenOnce(1_000);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    // 1,000 flat keys of 10 KB each, all remembered (one generation): 10 MB if they were held
+    let last = "";
+    for (let i = 0; i < 1_000; i++) {
+      last = randomBytes(5_000).toString("hex");
+      expect(seen.seenBefore(last)).toBe(false);
+    }
+    const kept = last;
+    last = "";
+    gc();
+    const grown = process.memoryUsage().heapUsed - before;
+    expect(grown).toBeLessThan(2_000_000);
+    expect(seen.seenBefore(kept)).toBe(true);
   });
 });

@@ -24,28 +24,68 @@ export interface Page<M> {
 /**
  * The keys offered once and not stored, in two generations: when the newer one is full it becomes
  * the older one and the oldest is dropped, so it holds at most twice `perGeneration` keys and
- * remembers at least the last `perGeneration`. The keys themselves are held, not a hash of them:
- * a set hashes a string natively once and keeps the hash in it, so the key the cache's lookup
- * already hashed costs nothing more here, where a hash computed in JavaScript cost every miss a
- * pass over the key.
+ * remembers at least the last `perGeneration`. A key is remembered by a 63-bit fingerprint (two
+ * 32-bit hashes of it) in an open-addressed table of numbers, not as a string in a `Set`: on
+ * traffic that misses, a `Set` of many thousands of keys costs each lookup several cache misses
+ * (its buckets and the keys compared along a chain), more time than hashing the key here
+ * (bench/RESULTS.md, part T). Two keys with one fingerprint would at worst store a page on its
+ * first ask; the page cache's keys stay exact.
  */
 export class SeenOnce {
-  private current = new Set<string>();
-  private previous = new Set<string>();
+  /** Fingerprints as pairs of 32-bit words (the second never 0; 0 marks an empty slot), at most half full. */
+  private current: Uint32Array;
+  private previous: Uint32Array;
+  private count = 0;
+  private readonly mask: number;
 
   constructor(private readonly perGeneration: number) {
     if (!(perGeneration >= 1)) throw new RangeError(`perGeneration ${perGeneration} must be >= 1`);
+    const slots = 2 ** Math.ceil(Math.log2(perGeneration * 2));
+    this.mask = slots - 1;
+    this.current = new Uint32Array(slots * 2);
+    this.previous = new Uint32Array(slots * 2);
   }
 
   /** Whether `key` was seen since it was last forgotten; remembers it when not. */
   seenBefore(key: string): boolean {
-    if (this.current.has(key) || this.previous.has(key)) return true;
-    if (this.current.size >= this.perGeneration) {
-      this.previous = this.current;
-      this.current = new Set();
+    // FNV-1a and a second multiplicative hash in one pass, each mixed (murmur3's finalizer)
+    let a = 0x811c9dc5;
+    let b = 0x9747b28c;
+    for (let i = 0; i < key.length; i++) {
+      const c = key.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x5bd1e995);
     }
-    this.current.add(key);
+    a = mix(a);
+    b = (mix(b) | 1) >>> 0;
+    if (slotOf(this.current, this.mask, a, b) < 0 || slotOf(this.previous, this.mask, a, b) < 0) return true;
+    if (this.count >= this.perGeneration) {
+      const emptied = this.previous.fill(0);
+      this.previous = this.current;
+      this.current = emptied;
+      this.count = 0;
+    }
+    const free = slotOf(this.current, this.mask, a, b);
+    this.current[free * 2] = a;
+    this.current[free * 2 + 1] = b;
+    this.count++;
     return false;
+  }
+}
+
+/** murmur3's 32-bit finalizer: every bit of `h` reaches every bit of the result. */
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Linear probing for fingerprint (a, b): -1 when the table holds it, else the empty slot where it would go. */
+function slotOf(table: Uint32Array, mask: number, a: number, b: number): number {
+  for (let i = a & mask; ; i = (i + 1) & mask) {
+    const second = table[i * 2 + 1]!;
+    if (second === 0) return i;
+    if (second === b && table[i * 2] === a) return -1;
   }
 }
 

@@ -1,0 +1,122 @@
+/**
+ * Two servers' CPU time a request measured at the same time, under the same load: on a machine
+ * shared with other work, CPU time a request moves by 10–40% between runs (co-runners evict the
+ * caches, the scheduler's share changes), so two servers measured one after the other differ by
+ * more than a runtime setting does. Here both run on core 0 at once, each driven at the same fixed
+ * rate by its own load generator on core 1, so both see the same co-runners; their ratio is the
+ * figure, over rounds that alternate which one starts first.
+ *
+ *   node bench/pairTime.mjs --row summaries-25 [--db FILE] [--rounds 5] [--warmup 10] [--duration 8]
+ *        [--rate 1000] --a "node:--single-threaded-gc" --b "node:" [--a-dist DIR] [--b-dist DIR]
+ *        [--a-row ROW] [--b-row ROW]
+ *
+ * A server is `node:FLAGS` (the node's `serve`, as bench/scale.bench.ts starts it, under node
+ * FLAGS) or `floor:FLAGS` (bench/floorServer.ts); `--a-dist`/`--b-dist` serve another checkout's
+ * build; `--a-row`/`--b-row` give a side a row of its own (the compressed miss against the plain
+ * one, on two servers of the same build). Rows: those of bench/threadTime.mjs. CPU time is every thread's (`/proc/PID/task/TID/schedstat`).
+ */
+import { execFile, spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { promisify } from "node:util";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const argv = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = argv.indexOf(`--${name}`);
+  return i === -1 ? def : argv[i + 1];
+};
+const DB = opt("db", `${ROOT}bench/out/scale-1000000.db`);
+const ROW = opt("row", "summaries-25");
+const ROUNDS = Number(opt("rounds", "5"));
+const WARMUP = Number(opt("warmup", "10"));
+const DURATION = Number(opt("duration", "8"));
+const RATE = Number(opt("rate", "1000"));
+const SIDES = [
+  { name: "a", spec: opt("a", "node:"), dist: opt("a-dist", ROOT), row: opt("a-row", ROW) },
+  { name: "b", spec: opt("b", "node:"), dist: opt("b-dist", ROOT), row: opt("b-row", ROW) },
+];
+
+const { targets } = JSON.parse(readFileSync(`${DB}.targets.json`, "utf8"));
+const range = [targets.oldest, targets.latest];
+const accounts = targets.senders.map((account) => ({ account }));
+const summaries = "/v1/accounts/{account}/transaction_summaries";
+const MIXES = {
+  "summaries-25": { method: "GET", path: `${summaries}?limit=25&end_version={version}`, choices: accounts, versions: range },
+  "summaries-100": { method: "GET", path: `${summaries}?limit=100&end_version={version}`, choices: accounts, versions: range },
+  "summaries-100-sdk": {
+    method: "GET",
+    path: `${summaries}?limit=100&end_version={version}`,
+    headers: { "accept-encoding": "gzip, deflate, br" },
+    choices: accounts,
+    versions: range,
+  },
+};
+for (const s of SIDES) if (!MIXES[s.row]) throw new Error(`--row: one of ${Object.keys(MIXES).join(", ")}`);
+
+/** Starts a side's server on core 0; resolves with its process and URL. */
+function start(side) {
+  const [kind, flagText = ""] = side.spec.split(/:(.*)/su);
+  const flags = flagText.split(" ").filter(Boolean);
+  const args =
+    kind === "floor"
+      ? [...flags, "--import", "tsx", `${side.dist}/bench/floorServer.ts`, DB, "0"]
+      : [...flags, `${side.dist}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune"];
+  const child = spawn("taskset", ["-c", "0", process.execPath, ...args], { cwd: side.dist, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let log = "";
+    const onData = (d) => {
+      log += d.toString();
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(log);
+      if (m) resolve({ child, url: m[0] });
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`${side.spec} exited (${code}): ${log}`)));
+  });
+}
+
+const dir = `${ROOT}bench/out/pairTime`;
+mkdirSync(dir, { recursive: true });
+/** One load generator run on core 1 at the fixed rate; resolves with its figures. */
+async function loadgen(url, row, duration, tag) {
+  const spec = `${dir}/loadgen-${process.pid}-${tag}.json`;
+  writeFileSync(spec, JSON.stringify({ opts: { url, connections: 10, duration, overallRate: RATE }, mix: MIXES[row], warmup: 0 }));
+  const { stdout } = await promisify(execFile)("taskset", ["-c", "1", process.execPath, `${ROOT}bench/loadgen.mjs`, `@${spec}`], { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout);
+}
+
+/** CPU time of every thread of a process so far, in ns. */
+function cpuNs(pid) {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // a thread gone between the listing and the read
+    }
+  }
+  return ns;
+}
+
+const perRequest = { a: [], b: [] };
+for (let round = 0; round < ROUNDS; round++) {
+  const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
+  const servers = {};
+  for (const side of order) servers[side.name] = await start(side);
+  await Promise.all(SIDES.map((s) => loadgen(servers[s.name].url, s.row, WARMUP, `${s.name}w`)));
+  const before = Object.fromEntries(SIDES.map((s) => [s.name, cpuNs(servers[s.name].child.pid)]));
+  const runs = await Promise.all(SIDES.map((s) => loadgen(servers[s.name].url, s.row, DURATION, s.name)));
+  const line = [];
+  for (const [i, s] of SIDES.entries()) {
+    const us = (cpuNs(servers[s.name].child.pid) - before[s.name]) / 1000 / runs[i].total;
+    perRequest[s.name].push(us);
+    line.push(`${s.spec} ${s.row}: ${us.toFixed(1)} µs/req (${Math.round(runs[i].rps)} req/s, non-2xx ${runs[i].non2xx})`);
+  }
+  for (const s of SIDES) servers[s.name].child.kill("SIGINT");
+  console.log(`round ${round + 1}: ${line.join("; ")}; a ÷ b ${(perRequest.a.at(-1) / perRequest.b.at(-1)).toFixed(3)}`);
+}
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+const ratios = perRequest.a.map((x, i) => x / perRequest.b[i]);
+console.log(
+  `at ${RATE} req/s each: a (${SIDES[0].spec} ${SIDES[0].row}) ${median(perRequest.a).toFixed(1)} µs/req, b (${SIDES[1].spec} ${SIDES[1].row}) ${median(perRequest.b).toFixed(1)} µs/req (medians of ${ROUNDS}); a ÷ b by round ${ratios.map((r) => r.toFixed(3)).join(", ")}, median ${median(ratios).toFixed(3)}`,
+);
