@@ -9,15 +9,11 @@
  * `--dist`: the checkout whose build (`DIR/dist/`) is measured (default: this one).
  */
 import { randomBytes } from "node:crypto";
+import { option } from "./rowMixes.mjs";
 
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(`--${name}`);
-  return i === -1 ? def : argv[i + 1];
-};
-const DIST = opt("dist", new URL("../", import.meta.url).pathname).replace(/\/?$/, "/");
-const BYTES = Number(opt("bytes", "1200"));
-const PAGES = Number(opt("pages", "20000"));
+const DIST = option("dist", new URL("../", import.meta.url).pathname).replace(/\/?$/, "/");
+const BYTES = Number(option("bytes", "1200"));
+const PAGES = Number(option("pages", "20000"));
 const { PageCache } = await import(`${DIST}dist/api/pageCache.js`);
 const { EncodedBody, Refiner } = await import(`${DIST}dist/api/compression.js`);
 

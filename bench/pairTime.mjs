@@ -18,39 +18,22 @@
 import { execFile, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
+import { option, rowMixes } from "./rowMixes.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(`--${name}`);
-  return i === -1 ? def : argv[i + 1];
-};
-const DB = opt("db", `${ROOT}bench/out/scale-1000000.db`);
-const ROW = opt("row", "summaries-25");
-const ROUNDS = Number(opt("rounds", "5"));
-const WARMUP = Number(opt("warmup", "10"));
-const DURATION = Number(opt("duration", "8"));
-const RATE = Number(opt("rate", "1000"));
+const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);
+const ROW = option("row", "summaries-25");
+const ROUNDS = Number(option("rounds", "5"));
+const WARMUP = Number(option("warmup", "10"));
+const DURATION = Number(option("duration", "8"));
+const RATE = Number(option("rate", "1000"));
 const SIDES = [
-  { name: "a", spec: opt("a", "node:"), dist: opt("a-dist", ROOT), row: opt("a-row", ROW) },
-  { name: "b", spec: opt("b", "node:"), dist: opt("b-dist", ROOT), row: opt("b-row", ROW) },
+  { name: "a", spec: option("a", "node:"), dist: option("a-dist", ROOT), row: option("a-row", ROW) },
+  { name: "b", spec: option("b", "node:"), dist: option("b-dist", ROOT), row: option("b-row", ROW) },
 ];
 
 const { targets } = JSON.parse(readFileSync(`${DB}.targets.json`, "utf8"));
-const range = [targets.oldest, targets.latest];
-const accounts = targets.senders.map((account) => ({ account }));
-const summaries = "/v1/accounts/{account}/transaction_summaries";
-const MIXES = {
-  "summaries-25": { method: "GET", path: `${summaries}?limit=25&end_version={version}`, choices: accounts, versions: range },
-  "summaries-100": { method: "GET", path: `${summaries}?limit=100&end_version={version}`, choices: accounts, versions: range },
-  "summaries-100-sdk": {
-    method: "GET",
-    path: `${summaries}?limit=100&end_version={version}`,
-    headers: { "accept-encoding": "gzip, deflate, br" },
-    choices: accounts,
-    versions: range,
-  },
-};
+const MIXES = rowMixes(targets);
 for (const s of SIDES) if (!MIXES[s.row]) throw new Error(`--row: one of ${Object.keys(MIXES).join(", ")}`);
 
 /** Starts a side's server on core 0; resolves with its process and URL. */

@@ -14,53 +14,21 @@ import { execFile, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { promisify } from "node:util";
+import { option, rowMixes } from "./rowMixes.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(`--${name}`);
-  return i === -1 ? def : argv[i + 1];
-};
-const DB = opt("db", `${ROOT}bench/out/scale-10000000.db`);
-const ROW = opt("row", "modules");
-const DURATION = Number(opt("duration", "10"));
-const DIST = opt("dist", ROOT);
-const TOP = Number(opt("top", "40"));
-const EXTRA = opt("server-args", "").split(" ").filter(Boolean);
+const DB = option("db", `${ROOT}bench/out/scale-10000000.db`);
+const ROW = option("row", "modules");
+const DURATION = Number(option("duration", "10"));
+const DIST = option("dist", ROOT);
+const TOP = Number(option("top", "40"));
+const EXTRA = option("server-args", "").split(" ").filter(Boolean);
 const PINNED = availableParallelism() >= 2;
 
 // A postgres:// --db has none beside it: `--targets` names the SQLite ledger's of the same size
 // (bench/scaleLedger.ts writes the same ledger into both).
-const { targets } = JSON.parse(readFileSync(opt("targets", `${DB}.targets.json`), "utf8"));
-const range = [targets.oldest, targets.latest];
-const accounts = targets.senders.map((account) => ({ account }));
-const raw = (choices, versioned) => ({
-  method: "POST",
-  path: `/v1/tables/{handle}/raw_item${versioned ? "?ledger_version={version}" : ""}`,
-  body: '{"key":"{key}"}',
-  headers: { "content-type": "application/json", accept: "application/x-bcs" },
-  choices,
-  ...(versioned ? { versions: range } : {}),
-});
-const summaries = "/v1/accounts/{account}/transaction_summaries";
-const MIXES = {
-  modules: { method: "GET", path: "/v1/accounts/{account}/modules?limit=25&ledger_version={version}", choices: targets.moduleAccounts.map((m) => ({ account: m.address })), versions: range },
-  history: { method: "GET", path: "/v1/accounts/{account}/modules?limit=25&ledger_version={version}", choices: [{ account: targets.history.address }], versions: range },
-  "summaries-hot": { method: "GET", path: `${summaries}?limit=25`, choices: accounts.slice(0, 1) },
-  "summaries-latest": { method: "GET", path: `${summaries}?limit=25`, choices: accounts },
-  "summaries-25": { method: "GET", path: `${summaries}?limit=25&end_version={version}`, choices: accounts, versions: range },
-  "summaries-100": { method: "GET", path: `${summaries}?limit=100&end_version={version}`, choices: accounts, versions: range },
-  "summaries-100-sdk": {
-    method: "GET",
-    path: `${summaries}?limit=100&end_version={version}`,
-    headers: { "accept-encoding": "gzip, deflate, br" },
-    choices: accounts,
-    versions: range,
-  },
-  raw: raw(targets.items.map((i) => ({ handle: i.handle, key: i.key })), true),
-  "raw-hot": raw(targets.items.slice(0, 1).map((i) => ({ handle: i.handle, key: i.key })), false),
-  missing: raw(targets.missing, false),
-};
+const { targets } = JSON.parse(readFileSync(option("targets", `${DB}.targets.json`), "utf8"));
+const MIXES = rowMixes(targets);
 const mix = MIXES[ROW];
 if (!mix) throw new Error(`--row: one of ${Object.keys(MIXES).join(", ")}`);
 

@@ -18,42 +18,26 @@
 import { execFile, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
+import { option, rowMixes } from "./rowMixes.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(`--${name}`);
-  return i === -1 ? def : argv[i + 1];
-};
 const FLOOR = argv.includes("--floor");
-const DB = opt("db", `${ROOT}bench/out/scale-1000000.db`);
-const ROW = opt("row", "summaries-25");
-const WARMUP = Number(opt("warmup", "20"));
-const DURATION = Number(opt("duration", "10"));
-const DIST = opt("dist", ROOT);
-const NODE_ARGS = opt("node-args", "").split(" ").filter(Boolean);
-const EXTRA = opt("server-args", "").split(" ").filter(Boolean);
-const PERF = opt("perf", null);
-const STRACE = opt("strace", null);
-const RATE = opt("rate", null);
-const LOG = opt("log", null);
-const CONNECTIONS = Number(opt("connections", "10"));
+const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);
+const ROW = option("row", "summaries-25");
+const WARMUP = Number(option("warmup", "20"));
+const DURATION = Number(option("duration", "10"));
+const DIST = option("dist", ROOT);
+const NODE_ARGS = option("node-args", "").split(" ").filter(Boolean);
+const EXTRA = option("server-args", "").split(" ").filter(Boolean);
+const PERF = option("perf", null);
+const STRACE = option("strace", null);
+const RATE = option("rate", null);
+const LOG = option("log", null);
+const CONNECTIONS = Number(option("connections", "10"));
 
 const { targets } = JSON.parse(readFileSync(`${DB}.targets.json`, "utf8"));
-const range = [targets.oldest, targets.latest];
-const accounts = targets.senders.map((account) => ({ account }));
-const summaries = "/v1/accounts/{account}/transaction_summaries";
-const MIXES = {
-  "summaries-25": { method: "GET", path: `${summaries}?limit=25&end_version={version}`, choices: accounts, versions: range },
-  "summaries-100": { method: "GET", path: `${summaries}?limit=100&end_version={version}`, choices: accounts, versions: range },
-  "summaries-100-sdk": {
-    method: "GET",
-    path: `${summaries}?limit=100&end_version={version}`,
-    headers: { "accept-encoding": "gzip, deflate, br" },
-    choices: accounts,
-    versions: range,
-  },
-};
+const MIXES = rowMixes(targets);
 const mix = MIXES[ROW];
 if (!mix) throw new Error(`--row: one of ${Object.keys(MIXES).join(", ")}`);
 

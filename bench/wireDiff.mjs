@@ -13,16 +13,13 @@ import { spawn } from "node:child_process";
 import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { readFileSync } from "node:fs";
+import { option } from "./rowMixes.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(`--${name}`);
-  return i === -1 ? def : argv[i + 1];
-};
-const DB = opt("db", `${ROOT}bench/out/scale-1000000.db`);
-const COMPARE = opt("compare", null);
-const N = Number(opt("requests", "3000"));
+const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);
+const COMPARE = option("compare", null);
+const N = Number(option("requests", "3000"));
 const DECODED = argv.includes("--decoded");
 if (!COMPARE) throw new Error("--compare DIR");
 const { targets } = JSON.parse(readFileSync(`${DB}.targets.json`, "utf8"));

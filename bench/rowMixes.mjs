@@ -1,0 +1,45 @@
+/**
+ * What the plain-node bench scripts (profileMiss, threadTime, pairTime, wireDiff, pageCacheMemory)
+ * share: their `--name value` options, and the request mixes of bench:scale's rows by short name,
+ * drawn from the targets scale.bench.ts saves beside a ledger (`<db>.targets.json`).
+ */
+
+/** The value after `--name` on the command line, or `def`. */
+export function option(name, def) {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf(`--${name}`);
+  return i === -1 ? def : argv[i + 1];
+}
+
+/** The rows' mixes, as bench/loadgen.mjs takes them. */
+export function rowMixes(targets) {
+  const range = [targets.oldest, targets.latest];
+  const accounts = targets.senders.map((account) => ({ account }));
+  const raw = (choices, versioned) => ({
+    method: "POST",
+    path: `/v1/tables/{handle}/raw_item${versioned ? "?ledger_version={version}" : ""}`,
+    body: '{"key":"{key}"}',
+    headers: { "content-type": "application/json", accept: "application/x-bcs" },
+    choices,
+    ...(versioned ? { versions: range } : {}),
+  });
+  const summaries = "/v1/accounts/{account}/transaction_summaries";
+  return {
+    modules: { method: "GET", path: "/v1/accounts/{account}/modules?limit=25&ledger_version={version}", choices: targets.moduleAccounts.map((m) => ({ account: m.address })), versions: range },
+    history: { method: "GET", path: "/v1/accounts/{account}/modules?limit=25&ledger_version={version}", choices: [{ account: targets.history.address }], versions: range },
+    "summaries-hot": { method: "GET", path: `${summaries}?limit=25`, choices: accounts.slice(0, 1) },
+    "summaries-latest": { method: "GET", path: `${summaries}?limit=25`, choices: accounts },
+    "summaries-25": { method: "GET", path: `${summaries}?limit=25&end_version={version}`, choices: accounts, versions: range },
+    "summaries-100": { method: "GET", path: `${summaries}?limit=100&end_version={version}`, choices: accounts, versions: range },
+    "summaries-100-sdk": {
+      method: "GET",
+      path: `${summaries}?limit=100&end_version={version}`,
+      headers: { "accept-encoding": "gzip, deflate, br" },
+      choices: accounts,
+      versions: range,
+    },
+    raw: raw(targets.items.map((i) => ({ handle: i.handle, key: i.key })), true),
+    "raw-hot": raw(targets.items.slice(0, 1).map((i) => ({ handle: i.handle, key: i.key })), false),
+    missing: raw(targets.missing, false),
+  };
+}
