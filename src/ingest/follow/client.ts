@@ -59,7 +59,7 @@ export class AnswerTooLargeError extends Error {
 class AttemptTimeoutError extends Error {
   constructor(ms: number) {
     super(`no answer within ${ms} ms`);
-    this.name = "TimeoutError";
+    this.name = "AttemptTimeoutError";
   }
 }
 
@@ -262,7 +262,7 @@ export function parseRetryAfter(v: string | null): number | null {
 
 function describeFetchError(e: unknown): string {
   const err = e as Error & { code?: string; cause?: { code?: string; message?: string } };
-  if (err?.name === "TimeoutError") return "timed out";
+  if (e instanceof AttemptTimeoutError) return "timed out";
   if (e instanceof AnswerTooLargeError) return err.message;
   return err?.code ?? err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
 }
