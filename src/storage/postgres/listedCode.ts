@@ -64,6 +64,11 @@ export class ListedCode {
   saw(account: string, hashes: readonly string[]): void {
     if (hashes.length === 0) return;
     const before = this.listed.get(account)?.hashes;
-    this.listed.set(account, { hashes, repeated: before === undefined || hashes.some((h) => before.includes(h)) });
+    let repeated = before === undefined;
+    if (!repeated) {
+      const earlier = new Set(before);
+      repeated = hashes.some((h) => earlier.has(h));
+    }
+    this.listed.set(account, { hashes, repeated });
   }
 }
