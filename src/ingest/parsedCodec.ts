@@ -21,6 +21,10 @@ export interface EncodedParsed {
 }
 
 const UNKNOWN_WHAT: UnknownKind["what"][] = ["transaction", "change", "module"];
+/** How a resource write's value is held: none (deleted), its JSON text, or its stored form. */
+const RESOURCE_DELETED = 0;
+const RESOURCE_TEXT = 1;
+const RESOURCE_PACKED = 2;
 
 class Growable<T extends Int32Array<ArrayBuffer> | BigUint64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>> {
   length = 0;
@@ -41,8 +45,14 @@ class Growable<T extends Int32Array<ArrayBuffer> | BigUint64Array<ArrayBuffer> |
   }
 }
 
-/** The flat form of `txns` (the transactions are left as they are). */
-export function encodeParsed(txns: readonly ParsedTxn[]): EncodedParsed {
+/** Packs a resource value into its stored form (`packResourceValue`). */
+export type PackResource = (owner: Uint8Array, json: string) => Uint8Array;
+
+/**
+ * The flat form of `txns` (the transactions are left as they are). With `pack`, each resource
+ * value's text is packed into its stored form here and its bytes travel instead of the text.
+ */
+export function encodeParsed(txns: readonly ParsedTxn[], pack: PackResource | null = null): EncodedParsed {
   const ints = new Growable(new Int32Array(txns.length * 16), (n) => new Int32Array(n));
   const u64s = new Growable(new BigUint64Array(txns.length * 6), (n) => new BigUint64Array(n));
   const bytes = new Growable(new Uint8Array(txns.length * 160), (n) => new Uint8Array(n));
@@ -109,7 +119,18 @@ export function encodeParsed(txns: readonly ParsedTxn[]): EncodedParsed {
     for (const r of p.resources) {
       sized(r.address);
       strings.push(r.type);
-      optionalString(r.json);
+      const v = r.json;
+      if (v === null) int(RESOURCE_DELETED);
+      else if (typeof v !== "string") {
+        int(RESOURCE_PACKED);
+        sized(v);
+      } else if (pack !== null) {
+        int(RESOURCE_PACKED);
+        sized(pack(r.address, v));
+      } else {
+        int(RESOURCE_TEXT);
+        strings.push(v);
+      }
     }
     int(p.unknown.length);
     for (const k of p.unknown) {
@@ -180,7 +201,8 @@ export function decodeParsed(e: EncodedParsed): ParsedTxn[] {
     for (let k = 0; k < resources.length; k++) {
       const address = bytesOf();
       const type = strings[s++]!;
-      resources[k] = { version, address, type, json: optionalString() };
+      const held = ints[i++];
+      resources[k] = { version, address, type, json: held === RESOURCE_TEXT ? strings[s++]! : held === RESOURCE_PACKED ? bytesOf() : null };
     }
     const unknown: UnknownKind[] = new Array(ints[i++]!);
     for (let k = 0; k < unknown.length; k++) unknown[k] = { what: UNKNOWN_WHAT[ints[i++]!]!, type: strings[s++]! };
