@@ -5,6 +5,7 @@ import { parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
 import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "./devnetChain.js";
 import { decodeParsed, encodeParsed } from "./parsedCodec.js";
 import { plain } from "../../test/helpers/plain.js";
+import { packResourceValue } from "../storage/resourceValue.js";
 
 /** Through the flat form and a postMessage's structured clone, as the parsing thread hands them over. */
 const handedOver = (txns: ParsedTxn[]) => decodeParsed(structuredClone(encodeParsed(txns)));
@@ -45,5 +46,27 @@ describe("parsed transactions in flat form (the import's parsing thread to the i
     const txns = [parseAptosTransaction(unknownTxn, 0), parseAptosTransaction(epilogue, 1)];
     expect(txns[0]!.unknown.map((u) => u.what)).toEqual(["transaction", "module", "change"]);
     expect(plain(handedOver(txns))).toEqual(plain(txns));
+  });
+
+  it("with a packer, carries each resource value in its stored form instead of its text, deletions kept (the follower's page thread)", () => {
+    const address = "0x" + "cd".repeat(32);
+    const json = {
+      version: "9",
+      type: "state_checkpoint_transaction",
+      hash: "0x" + "02".repeat(32),
+      changes: [
+        { type: "write_resource", address, data: { type: "0x1::account::Account", data: { sequence_number: "3" } } },
+        { type: "delete_resource", address, resource: "0x1::a::Gone" },
+        { type: "write_resource", address, data: { type: "0x1::a::B", data: { x: "ünï" } } },
+      ],
+    };
+    const txns = [parseAptosTransaction(json, 0)];
+    const packed = decodeParsed(structuredClone(encodeParsed(txns, packResourceValue)));
+    const texts = txns[0]!.resources.map((r) => r.json);
+    expect(texts.map((t) => typeof t)).toEqual(["string", "object", "string"]);
+    const owner = txns[0]!.resources[0]!.address;
+    expect(plain(packed[0]!.resources.map((r) => r.json))).toEqual(plain(texts.map((t) => (typeof t === "string" ? packResourceValue(owner, t) : null))));
+    expect(plain({ ...packed[0], resources: [] })).toEqual(plain({ ...txns[0], resources: [] }));
+    expect(plain(packed[0]!.resources.map((r) => [r.version, r.address, r.type]))).toEqual(plain(txns[0]!.resources.map((r) => [r.version, r.address, r.type])));
   });
 });

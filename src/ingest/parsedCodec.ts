@@ -21,45 +21,82 @@ export interface EncodedParsed {
 }
 
 const UNKNOWN_WHAT: UnknownKind["what"][] = ["transaction", "change", "module"];
+/** How a resource write's value is held: none (deleted), its JSON text, or its stored form. */
+const RESOURCE_DELETED = 0;
+const RESOURCE_TEXT = 1;
+const RESOURCE_PACKED = 2;
 
-class Growable<T extends Int32Array<ArrayBuffer> | BigUint64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>> {
+/*
+ * The flat arrays as they fill, doubling when full: one class per element type, so that each
+ * append site sees one kind of typed array (a class shared by the three made them polymorphic, and
+ * V8 deoptimized the appends as the kinds met).
+ */
+class IntList {
   length = 0;
-  constructor(
-    public array: T,
-    private readonly make: (n: number) => T,
-  ) {}
-  room(n: number): T {
-    if (this.length + n > this.array.length) {
-      const next = this.make(Math.max(this.array.length * 2, this.length + n));
-      next.set(this.array as never);
+  constructor(public array: Int32Array<ArrayBuffer>) {}
+  push(v: number): void {
+    if (this.length === this.array.length) {
+      const next = new Int32Array(this.array.length * 2 + 16);
+      next.set(this.array);
       this.array = next;
     }
-    return this.array;
+    this.array[this.length++] = v;
   }
-  done(): T {
-    return this.array.subarray(0, this.length) as T;
+  done(): Int32Array<ArrayBuffer> {
+    return this.array.subarray(0, this.length);
   }
 }
 
-/** The flat form of `txns` (the transactions are left as they are). */
-export function encodeParsed(txns: readonly ParsedTxn[]): EncodedParsed {
-  const ints = new Growable(new Int32Array(txns.length * 16), (n) => new Int32Array(n));
-  const u64s = new Growable(new BigUint64Array(txns.length * 6), (n) => new BigUint64Array(n));
-  const bytes = new Growable(new Uint8Array(txns.length * 160), (n) => new Uint8Array(n));
+class U64List {
+  length = 0;
+  constructor(public array: BigUint64Array<ArrayBuffer>) {}
+  push(v: bigint): void {
+    if (this.length === this.array.length) {
+      const next = new BigUint64Array(this.array.length * 2 + 16);
+      next.set(this.array);
+      this.array = next;
+    }
+    this.array[this.length++] = v;
+  }
+  done(): BigUint64Array<ArrayBuffer> {
+    return this.array.subarray(0, this.length);
+  }
+}
+
+class ByteList {
+  length = 0;
+  constructor(public array: Uint8Array<ArrayBuffer>) {}
+  append(b: Uint8Array): void {
+    if (this.length + b.length > this.array.length) {
+      const next = new Uint8Array(Math.max(this.array.length * 2, this.length + b.length));
+      next.set(this.array);
+      this.array = next;
+    }
+    this.array.set(b, this.length);
+    this.length += b.length;
+  }
+  done(): Uint8Array<ArrayBuffer> {
+    return this.array.subarray(0, this.length);
+  }
+}
+
+/** Packs a resource value into its stored form (`packResourceValue`). */
+export type PackResource = (owner: Uint8Array, json: string) => Uint8Array;
+
+/**
+ * The flat form of `txns` (the transactions are left as they are). With `pack`, each resource
+ * value's text is packed into its stored form here and its bytes travel instead of the text.
+ */
+export function encodeParsed(txns: readonly ParsedTxn[], pack: PackResource | null = null): EncodedParsed {
+  const ints = new IntList(new Int32Array(txns.length * 16));
+  const u64s = new U64List(new BigUint64Array(txns.length * 6));
+  const bytes = new ByteList(new Uint8Array(txns.length * 160));
   const strings: string[] = [];
-  const int = (v: number) => {
-    ints.room(1)[ints.length++] = v;
-  };
-  const u64 = (v: bigint) => {
-    u64s.room(1)[u64s.length++] = v;
-  };
-  const raw = (b: Uint8Array) => {
-    bytes.room(b.length).set(b, bytes.length);
-    bytes.length += b.length;
-  };
+  const int = (v: number) => ints.push(v);
+  const u64 = (v: bigint) => u64s.push(v);
   const sized = (b: Uint8Array | null) => {
     int(b === null ? -1 : b.length);
-    if (b !== null) raw(b);
+    if (b !== null) bytes.append(b);
   };
   const optionalString = (s: string | null | undefined) => {
     int(s === null || s === undefined ? 0 : 1);
@@ -109,7 +146,18 @@ export function encodeParsed(txns: readonly ParsedTxn[]): EncodedParsed {
     for (const r of p.resources) {
       sized(r.address);
       strings.push(r.type);
-      optionalString(r.json);
+      const v = r.json;
+      if (v === null) int(RESOURCE_DELETED);
+      else if (typeof v !== "string") {
+        int(RESOURCE_PACKED);
+        sized(v);
+      } else if (pack !== null) {
+        int(RESOURCE_PACKED);
+        sized(pack(r.address, v));
+      } else {
+        int(RESOURCE_TEXT);
+        strings.push(v);
+      }
     }
     int(p.unknown.length);
     for (const k of p.unknown) {
@@ -127,10 +175,13 @@ export function decodeParsed(e: EncodedParsed): ParsedTxn[] {
   let u = 0;
   let b = 0;
   let s = 0;
+  // Views made by the constructor: `subarray` looks up the species constructor for every view.
+  const buffer = bytes.buffer;
+  const base = bytes.byteOffset;
   const sized = (): Uint8Array | null => {
     const n = ints[i++]!;
     if (n < 0) return null;
-    const v = bytes.subarray(b, b + n);
+    const v = new Uint8Array(buffer, base + b, n);
     b += n;
     return v;
   };
@@ -180,7 +231,8 @@ export function decodeParsed(e: EncodedParsed): ParsedTxn[] {
     for (let k = 0; k < resources.length; k++) {
       const address = bytesOf();
       const type = strings[s++]!;
-      resources[k] = { version, address, type, json: optionalString() };
+      const held = ints[i++];
+      resources[k] = { version, address, type, json: held === RESOURCE_TEXT ? strings[s++]! : held === RESOURCE_PACKED ? bytesOf() : null };
     }
     const unknown: UnknownKind[] = new Array(ints[i++]!);
     for (let k = 0; k < unknown.length; k++) unknown[k] = { what: UNKNOWN_WHAT[ints[i++]!]!, type: strings[s++]! };

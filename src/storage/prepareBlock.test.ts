@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { codeHash } from "../ledger/codeHash.js";
 import { keepLastWrites, prepareBlock } from "./prepareBlock.js";
-import { unpackResourceValue } from "./resourceValue.js";
+import { packResourceValue, unpackResourceValue } from "./resourceValue.js";
 import { storedAbiText } from "./rules.js";
 import type { BlockWrite } from "./writer.js";
 
@@ -47,5 +47,21 @@ describe("prepareBlock", () => {
     const packed = [Buffer.from("first")];
     const p = prepareBlock(BLOCK, () => packed.shift()!);
     expect(p.resources.map((r) => r.value)).toEqual([Buffer.from("first"), null]);
+  });
+
+  it("stores a value packed where it was parsed as it is, and packs only the values given as text", () => {
+    const stored = packResourceValue(addr(3), '{"y":"2"}');
+    const block: BlockWrite = {
+      ...BLOCK,
+      resources: [{ version: 1n, address: addr(3), type: "0x1::a::C", json: new Uint8Array(stored) }, ...BLOCK.resources],
+    };
+    const asked: unknown[] = [];
+    const p = prepareBlock(block, (r) => {
+      asked.push(r.json);
+      return Buffer.from("text");
+    });
+    expect(asked).toEqual(['{"x":"1"}']);
+    expect(p.resources.map((r) => r.value)).toEqual([stored, Buffer.from("text"), null]);
+    expect(unpackResourceValue(addr(3), p.resources[0]!.value!)).toBe('{"y":"2"}');
   });
 });

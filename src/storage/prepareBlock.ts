@@ -52,8 +52,16 @@ export function prepareState(w: Pick<BlockWrite, "modules" | "tableItems" | "res
   return {
     modules: w.modules.map((m) => new PreparedModule(m)),
     tableItems: w.tableItems,
-    resources: w.resources.map((r) => ({ write: r, value: r.json === null ? null : pack(r as ResourceWrite & { json: string }) })),
+    resources: w.resources.map((r) => ({ write: r, value: storedValue(r, pack) })),
   };
+}
+
+/** A resource write's stored value: its text packed by `pack`, or the bytes packed where it was parsed. */
+function storedValue(r: ResourceWrite, pack: PackValue): Buffer | null {
+  const v = r.json;
+  if (v === null) return null;
+  if (typeof v === "string") return pack(r as ResourceWrite & { json: string });
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
 /** A block prepared for a dialect: `keepLastWrites`, then `prepareState`. */

@@ -61,7 +61,11 @@ export interface ResourceWrite {
   address: Uint8Array; // 32 bytes
   /** Struct tag as the source printed it, e.g. `0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>`. */
   type: string;
-  json: string | null; // null: deleted
+  /**
+   * The value as JSON text, or already in its stored form (`packResourceValue` of that text: the
+   * follower packs on the thread that parsed it); null: deleted.
+   */
+  json: string | Uint8Array | null;
 }
 
 /** Everything one block writes. Versions are contiguous and follow the stored ledger. */

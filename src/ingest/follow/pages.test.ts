@@ -8,6 +8,7 @@ import { parseAptosTransaction } from "../aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "../devnetChain.js";
 import { PageParser, type PendingPage, pageTxns } from "./pages.js";
 import { plain } from "../../../test/helpers/plain.js";
+import { packResourceValue } from "../../storage/resourceValue.js";
 
 const chain = DevnetChain.fresh(defaultDevnetChainOptions);
 const json: unknown[] = [...chain.genesis()];
@@ -19,13 +20,18 @@ describe("PageParser (the follower's pages parsed off its thread)", () => {
   const parser = new PageParser();
   afterAll(() => parser.close());
 
-  it("gives a page's first `limit` transactions as parsing them here does, and the page's length and first version", async () => {
+  it("gives a page's first `limit` transactions as parsing them here does, resource values packed into their stored form, and the page's length and first version", async () => {
     const page = await parser.parse(body(json), 40);
     expect(page).toMatchObject({ t: "page", length: json.length, firstVersion: '"0"', refused: null });
     // Flat from the thread: decoded only when the follower takes the page.
     expect(Array.isArray((page as { txns: unknown }).txns)).toBe(false);
     const here = json.slice(0, 40).map((t, i) => parseAptosTransaction(t, i));
-    expect(plain(txnsOf(page))).toEqual(plain(here));
+    const packed = here.map((p) => ({
+      ...p,
+      resources: p.resources.map((r) => ({ ...r, json: typeof r.json === "string" ? packResourceValue(r.address, r.json) : r.json })),
+    }));
+    expect(here.some((p) => p.resources.some((r) => typeof r.json === "string"))).toBe(true);
+    expect(plain(txnsOf(page))).toEqual(plain(packed));
   });
 
   it("stops at a transaction the importer refuses, with the ones before it and why", async () => {

@@ -137,12 +137,13 @@ export class SqliteStore extends PassThrough implements Storage {
 
   /**
    * Packs the resource values on the packer's thread for a large batch (an import's: the Importer
-   * parses on, and writes the batch before, meanwhile); nothing is written.
+   * parses on, and writes the batch before, meanwhile), those not packed already where they were
+   * parsed (the follower's); nothing is written.
    */
   async prepareBlocks(writes: BlockWrite[]): Promise<PreparedBlock[]> {
     const kept = writes.map(keepLastWrites);
     const toPack: ResourceToPack[] = [];
-    for (const w of kept) for (const r of w.resources) if (r.json !== null) toPack.push(r as ResourceToPack);
+    for (const w of kept) for (const r of w.resources) if (typeof r.json === "string") toPack.push(r as ResourceToPack);
     const packed = await this.packer.pack(toPack);
     let at = 0;
     const next = (): Buffer => {
