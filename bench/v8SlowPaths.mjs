@@ -40,10 +40,13 @@ let logFile;
 let from;
 let to;
 let run;
+/** When the server listened (µs on the log's clock): the megamorphic sites after it are the request path's. */
+let listening = 0;
 if (ANALYSE) {
   // `--analyse LOG --window FROM,TO,REQUESTS`: a kept log read again (the figures the run printed)
   logFile = ANALYSE;
-  const [a, b, n] = option("window", "0,0,1").split(",").map(Number);
+  const [a, b, n, l = 0] = option("window", "0,0,1").split(",").map(Number);
+  listening = l;
   from = a;
   to = b;
   run = { total: n, rps: 0, non2xx: 0 };
@@ -74,6 +77,7 @@ if (ANALYSE) {
     const { stdout } = await promisify(execFile)("taskset", ["-c", "1", process.execPath, `${ROOT}bench/loadgen.mjs`, `@${spec}`], { maxBuffer: 1 << 20 });
     return JSON.parse(stdout);
   };
+  listening = (performance.now() - started) * 1000;
   await loadgen(WARMUP);
   from = (performance.now() - started) * 1000;
   run = await loadgen(DURATION);
@@ -82,7 +86,7 @@ if (ANALYSE) {
   child.kill("SIGINT");
   await exited;
 
-console.log(`window --window ${Math.round(from)},${Math.round(to)},${run.total}`);
+console.log(`window --window ${Math.round(from)},${Math.round(to)},${run.total},${Math.round(listening)}`);
 }
 
 /** Code objects by start address, sorted: the function (and its script) a pc falls in. */
@@ -142,6 +146,8 @@ function parseName(name) {
 const short = (file) => file.replace(/^.*node_modules\//, "").replace(/^dist\//, "dist/");
 
 const counts = new Map();
+/** Each IC site's last state, keys and events since the server listened. */
+const icSites = new Map();
 const totals = new Map();
 function count(kind, site) {
   const k = `${kind}\t${site}`;
@@ -175,6 +181,14 @@ for await (const line of lines) {
   } else if (/IC$/.test(ev)) {
     // type,pc,time,line,column,old,new,map,key,modifier,slow_reason
     const t = Number(f[2]);
+    if (t >= listening && t < to) {
+      const site = `${ev}\t${siteOf(Number(f[1]), f[3], f[4])}`;
+      const s = icSites.get(site) ?? { state: "", keys: new Set(), events: 0 };
+      s.state = f[6];
+      s.events++;
+      if (s.keys.size < 4) s.keys.add(f.slice(8, f.length - 2).join(",").slice(0, 30));
+      icSites.set(site, s);
+    }
     if (t < from || t >= to) continue;
     const key = f.slice(8, f.length - 2).join(",");
     count(`${ev} ${f[5]}->${f[6]}${f.at(-1) ? ` (${f.at(-1)})` : ""}`, `${siteOf(Number(f[1]), f[3], f[4])} .${key.slice(0, 40)}`);
@@ -205,3 +219,9 @@ console.log("\nby owner and kind, a request:");
 for (const [k, c] of [...byOwner].sort((a, b) => b[1] - a[1])) console.log(`  ${(c / n).toFixed(3).padStart(9)}  ${k.replace("\t", "  ")}`);
 console.log(`\ntop ${TOP} sites, a request:`);
 for (const [k, c] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`  ${(c / n).toFixed(3).padStart(9)}  ${k.replaceAll("\t", "  ")}`);
+
+const mega = [...icSites].filter(([, s]) => s.state === "N");
+console.log(`\nIC sites megamorphic at the end, seen since the server listened (${mega.length}; a megamorphic site's hits in the stub cache are not logged):`);
+for (const [site, s] of mega.sort((a, b) => a[0].split("\t")[1].localeCompare(b[0].split("\t")[1]) || b[1].events - a[1].events)) {
+  console.log(`  ${site.replaceAll("\t", "  ")}  [${[...s.keys].join(" ")}] ${s.events} events`);
+}
