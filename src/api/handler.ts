@@ -59,9 +59,21 @@ const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: NO_BOUNDS };
 /** The input of an operation that declares none. */
 const NOTHING = Object.freeze({});
 
-function requestedVersions(versions: { at?: string; bounds?: readonly string[] }, query: Record<string, bigint | undefined>): RequestedVersions {
-  const bounds = versions.bounds;
-  return { at: versions.at ? query[versions.at] : undefined, bounds: bounds ? bounds.map((n) => query[n]) : NO_BOUNDS };
+/**
+ * The reader of the versions an operation's request names (`Operation.ledger`), compiled at
+ * registration with the query's property names written out, as `inputParser`: a shared
+ * `query[name]` would see every operation's query shape and several names, a megamorphic load a
+ * request.
+ */
+export function versionsReader(versions: { at?: string; bounds?: readonly string[] } | null): (query: Record<string, bigint | undefined>) => RequestedVersions {
+  if (versions === null) return () => NO_VERSIONS;
+  const { at, bounds = [] } = versions;
+  for (const name of [...(at ? [at] : []), ...bounds]) if (!PLAIN_NAME.test(name)) throw new Error(`version parameter ${JSON.stringify(name)} is not a plain name`);
+  const atRead = at ? `query.${at}` : "undefined";
+  const boundsRead = bounds.length > 0 ? `[${bounds.map((name) => `query.${name}`).join(", ")}]` : "NO_BOUNDS";
+  const source = `return function requestedVersions(query) {\nreturn { at: ${atRead}, bounds: ${boundsRead} };\n};`;
+  // Generated from the operation's own parameter names (checked above), once at registration.
+  return new Function("NO_BOUNDS", source)(NO_BOUNDS) as (query: Record<string, bigint | undefined>) => RequestedVersions;
 }
 
 /** The kind of each property of an input schema, as parsing goes by them. */
@@ -202,7 +214,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const parseQuery = inputParser(propertyKinds(op.query));
   const parseBody = inputParser(propertyKinds(op.body));
   const serialize = op.response.json ? jsonSerializer(op.response.json) : JSON.stringify;
-  const versions = typeof op.ledger === "object" ? op.ledger : null;
+  const requestedVersions = versionsReader(typeof op.ledger === "object" ? op.ledger : null);
   const jsonAllowed = op.formats.includes("json");
   const ledgerHeaders = sendsLedgerHeaders(op);
   // The route's config as the app registers it (app.ts), held here: Fastify builds
@@ -237,7 +249,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       return after(ctx.readLedgerOrNull(), (info) => readAndSend(req, reply, input, format, NO_VERSIONS, { info }, null));
     }
     // 2. resolve the version
-    const requested = versions ? requestedVersions(versions, input.query as Record<string, bigint | undefined>) : NO_VERSIONS;
+    const requested = requestedVersions(input.query as Record<string, bigint | undefined>);
     return after(resolveVersion(input, requested.at, format), (at): Later<undefined> => {
       const refused = refusedVersions(at.info, requested);
       if (refused) return ctx.sendError(req, reply, refused, refused, route);
