@@ -75,6 +75,36 @@ describe("metrics and request ids (sqlite)", () => {
     expect(after.value("ledger_node_storage_errors_total", { status: "500" }) ?? 0).toBe(0);
   });
 
+  it("times a read from its arrival with one hook a request: a GET operation's route runs its onRequest alone, raw_item adds its body check", async () => {
+    const hooksOf = (path: string, method: string): string[] => {
+      const lines = node.app.printRoutes({ includeHooks: true, commonPrefix: false, method }).split("\n");
+      const at = lines.findIndex((l) => l.includes(`${path} (${method})`));
+      expect(at, path).toBeGreaterThan(-1);
+      const hooks: string[] = [];
+      for (const l of lines.slice(at + 1)) {
+        const m = /• \((\w+)\)/.exec(l);
+        if (!m) break;
+        hooks.push(m[1]!);
+      }
+      return hooks;
+    };
+    expect(hooksOf("/transaction_summaries", "GET")).toEqual(["onRequest"]);
+    expect(hooksOf("/modules", "GET")).toEqual(["onRequest"]);
+    expect(hooksOf("/raw_item", "POST")).toEqual(["onRequest", "preValidation"]);
+
+    // The 400 of a limit refused by the onRequest hook is timed from the request's arrival, like
+    // the answers the handler sends.
+    const sum = (e: Exposition) => e.value("ledger_node_http_request_duration_seconds_sum", { operation: "get_account_transaction_summaries", status: "400" }) ?? 0;
+    const before = await scrape(`${node.url}/metrics`);
+    const refused = await fetch(`${node.base}/accounts/${B0B}/transaction_summaries?limit=1e2`);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { message: string }).message).toMatch(/`limit`/);
+    const after = await scrape(`${node.url}/metrics`);
+    expect(reqs(after, "get_account_transaction_summaries", 400) - reqs(before, "get_account_transaction_summaries", 400)).toBe(1);
+    expect(sum(after) - sum(before)).toBeGreaterThan(0);
+    expect(sum(after) - sum(before)).toBeLessThan(1);
+  });
+
   it("sends X-Request-Id on every response, keeping a sane incoming one", async () => {
     const a = await fetch(`${node.base}/info`);
     const b = await fetch(`${node.base}/nothing`);

@@ -10,7 +10,7 @@ import { typedKind } from "../storage/errors.js";
 import { EncodedBody } from "./compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";
-import { operationHandler, strictInput } from "./handler.js";
+import { arrivalHook, operationHandler, stampArrival, strictBody } from "./handler.js";
 import { ApiError, clip } from "./errors.js";
 import { NodeMetrics, type OperationMetrics } from "./metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
@@ -25,7 +25,7 @@ import { answerRawEvents, capConnections, clientErrorHandler } from "./transport
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** performance.now() when the request arrived (the onRequest hook), for the duration metrics. */
+    /** performance.now() when the request arrived (the routes' onRequest hooks), for the duration metrics. */
     startedAt: number;
   }
   interface FastifyContextConfig {
@@ -132,13 +132,14 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       url: op.url,
       schema: routeSchema(op),
       config: { ledgerHeaders: sendsLedgerHeaders(op), metrics: metrics.operation(op.operationId), queryKinds: paramKinds(op.query) },
-      preValidation: strictInput(op),
+      onRequest: arrivalHook(op),
+      preValidation: strictBody(op),
       handler: operationHandler(op, ctx),
     });
   }
   if (config.metricsOnApiPort) {
     const m = metrics.operation("metrics");
-    app.get("/metrics", { schema: { hide: true }, config: { metrics: m }, onResponse: observe(m) }, async (req, reply) => {
+    app.get("/metrics", { schema: { hide: true }, config: { metrics: m }, onRequest: stampArrival, onResponse: observe(m) }, async (req, reply) => {
       ctx.head.apply(req, reply);
       return reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
     });
@@ -170,11 +171,6 @@ function observe(m: OperationMetrics) {
  * `ResponseHead`). Preflights for other methods are refused with 403 like the reference node.
  */
 function installCors(app: FastifyInstance, ctx: NodeContext): void {
-  // A callback hook, not an async one: it runs on every request, and a promise per request costs.
-  app.addHook("onRequest", (req, _reply, done) => {
-    req.startedAt = performance.now();
-    done();
-  });
   const preflight = ctx.metrics!.operation("preflight");
   app.options("/*", { schema: { hide: true }, onResponse: observe(preflight) }, async (req: FastifyRequest, reply: FastifyReply) => {
     const method = String(req.headers["access-control-request-method"] ?? "").toUpperCase();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "./errors.js";
-import { inputParser } from "./handler.js";
+import { inputParser, versionsReader } from "./handler.js";
 
 describe("inputParser", () => {
   const parse = inputParser([
@@ -31,5 +31,21 @@ describe("inputParser", () => {
 
   it("refuses, at registration, a property name it cannot write into generated code", () => {
     expect(() => inputParser([["bad-name", "u64"]])).toThrow(/not a plain name/);
+  });
+});
+
+describe("versionsReader", () => {
+  it("reads the version to read at, or the bounds, by the operation's parameter names, in one shape", () => {
+    const at = versionsReader({ at: "ledger_version" });
+    expect(at({ ledger_version: 7n, limit: undefined } as never)).toEqual({ at: 7n, bounds: [] });
+    expect(at({})).toEqual({ at: undefined, bounds: [] });
+    const bounds = versionsReader({ bounds: ["start_version", "end_version"] });
+    expect(bounds({ end_version: 9n })).toEqual({ at: undefined, bounds: [undefined, 9n] });
+    expect(Object.keys(bounds({}))).toEqual(Object.keys(at({})));
+    expect(versionsReader(null)({ ledger_version: 3n })).toEqual({ at: undefined, bounds: [] });
+  });
+
+  it("refuses, at registration, a parameter name it cannot write into generated code", () => {
+    expect(() => versionsReader({ at: "ledger-version" })).toThrow(/not a plain name/);
   });
 });

@@ -15,7 +15,7 @@
  * a memoized position and a cached page are sent without a promise. Store failures become the one
  * error class here, whichever step they happen in, and an error of the class is sent from here too.
  */
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, preValidationHookHandler } from "fastify";
 import { parseHexBytes } from "../ledger/address.js";
 import type { LedgerInfo } from "../ledger/types.js";
 import { EncodedBody } from "./compression.js";
@@ -59,9 +59,21 @@ const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: NO_BOUNDS };
 /** The input of an operation that declares none. */
 const NOTHING = Object.freeze({});
 
-function requestedVersions(versions: { at?: string; bounds?: readonly string[] }, query: Record<string, bigint | undefined>): RequestedVersions {
-  const bounds = versions.bounds;
-  return { at: versions.at ? query[versions.at] : undefined, bounds: bounds ? bounds.map((n) => query[n]) : NO_BOUNDS };
+/**
+ * The reader of the versions an operation's request names (`Operation.ledger`), compiled at
+ * registration with the query's property names written out, as `inputParser`: a shared
+ * `query[name]` would see every operation's query shape and several names, a megamorphic load a
+ * request.
+ */
+export function versionsReader(versions: { at?: string; bounds?: readonly string[] } | null): (query: Record<string, bigint | undefined>) => RequestedVersions {
+  if (versions === null) return () => NO_VERSIONS;
+  const { at, bounds = [] } = versions;
+  for (const name of [...(at ? [at] : []), ...bounds]) if (!PLAIN_NAME.test(name)) throw new Error(`version parameter ${JSON.stringify(name)} is not a plain name`);
+  const atRead = at ? `query.${at}` : "undefined";
+  const boundsRead = bounds.length > 0 ? `[${bounds.map((name) => `query.${name}`).join(", ")}]` : "NO_BOUNDS";
+  const source = `return function requestedVersions(query) {\nreturn { at: ${atRead}, bounds: ${boundsRead} };\n};`;
+  // Generated from the operation's own parameter names (checked above), once at registration.
+  return new Function("NO_BOUNDS", source)(NO_BOUNDS) as (query: Record<string, bigint | undefined>) => RequestedVersions;
 }
 
 /** The kind of each property of an input schema, as parsing goes by them. */
@@ -121,36 +133,61 @@ export function inputParser(kinds: Array<[string, ParamKind]>): (raw: unknown) =
 export { jsonSerializer } from "./serialize.js";
 
 /**
- * Strict input types before the schema's coercion: u16 query values decimal digits only, and body
- * properties the schema types as strings must be JSON strings (ajv would take `{"key": 11}` as the
- * text "11", and raw_item would read its digits as hex). Undefined for a route with neither.
+ * The operation route's one onRequest hook: stamps the request's arrival (the duration metrics
+ * count from it) and checks that u16 query values are decimal digits only, as Rust's `u16` parses
+ * them (ajv's coercion would take `1e2` or ` 25`). The query is parsed before the hooks run and
+ * holds the values as sent; the schema coerces them later. A route-level hook in place of an
+ * app-wide one and a preValidation hook: each hook kind a request runs costs it a hook runner and
+ * its closures.
  */
-export function strictInput(op: AnyOperation) {
+export function arrivalHook(op: AnyOperation): onRequestHookHandler {
   const decimals = propertyKinds(op.query)
     .filter(([, kind]) => kind === "u16")
     .map(([name]) => name);
+  if (decimals.length === 0) return stampArrival;
+  return function arrivedWithDecimals(req, _reply, done) {
+    req.startedAt = performance.now();
+    try {
+      const query = req.query as Record<string, unknown>;
+      for (const name of decimals) checkDecimalQuery(name, query[name]);
+    } catch (e) {
+      done(e as Error);
+      return;
+    }
+    done();
+  };
+}
+
+/** Stamps the request's arrival, for the duration metrics (an onRequest hook). */
+export function stampArrival(req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  req.startedAt = performance.now();
+  done();
+}
+
+/**
+ * Strict body types before the schema's coercion: body properties the schema types as strings
+ * must be JSON strings (ajv would take `{"key": 11}` as the text "11", and raw_item would read its
+ * digits as hex). A preValidation hook (the body is parsed by then); undefined for a route
+ * without a body.
+ */
+export function strictBody(op: AnyOperation): preValidationHookHandler | undefined {
   const bodySchema = resolveRef(op.body) as { properties?: Record<string, { type?: string }> } | undefined;
   const strings = Object.entries(bodySchema?.properties ?? {})
     .filter(([, p]) => p.type === "string")
     .map(([n]) => n);
-  if (decimals.length === 0 && strings.length === 0) return undefined;
-  return (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    try {
-      const query = req.query as Record<string, unknown>;
-      for (const name of decimals) checkDecimalQuery(name, query[name]);
-      const body = req.body;
-      if (typeof body === "object" && body !== null && !Array.isArray(body)) {
-        for (const name of strings) {
-          const v = (body as Record<string, unknown>)[name];
-          if (v !== undefined && typeof v !== "string") {
-            throw ApiError.badParam(`parse request payload error: ${name}: expected a JSON string, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`}`);
-          }
+  if (strings.length === 0) return undefined;
+  return (req, _reply, done) => {
+    const body = req.body;
+    if (typeof body === "object" && body !== null && !Array.isArray(body)) {
+      for (const name of strings) {
+        const v = (body as Record<string, unknown>)[name];
+        if (v !== undefined && typeof v !== "string") {
+          done(ApiError.badParam(`parse request payload error: ${name}: expected a JSON string, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`}`));
+          return;
         }
       }
-      done();
-    } catch (e) {
-      done(e as Error);
     }
+    done();
   };
 }
 
@@ -177,7 +214,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const parseQuery = inputParser(propertyKinds(op.query));
   const parseBody = inputParser(propertyKinds(op.body));
   const serialize = op.response.json ? jsonSerializer(op.response.json) : JSON.stringify;
-  const versions = typeof op.ledger === "object" ? op.ledger : null;
+  const requestedVersions = versionsReader(typeof op.ledger === "object" ? op.ledger : null);
   const jsonAllowed = op.formats.includes("json");
   const ledgerHeaders = sendsLedgerHeaders(op);
   // The route's config as the app registers it (app.ts), held here: Fastify builds
@@ -212,7 +249,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       return after(ctx.readLedgerOrNull(), (info) => readAndSend(req, reply, input, format, NO_VERSIONS, { info }, null));
     }
     // 2. resolve the version
-    const requested = versions ? requestedVersions(versions, input.query as Record<string, bigint | undefined>) : NO_VERSIONS;
+    const requested = requestedVersions(input.query as Record<string, bigint | undefined>);
     return after(resolveVersion(input, requested.at, format), (at): Later<undefined> => {
       const refused = refusedVersions(at.info, requested);
       if (refused) return ctx.sendError(req, reply, refused, refused, route);

@@ -247,6 +247,15 @@ export type ModuleCodeForm = "bytecode" | "record";
 /** A summaries query bounded by the ledger version of the snapshot that reads it. */
 export type SummaryWindow = SummaryQuery & { ledgerVersion: bigint };
 
+/**
+ * The window of `q` at `ledgerVersion`, built whole: a spread of `q` with the version added gives
+ * each call an object of a map of its own (V8 keeps no transition from a spread's copy), so the
+ * window's reads would see a new shape every request and miss their inline caches.
+ */
+export function summaryWindow(q: SummaryQuery, ledgerVersion: bigint): SummaryWindow {
+  return { sender: q.sender, start: q.start, end: q.end, limit: q.limit, ledgerVersion };
+}
+
 export function summaryRange(q: SummaryWindow): SummaryRange | null {
   if (q.limit <= 0) return null;
   if (q.start !== undefined) return { direction: "forward", from: q.start, to: q.ledgerVersion, limit: q.limit };

@@ -19,6 +19,7 @@ import {
   snapshotValue,
   summaryOf,
   summaryRange,
+  summaryWindow,
   userTxnGasOf,
   type ModuleCodeForm,
   type SummaryWindow,
@@ -240,14 +241,14 @@ export class SqliteReads {
       // before the page made the first).
       const info = this.turns.snapshotLedgerInfo();
       if (!info) return null;
-      const rows = read({ ...q, ledgerVersion: info.ledgerVersion });
+      const rows = read(summaryWindow(q, info.ledgerVersion));
       return { info, newest: rows.length > 0 ? versionOf(rows[rows.length - 1]!) : null, rows };
     }
     const bound = q.start === undefined ? q.end : undefined;
     const row = this.statements.summariesVersionAt.get(q.sender, bound === undefined ? null : versionParam(bound));
     if (!row) return null;
     const { info, value: newest } = versionSnapshot(row);
-    return { info, newest, rows: read({ ...q, ledgerVersion: info.ledgerVersion }) };
+    return { info, newest, rows: read(summaryWindow(q, info.ledgerVersion)) };
   }
 
   /** A page's rows as their JSON text (`SUMMARY_JSON`), ascending; `sender` formatted. */
