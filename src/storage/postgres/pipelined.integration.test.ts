@@ -1,8 +1,10 @@
 /**
  * The reads' pipelined connections (`pipelined.ts`) on a real server: how many the store opens,
  * that the server ending them costs only the statements in flight, and that a statement past its
- * timeout fails alone on a connection other statements are pipelined on.
+ * timeout fails alone on a connection other statements are pipelined on, and that the statements
+ * of requests read in one turn of the event loop leave in one write.
  */
+import { Socket, createServer, type Server } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -92,6 +94,63 @@ describe("PostgreSQL reads on pipelined connections", () => {
       await sleep(50);
       expect(await run<{ n: number }>(connections, "SELECT 9 AS n")).toEqual([{ n: 9 }]);
     } finally {
+      await connections.end();
+    }
+  });
+
+  it("sends the statements of requests read in one turn of the event loop in one write, each still failing alone", async () => {
+    // The connection's socket, counting the writes it hands to the kernel (one `_write` or `_writev` each).
+    let writes = 0;
+    class CountingSocket extends Socket {
+      override _write(chunk: unknown, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+        writes++;
+        super._write(chunk, encoding, callback);
+      }
+      override _writev(chunks: { chunk: unknown; encoding: BufferEncoding }[], callback: (error?: Error | null) => void): void {
+        writes++;
+        super._writev!(chunks, callback);
+      }
+    }
+    const connections = new PipelinedConnections({ ...clientConfig(url, DEFAULT_POSTGRES_SETTINGS), stream: () => new CountingSocket() }, 1);
+    const statement = new NamedStatement("test_grouped", "SELECT 12 / $1::int AS n");
+    const send = (divisor: number) =>
+      new Promise<unknown[]>((resolve, reject) => connections.send(new PreparedRead(statement, [divisor], false), (err, rows) => (err ? reject(err) : resolve(rows!))));
+    // Eight "requests", each a socket whose data, read in its own I/O callback, sends one statement.
+    const answers: Promise<unknown>[] = [];
+    const requests = [1, 2, 3, 0, 4, 6, 12, 2];
+    let server: Server | undefined;
+    const clients: Socket[] = [];
+    try {
+      expect(await send(4)).toEqual([{ n: 3 }]); // connected, the statement parsed and described
+      server = createServer((socket) => socket.on("data", (d) => answers.push(send(requests[d[0]!]!).catch((e: { code?: string }) => e.code))));
+      await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+      const { port } = server.address() as { port: number };
+      for (let i = 0; i < requests.length; i++) {
+        const c = new Socket();
+        await new Promise<void>((resolve) => c.connect(port, "127.0.0.1", resolve));
+        clients.push(c);
+      }
+      await sleep(50); // the server has accepted every client
+      writes = 0;
+      for (const [i, c] of clients.entries()) c.write(Buffer.from([i]));
+      while (answers.length < requests.length) await sleep(5);
+      expect(await Promise.all(answers)).toEqual([
+        [{ n: 12 }],
+        [{ n: 6 }],
+        [{ n: 4 }],
+        "22012",
+        [{ n: 3 }],
+        [{ n: 2 }],
+        [{ n: 1 }],
+        [{ n: 6 }],
+      ]);
+      expect(writes).toBe(1);
+      // A statement sent alone leaves at the end of its turn, not held for company.
+      expect(await send(3)).toEqual([{ n: 4 }]);
+      expect(writes).toBe(2);
+    } finally {
+      for (const c of clients) c.destroy();
+      server?.close();
       await connections.end();
     }
   });

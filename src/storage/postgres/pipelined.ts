@@ -4,6 +4,7 @@
  * a connection without waiting for each other's answers, where the pool lent a connection to one
  * statement at a time (an acquire and a release, with their timers, per statement); the backend
  * finds the next statement already in its socket, and the node reads several answers at once.
+ * The statements sent on a connection in one turn of the event loop leave in one write (`cork`).
  * Each statement carries its own Sync, so one that fails fails alone. A connection that dies
  * (server restart, failover, a client-side read timeout) fails what it had in flight and is
  * opened again by the next read. Transactions and writes stay on the pool (`connection.ts`).
@@ -15,6 +16,8 @@ import type { Answered, PreparedRead } from "./preparedRead.js";
 interface Slot {
   /** The client, once connected; null while none is (never opened, connecting, or died). */
   client: pg.Client | null;
+  /** Its socket while corked for the current turn of the event loop (`cork`), else null. */
+  corked: { uncork(): void } | null;
   /** The connection being opened, while it is. */
   opening: Promise<pg.Client> | null;
   /** Statements sent on it and not yet answered. */
@@ -30,8 +33,20 @@ export class PipelinedConnections implements StatementSender {
     private readonly config: pg.ClientConfig,
     count: number,
   ) {
-    this.slots = Array.from({ length: count }, () => ({ client: null, opening: null, outstanding: 0 }));
+    this.slots = Array.from({ length: count }, () => ({ client: null, corked: null, opening: null, outstanding: 0 }));
   }
+
+  /** The slots whose sockets are corked in this turn. */
+  private readonly corked: Slot[] = [];
+
+  /** Uncorks every socket corked in this turn: each sends what its statements wrote in one write. */
+  private readonly uncorkAll = (): void => {
+    for (const slot of this.corked) {
+      slot.corked?.uncork();
+      slot.corked = null;
+    }
+    this.corked.length = 0;
+  };
 
   /** Sends one statement on the connection with the fewest answers outstanding. */
   send(read: PreparedRead, done: Answered): void {
@@ -43,8 +58,10 @@ export class PipelinedConnections implements StatementSender {
       done(err, rows);
     };
     const client = slot.client;
-    if (client !== null) client.query(read);
-    else
+    if (client !== null) {
+      if (slot.corked === null) this.cork(slot, client);
+      client.query(read);
+    } else
       void this.open(slot).then(
         (c) => c.query(read),
         (e: unknown) => {
@@ -52,6 +69,21 @@ export class PipelinedConnections implements StatementSender {
           done(e instanceof Error ? e : new Error(String(e)));
         },
       );
+  }
+
+  /**
+   * Corks the slot's socket until the loop's check phase (`setImmediate`), after every I/O callback
+   * of this turn ran: the statements of all the requests read in one poll leave in one write, and
+   * the backend finds them together in its socket. (`process.nextTick` and microtasks run after each
+   * callback, so they would group only one request's statements.) Each keeps its own Sync, so each
+   * still fails alone.
+   */
+  private cork(slot: Slot, client: pg.Client): void {
+    const stream = client.connection.stream;
+    stream.cork();
+    slot.corked = stream;
+    if (this.corked.length === 0) setImmediate(this.uncorkAll);
+    this.corked.push(slot);
   }
 
   /** The slot's connection, opening it; a failure leaves the slot empty for the next read to try. */
