@@ -22,10 +22,19 @@ export function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-/** Starts a process that prints its URL on stdout; resolves with it. */
-export function startServer(cmd: string[], match = /http:\/\/127\.0\.0\.1:\d+/): Promise<{ url: string; child: ChildProcess }> {
+/** How `startServer` runs its process: on core 0 (`taskset`) when pinned, with extra environment. */
+export interface StartOptions {
+  match?: RegExp;
+  pinned?: boolean;
+  env?: Record<string, string>;
+}
+
+/** Starts a process that prints its URL on stdout or stderr; resolves with it. */
+export function startServer(cmd: string[], options: StartOptions = {}): Promise<{ url: string; child: ChildProcess }> {
+  const { match = /http:\/\/127\.0\.0\.1:\d+/, pinned = false, env } = options;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, cmd, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const [file, args] = pinned ? ["taskset", ["-c", "0", process.execPath, ...cmd]] : [process.execPath, cmd];
+    const child = spawn(file, args, { cwd: ROOT, env: env ? { ...process.env, ...env } : process.env, stdio: ["ignore", "pipe", "pipe"] });
     let buf = "";
     const onData = (d: Buffer) => {
       buf += d.toString();
@@ -34,7 +43,7 @@ export function startServer(cmd: string[], match = /http:\/\/127\.0\.0\.1:\d+/):
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`server exited (${code}): ${buf}`)));
+    child.once("exit", (code) => reject(new Error(`${cmd.join(" ")} exited (${code}): ${buf}`)));
   });
 }
 

@@ -25,7 +25,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
 import pg from "pg";
-import { OUT, ROOT, argOption, median } from "./common.js";
+import { OUT, ROOT, argOption, median, startServer } from "./common.js";
 import { type Mix, rowsOf, targetsOf } from "./scaleRows.js";
 import { ScalePg } from "./scalePg.js";
 
@@ -72,25 +72,10 @@ function perfStat(pids: number[]): { stop: () => Promise<Counts> } {
   };
 }
 
-function startServer(
-  label: string,
-  dir: string,
-  db: string,
-  env: Record<string, string> = {},
-): Promise<{ label: string; url: string; child: ChildProcess }> {
+/** A build's server on core 0 over `db`, with extra environment. */
+async function startBuild(label: string, dir: string, db: string, env: Record<string, string> = {}): Promise<{ label: string; url: string; child: ChildProcess }> {
   const args = [`${dir}/dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune"];
-  return new Promise((resolve, reject) => {
-    const child = spawn("taskset", ["-c", "0", process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let buf = "";
-    const onData = (d: Buffer) => {
-      buf += d.toString();
-      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(buf);
-      if (m) resolve({ label, url: m[0], child });
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${label} exited (${code}): ${buf}`)));
-  });
+  return { label, ...(await startServer(args, { pinned: true, env })) };
 }
 
 const specFile = `${OUT}pgwire-loadgen.json`;
@@ -154,7 +139,7 @@ try {
     for (let b0 = 0; b0 < builds.length; b0++) {
       const b = (b0 + round) % builds.length;
       const build = builds[b]!;
-      const server = await startServer(build.label, build.dir, build.db, build.env);
+      const server = await startBuild(build.label, build.dir, build.db, build.env);
       try {
         for (const [i, row] of rows.entries()) {
           await load(server.url, row.mix, WARMUP);

@@ -39,12 +39,12 @@
  *
  * Prints markdown tables for bench/RESULTS.md.
  */
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile, type ChildProcess } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { promisify } from "node:util";
 import { rawRequest } from "../test/helpers/rawHttp.js";
-import { OUT, ROOT, argOption, median } from "./common.js";
+import { OUT, ROOT, argOption, median, startServer } from "./common.js";
 import { SQL as POSTGRES_SQL } from "../src/storage/postgres/PostgresStore.js";
 import { buildScaleLedger } from "./scaleLedger.js";
 import { type Mix, type Row, type Targets, readTargets, rowsOf, sample, targetsOf } from "./scaleRows.js";
@@ -85,20 +85,8 @@ interface Server {
 }
 
 /** Starts a process that prints its URL, on core 0 when pinned. */
-function start(label: string, args: string[]): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const cmd = PINNED ? ["-c", "0", process.execPath, ...args] : args;
-    const child = spawn(PINNED ? "taskset" : process.execPath, cmd, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let buf = "";
-    const onData = (d: Buffer) => {
-      buf += d.toString();
-      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(buf);
-      if (m) resolve({ label, url: m[0], child });
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${label} exited (${code}): ${buf}`)));
-  });
+async function start(label: string, args: string[]): Promise<Server> {
+  return { label, ...(await startServer(args, { pinned: PINNED })) };
 }
 
 interface Load {

@@ -92,21 +92,8 @@ console.log(`window --window ${Math.round(from)},${Math.round(to)},${run.total},
 /** Code objects by start address, sorted: the function (and its script) a pc falls in. */
 const starts = [];
 const code = new Map();
-function place(addr, entry) {
-  if (!code.has(addr)) {
-    let lo = 0;
-    let hi = starts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (starts[mid] < addr) lo = mid + 1;
-      else hi = mid;
-    }
-    starts.splice(lo, 0, addr);
-  }
-  code.set(addr, entry);
-}
-function remove(addr) {
-  if (!code.delete(addr)) return;
+/** Where `addr` is, or would go, in `starts`. */
+function positionOf(addr) {
   let lo = 0;
   let hi = starts.length;
   while (lo < hi) {
@@ -114,16 +101,19 @@ function remove(addr) {
     if (starts[mid] < addr) lo = mid + 1;
     else hi = mid;
   }
-  starts.splice(lo, 1);
+  return lo;
+}
+function place(addr, entry) {
+  if (!code.has(addr)) starts.splice(positionOf(addr), 0, addr);
+  code.set(addr, entry);
+}
+function remove(addr) {
+  if (!code.delete(addr)) return;
+  starts.splice(positionOf(addr), 1);
 }
 function functionAt(pc) {
-  let lo = 0;
-  let hi = starts.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (starts[mid] <= pc) lo = mid + 1;
-    else hi = mid;
-  }
+  // The first start above pc (addresses are integers), so the code object before it holds pc if any does.
+  const lo = positionOf(pc + 1);
   if (lo === 0) return null;
   const e = code.get(starts[lo - 1]);
   return pc < starts[lo - 1] + e.size ? e : null;
