@@ -11,7 +11,7 @@
  *        [--a-row ROW] [--b-row ROW]
  *
  * A server is `node:FLAGS` (the node's `serve`, as bench/scale.bench.ts starts it, under node
- * FLAGS) or `floor:FLAGS` (bench/floorServer.ts); `--a-dist`/`--b-dist` serve another checkout's
+ * FLAGS), `floor:FLAGS` (bench/floorServer.ts) or `fastify:FLAGS` (the floor behind a bare Fastify); `--a-dist`/`--b-dist` serve another checkout's
  * build; `--a-row`/`--b-row` give a side a row of its own (the compressed miss against the plain
  * one, on two servers of the same build). Rows: those of bench/threadTime.mjs. CPU time is every thread's (`/proc/PID/task/TID/schedstat`).
  */
@@ -41,8 +41,8 @@ function start(side) {
   const [kind, flagText = ""] = side.spec.split(/:(.*)/su);
   const flags = flagText.split(" ").filter(Boolean);
   const args =
-    kind === "floor"
-      ? [...flags, "--import", "tsx", `${side.dist}/bench/floorServer.ts`, DB, "0"]
+    kind === "floor" || kind === "fastify"
+      ? [...flags, "--import", "tsx", `${side.dist}/bench/floorServer.ts`, DB, "0", ...(kind === "fastify" ? ["--fastify"] : [])]
       : [...flags, `${side.dist}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune"];
   const child = spawn("taskset", ["-c", "0", process.execPath, ...args], { cwd: side.dist, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
