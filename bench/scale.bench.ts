@@ -24,6 +24,8 @@
  *   `node:http` server running the store's own statements and nothing else, in the same rounds:
  *   what the reads and a send cost, apart from the API around them. Rows it does not serve (the
  *   newest version, hot pages) show "–".
+ * - `--fastify-floor` (SQLite): also that floor served by a bare Fastify (bench/floorServer.ts
+ *   --fastify), in the same rounds: what the HTTP framework alone adds to the floor.
  * - `--compare DIR`: also serve each ledger from another checkout's build (`DIR/dist/cli.js`, e.g. a
  *   worktree of main), in the same rounds: a change measured side by side. `--compare-out DIR2`:
  *   the compared build serves DIR2/scale-N.db instead (a copy of the ledger in the schema it reads,
@@ -239,6 +241,9 @@ if (PG && WITH_SQLITE) variants.push({ label: SQLITE, args: () => serveArgs(ROOT
 /** `--floor`: bench/floorServer.ts over the same file. */
 const FLOOR = "floor: node:http + the store's statements";
 if (FLOOR_ON && !PG) variants.push({ label: FLOOR, args: (db) => ["--import", "tsx", "bench/floorServer.ts", db, "0"] });
+/** `--fastify-floor`: the same floor behind a bare Fastify (its routing, schemas and reply, no hooks). */
+const FASTIFY_FLOOR = "floor behind a bare Fastify";
+if (argv.includes("--fastify-floor") && !PG) variants.push({ label: FASTIFY_FLOOR, args: (db) => ["--import", "tsx", "bench/floorServer.ts", db, "0", "--fastify"] });
 /** Whether the floor server answers a row's requests: pages at a given version, and raw_item. */
 const floorServes = (mix: Mix) => /end_version=|ledger_version=|raw_item/u.test(mix.path);
 const NOT_SERVED: Load = { rps: NaN, p50: NaN, p99: NaN, non2xx: 0, cpuUsPerReq: NaN, total: 0 };
@@ -287,7 +292,7 @@ async function runLedger(size: number, pg: ScalePg | null): Promise<string> {
         const j = (k + round + i) % servers.length;
         const s = servers[j]!;
         const { base, mix } = target(s);
-        if (s.label === FLOOR && !floorServes(mix)) {
+        if ((s.label === FLOOR || s.label === FASTIFY_FLOOR) && !floorServes(mix)) {
           results[i]![j]!.push(NOT_SERVED);
           continue;
         }
