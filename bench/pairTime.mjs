@@ -18,7 +18,7 @@
 import { execFile, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { option, rowMixes } from "./rowMixes.mjs";
+import { option, rowMixes, serverUrl } from "./rowMixes.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);
@@ -45,17 +45,7 @@ function start(side) {
       ? [...flags, "--import", "tsx", `${side.dist}/bench/floorServer.ts`, DB, "0", ...(kind === "fastify" ? ["--fastify"] : [])]
       : [...flags, `${side.dist}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune"];
   const child = spawn("taskset", ["-c", "0", process.execPath, ...args], { cwd: side.dist, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let log = "";
-    const onData = (d) => {
-      log += d.toString();
-      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(log);
-      if (m) resolve({ child, url: m[0] });
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${side.spec} exited (${code}): ${log}`)));
-  });
+  return serverUrl(child, side.spec).then(({ url }) => ({ child, url }));
 }
 
 const dir = `${ROOT}bench/out/pairTime`;

@@ -14,7 +14,7 @@ import { execFile, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { promisify } from "node:util";
-import { option, rowMixes } from "./rowMixes.mjs";
+import { option, rowMixes, serverUrl } from "./rowMixes.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const DB = option("db", `${ROOT}bench/out/scale-10000000.db`);
@@ -36,17 +36,7 @@ const dir = `${ROOT}bench/out/profiles/${ROW}-${Date.now()}`;
 mkdirSync(dir, { recursive: true });
 const args = ["--cpu-prof", "--cpu-prof-dir", dir, `${DIST}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune", ...EXTRA];
 const child = spawn(PINNED ? "taskset" : process.execPath, PINNED ? ["-c", "0", process.execPath, ...args] : args, { stdio: ["ignore", "pipe", "pipe"] });
-const url = await new Promise((resolve, reject) => {
-  let buf = "";
-  const onData = (d) => {
-    buf += d.toString();
-    const m = /http:\/\/127\.0\.0\.1:\d+/.exec(buf);
-    if (m) resolve(m[0]);
-  };
-  child.stdout.on("data", onData);
-  child.stderr.on("data", onData);
-  child.once("exit", (code) => reject(new Error(`server exited (${code}): ${buf}`)));
-});
+const { url } = await serverUrl(child, "server");
 const spec = `${dir}/loadgen.json`;
 writeFileSync(spec, JSON.stringify({ opts: { url, connections: 10, duration: DURATION }, pid: child.pid, mix, warmup: 1 }));
 const loadArgs = [`${ROOT}bench/loadgen.mjs`, `@${spec}`];

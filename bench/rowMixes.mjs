@@ -1,6 +1,6 @@
 /**
- * What the plain-node bench scripts (profileMiss, threadTime, pairTime, wireDiff, pageCacheMemory)
- * share: their `--name value` options, and the request mixes of bench:scale's rows by short name,
+ * What the plain-node bench scripts (profileMiss, threadTime, pairTime, wireDiff, v8SlowPaths,
+ * pageCacheMemory) share: their `--name value` options, a started server's URL, and the request mixes of bench:scale's rows by short name,
  * drawn from the targets scale.bench.ts saves beside a ledger (`<db>.targets.json`).
  */
 
@@ -9,6 +9,24 @@ export function option(name, def) {
   const argv = process.argv.slice(2);
   const i = argv.indexOf(`--${name}`);
   return i === -1 ? def : argv[i + 1];
+}
+
+/**
+ * The URL a started server (`child`, output piped) prints on stdout or stderr; `output()` is all it
+ * printed so far, kept after the URL too. Rejects, naming `label`, if it exits first.
+ */
+export function serverUrl(child, label) {
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const onData = (d) => {
+      output += d.toString();
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
+      if (m) resolve({ url: m[0], output: () => output });
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`${label} exited (${code}): ${output}`)));
+  });
 }
 
 /** The rows' mixes, as bench/loadgen.mjs takes them. */

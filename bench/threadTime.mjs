@@ -18,7 +18,7 @@
 import { execFile, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { option, rowMixes } from "./rowMixes.mjs";
+import { option, rowMixes, serverUrl } from "./rowMixes.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const argv = process.argv.slice(2);
@@ -45,17 +45,7 @@ const server = FLOOR
   ? [...NODE_ARGS, "--import", "tsx", `${DIST}/bench/floorServer.ts`, DB, "0"]
   : [...NODE_ARGS, `${DIST}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune", ...EXTRA];
 const child = spawn("taskset", ["-c", "0", process.execPath, ...server], { cwd: DIST, stdio: ["ignore", "pipe", "pipe"] });
-let log = "";
-const url = await new Promise((resolve, reject) => {
-  const onData = (d) => {
-    log += d.toString();
-    const m = /http:\/\/127\.0\.0\.1:\d+/.exec(log);
-    if (m) resolve(m[0]);
-  };
-  child.stdout.on("data", onData);
-  child.stderr.on("data", onData);
-  child.once("exit", (code) => reject(new Error(`server exited (${code}): ${log}`)));
-});
+const { url, output } = await serverUrl(child, "server");
 
 const dir = `${ROOT}bench/out/threadTime`;
 mkdirSync(dir, { recursive: true });
@@ -101,7 +91,7 @@ if (tracer) {
   await done;
 }
 child.kill("SIGINT");
-if (LOG) writeFileSync(LOG, log);
+if (LOG) writeFileSync(LOG, output());
 
 const n = r.total;
 console.log(`${FLOOR ? "floor" : "node"} ${ROW} on ${DB.split("/").at(-1)} ${NODE_ARGS.join(" ")} ${EXTRA.join(" ")}`);

@@ -19,7 +19,7 @@ import { createReadStream, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
-import { option, rowMixes } from "./rowMixes.mjs";
+import { option, rowMixes, serverUrl } from "./rowMixes.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);
@@ -60,17 +60,7 @@ if (ANALYSE) {
     cwd: DIST,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let out = "";
-  const url = await new Promise((resolve, reject) => {
-    const onData = (d) => {
-      out += d.toString();
-      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-      if (m) resolve(m[0]);
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`server exited (${code}): ${out}`)));
-  });
+  const { url } = await serverUrl(child, "server");
   const loadgen = async (duration) => {
     const spec = `${dir}/loadgen-${process.pid}.json`;
     writeFileSync(spec, JSON.stringify({ opts: { url, connections: 10, duration, ...(RATE ? { overallRate: Number(RATE) } : {}) }, mix, warmup: 0 }));

@@ -13,7 +13,7 @@ import { spawn } from "node:child_process";
 import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { readFileSync } from "node:fs";
-import { option } from "./rowMixes.mjs";
+import { option, serverUrl } from "./rowMixes.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const argv = process.argv.slice(2);
@@ -36,17 +36,7 @@ function start(dir) {
   const child = spawn(process.execPath, [`${dir}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune", "--page-cache-mb", "0"], {
     stdio: ["ignore", "pipe", "pipe"],
   });
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    const onData = (d) => {
-      buf += d.toString();
-      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(buf);
-      if (m) resolve({ url: m[0], child });
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${dir} exited (${code}): ${buf}`)));
-  });
+  return serverUrl(child, dir).then(({ url }) => ({ url, child }));
 }
 
 /** Bytes of compressed bodies, by server and encoding. */
