@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import cluster from "node:cluster";
 import { createWriteStream } from "node:fs";
+import { optionsFromEnvironment } from "./cliEnvironment.js";
 import { describeUnknown, IngestError } from "./ingest/aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
 import { checkReadable } from "./ingest/readInput.js";
@@ -286,6 +287,9 @@ program
     if (out !== process.stdout) await Promise.race([failed, new Promise<void>((r) => out.end(() => r()))]);
     console.error(`wrote genesis and ${o.blocks} blocks, ${chain.pos.version} transactions`);
   });
+
+// Last, so that it covers every option defined above.
+optionsFromEnvironment(program, "LEDGER_NODE_");
 
 program.parseAsync().catch((e: unknown) => {
   const msg = e instanceof IngestError || e instanceof Error ? e.message : String(e);
