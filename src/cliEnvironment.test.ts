@@ -92,8 +92,8 @@ describe("optionsFromEnvironment", () => {
     const cases: Array<[Record<string, string>, string]> = [
       [{ PORT: "abc" }, `error: ${PREFIX}PORT: port must be an integer from 0 to 65535, got "abc"\n`],
       [{ MODE: "quick" }, `error: ${PREFIX}MODE: Allowed choices are fast, safe.\n`],
-      [{ QUIET: "yes" }, `error: ${PREFIX}QUIET must be true, false, 1 or 0 (--quiet given or not), got "yes"\n`],
-      [{ NO_PRUNE: "TRUE" }, `error: ${PREFIX}NO_PRUNE must be true, false, 1 or 0 (--no-prune given or not), got "TRUE"\n`],
+      [{ QUIET: "yes" }, `error: ${PREFIX}QUIET must be true or 1 (as --quiet) or false or 0 (as without it), got "yes"\n`],
+      [{ NO_PRUNE: "TRUE" }, `error: ${PREFIX}NO_PRUNE must be true or 1 (as --no-prune) or false or 0 (as without it), got "TRUE"\n`],
     ];
     for (const [vars, line] of cases) {
       env({ DB: "x", ...vars });

@@ -34,7 +34,7 @@ export function optionsFromEnvironment(program: Command, prefix: string): void {
         const key = option.attributeName();
         if (!option.required && !option.optional) {
           const on = SWITCH_SPELLINGS[raw];
-          if (on === undefined) cmd.error(`error: ${variable} must be true, false, 1 or 0 (${option.long} given or not), got ${JSON.stringify(raw)}`);
+          if (on === undefined) cmd.error(`error: ${variable} must be true or 1 (as ${option.long}) or false or 0 (as without it), got ${JSON.stringify(raw)}`);
           if (on) cmd.setOptionValueWithSource(key, !option.negate, "env");
           return;
         }
