@@ -1,7 +1,7 @@
 /**
  * The log a client cannot fill (issue 45): `serve --follow URL --proxy` (the built CLI, a real
- * SQLite file, the fake upstream then down) answers 2,000 reads of accounts it must fetch with
- * 503 (or 429 past a client's share) and hundreds of requests with long bad paths and query values
+ * SQLite file, the fake upstream then down, then failing) answers 2,000 reads of accounts it must
+ * fetch with 503 (or 429 past a client's share) and hundreds of requests with long bad paths and query values
  * with 4xx; its log (stdout, pino's JSON lines) then holds no line over 4 KiB, a few lines per
  * status and error code whatever the number of requests, each without a stack (warn for the 503s,
  * info for the 4xx, none at error), and summary lines that with the logged ones add up, per status
@@ -87,11 +87,18 @@ describe("the error log of a replica whose upstream is down", () => {
     const metricsUrl = `${replica.base.replace(/\/v1$/, "")}/metrics`;
     const before = errorCounts(parsePrometheus(await (await fetch(metricsUrl)).text()));
     const logStart = replica.stdout().length;
-    up.faults.down = true;
 
-    // Accounts the replica never saw: each read misses its base state, which the upstream cannot give.
+    // Accounts the replica never saw: each read misses its base state, which the upstream cannot
+    // give: down (every connection dropped) for the first half, then answering 503 to each read of
+    // state (its catch-all route; each fetch is retried until the read's deadline).
     const fresh = (i: number) => `0x${(0xe0000000 + i).toString(16).padStart(64, "0")}`;
-    const burst = await statuses(BURST, 64, (i) => fetch(`${replica.base}/accounts/${fresh(i)}`));
+    up.faults.down = true;
+    const burst = await statuses(BURST / 2, 64, (i) => fetch(`${replica.base}/accounts/${fresh(i)}`));
+    up.heal();
+    up.faults.only = "/v1/*";
+    up.faults.fail5xx = 1_000_000_000;
+    burst.push(...(await statuses(BURST / 2, 64, (i) => fetch(`${replica.base}/accounts/${fresh(BURST / 2 + i)}`))));
+    up.heal();
     expect(burst.filter((s) => s !== 503 && s !== 429)).toEqual([]);
     expect(burst.filter((s) => s === 503).length).toBeGreaterThan(0);
 
@@ -113,7 +120,6 @@ describe("the error log of a replica whose upstream is down", () => {
     expect(counted((s) => s >= 400 && s < 500 && s !== 429)).toBe(refused.filter((s) => s !== 429).length);
 
     // Stopping the node ends the windows: their summary lines are written before it exits.
-    up.heal();
     await replica.stop();
     const text = replica.stdout().slice(logStart);
     const raw = text.split("\n").filter((l) => l !== "");
