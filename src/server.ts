@@ -2,7 +2,7 @@
  * Runs the node: the API over a store, an optional devnet or follower feeding the same store, and
  * a pruner that keeps the ledger inside its window. Used by `ledger-node serve` and by the tests.
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import cluster, { type Worker } from "node:cluster";
 import { readFileSync } from "node:fs";
 import type { ApiConfig } from "./api/config.js";
@@ -143,6 +143,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     readOnlyFile = true;
   }
   let statusLog: StatusLogRef = null;
+  let baseStateLog: FastifyBaseLogger | null = null;
   // The log and the metrics are the app's, built below; writers start only after that.
   let onWriterChange: () => void = () => undefined;
   const status = new WriterStatus({
@@ -207,11 +208,12 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     // `HeadStartedStorage`, whose misses the base-state service (with an upstream) fetches.
     const written = store;
     if (follow) {
-      // This client fetches base state for reads; the follower has its own, where it runs.
+      // This client fetches base state for reads; the follower has its own, where it runs. Its
+      // retries are per client read, so at debug: the read's 503, if it comes to that, is logged.
       const client = new UpstreamClient(follow.upstream, {
         apiKey: follow.apiKey,
         maxRequestsPerSecond: follow.maxRequestsPerSecond,
-        onRetry: (what, attempt, ms) => events.followLog("warn", `retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
+        onRetry: (what, attempt, ms) => baseStateLog?.debug(`base state: retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
       });
       const writeBase = thread ? (w: Parameters<WriterThread["writeBaseState"]>[0]) => thread.writeBaseState(w) : undefined;
       baseState = new BaseStateService(written, client, { timeoutMs: follow.upstreamTimeoutMs, ...(writeBase ? { writeBase } : {}) });
@@ -250,6 +252,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     ctx.gasReads = baseState.gasReads(store);
   }
   statusLog = ctx.log;
+  baseStateLog = ctx.log;
   const address = await app.listen({ host: o.host, port: o.port });
   const log = ctx.log;
   const metrics = ctx.metrics!;

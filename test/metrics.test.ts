@@ -73,6 +73,12 @@ describe("metrics and request ids (sqlite)", () => {
     expect(after.value("ledger_node_page_cache_bytes")).toBeGreaterThan(0);
     expect(after.value("ledger_node_open_connections")).toBeGreaterThanOrEqual(1);
     expect(after.value("ledger_node_storage_errors_total", { status: "500" }) ?? 0).toBe(0);
+    // Every error answer by status and error code: the bad limit, the unknown path, the missing item.
+    expect(after.types.get("ledger_node_http_errors_total")).toBe("counter");
+    const errs = (e: Exposition, status: number, error_code: string) => e.value("ledger_node_http_errors_total", { status: String(status), error_code }) ?? 0;
+    expect(errs(after, 400, "web_framework_error") - errs(before, 400, "web_framework_error")).toBe(1);
+    expect(errs(after, 404, "web_framework_error") - errs(before, 404, "web_framework_error")).toBe(1);
+    expect(errs(after, 404, "table_item_not_found") - errs(before, 404, "table_item_not_found")).toBe(1);
   });
 
   it("times a read from its arrival with one hook a request: a GET operation's route runs its onRequest alone, raw_item adds its body check", async () => {

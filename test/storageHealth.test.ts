@@ -16,7 +16,7 @@ describe("/-/healthy after a corrupt page (sqlite)", () => {
   const backend = sqliteBackend();
   let node: TestNode;
   /** What the node logged at error level: the first argument of each call (pino's merge object). */
-  const errors: Array<{ reqId?: string; err?: { message?: string } }> = [];
+  const errors: Array<{ reqId?: string; err?: { message?: string; stack?: string } }> = [];
   beforeAll(async () => {
     const chain = new ChainBuilder().genesis();
     for (let b = 0; b < 20; b++) {
@@ -60,9 +60,10 @@ describe("/-/healthy after a corrupt page (sqlite)", () => {
     });
     expect(res.status).toBe(500);
     expect(((await res.json()) as { error_code: string }).error_code).toBe("internal_error");
-    // logged with the request's id, the failure's own message in the logged error
+    // logged at error with the request's id, the failure's own message and its stack in the logged error
     const logged = errors.find((e) => e.reqId === res.headers.get("x-request-id"));
     expect(logged?.err?.message).toMatch(/Failed when trying to retrieve table item from the DB with key: 0x.*(malformed|corrupt)/i);
+    expect(logged?.err?.stack).toMatch(/\n\s+at /);
     // The ledger position still reads: the node serves what it can, but says it is not healthy.
     expect((await fetch(`${node.base}/info`)).status).toBe(200);
     const health = await fetch(`${node.base}/-/healthy`);

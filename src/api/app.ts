@@ -102,8 +102,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
         err.code === "FST_ERR_BAD_URL"
           ? `failed to parse the request path: invalid percent-encoding in ${JSON.stringify(clip(req.raw.url ?? ""))}`
           : `failed to parse the request path: ${clip(err.message)}`;
-      const body = JSON.stringify(new ApiError(status, "web_framework_error", message).body());
+      const e = new ApiError(status, "web_framework_error", message);
+      const body = JSON.stringify(e.body());
       badRequest.observe(status, 0);
+      ctx.noteError(req, e);
       reply.raw.writeHead(status, { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(body), "x-request-id": req.id });
       reply.raw.end(body);
     },
@@ -125,6 +127,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   await registerOpenApi(app, config.nodeVersion, operations);
   installCors(app, ctx);
   installErrors(app, ctx);
+  // The errors not logged in the last window are said when the node closes.
+  app.addHook("onClose", async () => ctx.errorLog.flush());
 
   for (const op of operations) {
     app.route({
@@ -198,7 +202,7 @@ function installErrors(app: FastifyInstance, ctx: NodeContext): void {
 /** Maps whatever was thrown to the one error class. */
 function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): ApiError {
   if (err instanceof ApiError) return err;
-  if (typedKind(err) === "unavailable") return ApiError.unavailable(err.message, err);
+  if (typedKind(err) === "unavailable") return ApiError.storageUnavailable(err.message, err);
   if (err.validation && err.validation.length > 0) {
     const v = err.validation[0]!;
     if (err.validationContext === "querystring") {
@@ -256,6 +260,7 @@ function installNotFound(app: FastifyInstance, localMethods: (path: string) => s
         : new ApiError(404, "web_framework_error", "not found");
     // No route, so no onResponse hook: counted here, with the time until the handler ran.
     notFound.observe(e.status, reply.elapsedTime > 0 ? reply.elapsedTime / 1000 : 0);
+    ctx.noteError(req, e);
     ctx.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, allowed.length > 0 ? ["allow", allowed.join(", ")] : undefined);
   });
 }

@@ -9,6 +9,7 @@ import { StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/er
 import type { Storage } from "../storage/storage.js";
 import { baseRecordName } from "../storage/headStarted.js";
 import { ApiError } from "./errors.js";
+import { ErrorLog } from "./errorLog.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";
 import type { ApiConfig } from "./config.js";
 import { ModuleRecords } from "./moduleRecords.js";
@@ -61,6 +62,8 @@ export class NodeContext {
   baseState: BaseStateFetcher | null = null;
   /** What the gas estimator reads: the store, or its reads with the replica's misses fetched. */
   gasReads: GasHistorySource;
+  /** The log of the error answers, a few lines a minute per status and code (`noteError`). */
+  readonly errorLog: ErrorLog;
 
   constructor(
     readonly store: Storage,
@@ -75,6 +78,7 @@ export class NodeContext {
     this.compression = new Compression(config, this.head);
     this.reads = store.immediate ?? store;
     this.gasReads = store;
+    this.errorLog = new ErrorLog(log);
   }
 
   /** The store's position reads, in the calling turn where the store can (`Storage.immediate`). */
@@ -154,8 +158,8 @@ export class NodeContext {
 
   /**
    * Sends `e` as the JSON error object: with the ledger headers on a data operation's error (the
-   * position the error names, else the ledger's now; none on a 503), a 5xx logged with `cause`
-   * (but a failing health check: an answer, its cause logged where it happens).
+   * position the error names, else the ledger's now; none on a 503), counted and logged
+   * (`noteError`, a fault with `cause`).
    * Every error goes out here: an operation's own (`operationHandler`, without Fastify's error
    * path) and whatever else failed (the app's error handler). `route`: the route's config, passed
    * by a caller that holds it (Fastify builds `req.routeOptions` anew on each read); `headers`: the
@@ -169,13 +173,23 @@ export class NodeContext {
     route: RouteConfig | undefined = req.routeOptions.config,
     headers?: readonly string[],
   ): Later<undefined> {
-    if (e.status >= 500 && e.errorCode !== "health_check_failed") this.log.error({ reqId: req.id, err: cause }, e.message);
+    this.noteError(req, e, cause);
     const send = (ledger: LedgerInfo | null): undefined => {
       this.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, ledger ? this.headers.ledger(ledger) : undefined, headers, route?.metrics);
       return undefined;
     };
     if (e.ledger || e.status === 503 || route?.ledgerHeaders !== true) return send(e.ledger);
     return this.ledger().then(send, () => send(null));
+  }
+
+  /**
+   * Counts the error answer `e` by status and code, and logs it (`ErrorLog`: a fault with `cause`
+   * and its stack, anything else in a short line; a few a minute of each). A failing health check
+   * is an answer whose cause is logged where it happens: only counted.
+   */
+  noteError(req: FastifyRequest, e: ApiError, cause: unknown = e): void {
+    this.metrics?.errorAnswered(e.status, e.errorCode);
+    if (e.errorCode !== "health_check_failed") this.errorLog.note(req, e, cause);
   }
 
   /**
@@ -198,7 +212,7 @@ export class NodeContext {
     this.noteStorageFailure(e, kind === "corrupt");
     if (unavailable || kind === "unavailable") {
       this.onStorageError?.(503);
-      return ApiError.unavailable(message, e);
+      return ApiError.storageUnavailable(message, e);
     }
     this.onStorageError?.(500);
     return ApiError.internal(message, info, e);

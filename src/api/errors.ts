@@ -78,13 +78,19 @@ export class ApiError extends Error {
     message: string,
     /** Ledger position to send as headers; null when the ledger could not be read. */
     readonly ledger: LedgerInfo | null = null,
-    options?: { cause?: unknown; vmErrorCode?: number },
+    options?: { cause?: unknown; vmErrorCode?: number; fault?: boolean },
   ) {
     super(clip(message, MESSAGE_MAX), options);
     this.name = "ApiError";
     this.vmErrorCode = options?.vmErrorCode;
+    this.fault = options?.fault ?? (status >= 500 && (status < 502 || status > 504));
   }
   readonly vmErrorCode: number | undefined;
+  /**
+   * The node's own failure (a bug, the store failing), logged at error with its cause's stack; by
+   * default every 5xx but the 502–504 of an upstream or a state this node waits for (`ErrorLog`).
+   */
+  readonly fault: boolean;
 
   body(): ApiErrorBody {
     const b: ApiErrorBody = { message: this.message, error_code: this.errorCode };
@@ -120,8 +126,13 @@ export class ApiError extends Error {
         ),
     );
   }
+  /** 503 for what the node cannot answer yet (an empty ledger, an upstream that could not give state). */
   static unavailable(message: string, cause?: unknown): ApiError {
     return new ApiError(503, "internal_error", message, null, { cause });
+  }
+  /** 503 for a store that cannot be read: the node's own fault, unlike `unavailable`. */
+  static storageUnavailable(message: string, cause: unknown): ApiError {
+    return new ApiError(503, "internal_error", message, null, { cause, fault: true });
   }
   static internal(message: string, ledger: LedgerInfo | null, cause?: unknown): ApiError {
     return new ApiError(500, "internal_error", message, ledger, { cause });

@@ -85,6 +85,28 @@ function requestMetrics(ops: Map<string, OperationMetrics>) {
   return [requests, durations];
 }
 
+/** The error answers of one status and error code. */
+interface ErrorTally {
+  status: number;
+  errorCode: string;
+  count: number;
+}
+
+/** The counter of error answers, in prom-client's metric shape, built when scraped (as `requestMetrics`). */
+function errorMetric(tallies: Map<string, ErrorTally>) {
+  return {
+    name: "ledger_node_http_errors_total",
+    help: "Error answers sent, by status and error_code (each counted, though the log names only the first few a minute)",
+    type: "counter" as const,
+    aggregator: "sum" as const,
+    get() {
+      const values = [...tallies.values()].map((t) => ({ labels: { status: t.status, error_code: t.errorCode }, value: t.count }));
+      return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+    },
+    reset() {},
+  };
+}
+
 /**
  * What the node measures. Writers, followers, importers and the pruner set the gauges and counters
  * they own (`writerLag*`, `importVersions`, `prune*`); the API sets the rest.
@@ -120,10 +142,13 @@ export class NodeMetrics {
   /** Requests of `--proxy`, by the status class answered and whether the upstream or this node answered it. */
   readonly proxied: Counter<"status_class" | "from">;
   private readonly ops = new Map<string, OperationMetrics>();
+  /** Error answers by `status error_code` (`errorAnswered`). */
+  private readonly errors = new Map<string, ErrorTally>();
 
   constructor(opts: { store?: Storage; pages?: PageCache; openConnections?: () => number; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     for (const m of requestMetrics(this.ops)) this.registry.registerMetric(m as never);
+    this.registry.registerMetric(errorMetric(this.errors) as never);
     this.storageErrors = new Counter({ name: "ledger_node_storage_errors_total", help: "5xx answers caused by the store, by status", labelNames: ["status"], registers });
     this.connectionsShed = new Counter({ name: "ledger_node_connections_shed_total", help: "Connections answered 503 over the connection cap", registers });
     this.requestTimeouts = new Counter({ name: "ledger_node_request_timeouts_total", help: "Requests answered 408: headers or body not received in time", registers });
@@ -257,6 +282,14 @@ export class NodeMetrics {
       this.ops.set(name, o);
     }
     return o;
+  }
+
+  /** One error answer sent (the statuses and the codes are closed sets, so the tallies stay few). */
+  errorAnswered(status: number, errorCode: string): void {
+    const key = `${status} ${errorCode}`;
+    const t = this.errors.get(key);
+    if (t === undefined) this.errors.set(key, { status, errorCode, count: 1 });
+    else t.count++;
   }
 
   /** A prune run finished (`pruned`: what it removed, null when there was nothing to prune). */
