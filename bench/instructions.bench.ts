@@ -6,6 +6,7 @@
  *                                 [--warmup 1000] [--repeat 2] [--only REGEX] [--floor]
  *                                 [--perf-map] [--v8-defaults] [--node-flags "…"] [--dumps DIR]
  *                                 [--serve-flags "…"] [--this-node-flags "…"] [--compare-out DIR2] [--cache-sim]
+ *                                 [--compare-node PATH]
  *
  * - For each row, each build serves the ledger (bench/out/scale-N.db, as `bench:scale` builds it)
  *   from a server started for that row alone (rows run one after another in one server move each
@@ -34,6 +35,9 @@
  *   instruction and data, last-level, mispredicted branches) and callgrind's cycle estimate
  *   (Ir + 10 × first-level misses + 100 × last-level misses + 10 × mispredicted branches): what
  *   an instruction count leaves out of the time, without the machine's load in it.
+ *
+ * - `--compare-node PATH`: the compared build's server runs on that Node binary (a build on one Node
+ *   line against another in one run); every other server runs on the node running this script.
  *
  * Prints markdown tables for bench/RESULTS.md.
  */
@@ -77,6 +81,8 @@ const DUMPS = opt("dumps", `${OUT}callgrind`).replace(/\/?$/, "/");
 
 interface Build {
   label: string;
+  /** The Node binary its server runs on. */
+  nodePath: string;
   /** The command line of its server (after `node`), serving `db` on a port of its choice. */
   command: (db: string) => string[];
   /** Whether it answers a row (the floor serves only some). */
@@ -90,15 +96,17 @@ const node =
   (dir: string, extra: string[] = [], flags: string[] = []) =>
   (db: string) => [...NODE_FLAGS, ...flags, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune", ...extra];
 const everyRow = () => true;
-const builds: Build[] = [{ label: "this build", command: node(ROOT, SERVE_FLAGS, THIS_NODE_FLAGS), serves: everyRow }];
+const builds: Build[] = [{ label: "this build", nodePath: process.execPath, command: node(ROOT, SERVE_FLAGS, THIS_NODE_FLAGS), serves: everyRow }];
 if (COMPARE) {
   const served = node(COMPARE.replace(/\/?$/, "/"));
-  builds.push({ label: "compared build", command: (db) => served(COMPARE_OUT ? db.replace(OUT, COMPARE_OUT) : db), serves: everyRow });
+  const nodePath = argv.includes("--compare-node") ? opt("compare-node", "") : process.execPath;
+  builds.push({ label: "compared build", nodePath, command: (db) => served(COMPARE_OUT ? db.replace(OUT, COMPARE_OUT) : db), serves: everyRow });
 }
 /** bench/floorServer.ts, started and limited to the rows it serves as bench:scale's `--floor` does. */
 if (FLOOR) {
   builds.push({
     label: "floor",
+    nodePath: process.execPath,
     command: (db) => [...NODE_FLAGS, "--import", "tsx", "bench/floorServer.ts", db, "0"],
     serves: (mix) => /end_version=|ledger_version=|raw_item/u.test(mix.path),
   });
@@ -114,7 +122,7 @@ interface Served {
 /** Starts a build's server under callgrind (instrumentation off) and waits for its URL. */
 function serve(build: Build, db: string, tag: string): Promise<Served> {
   const prefix = `${DUMPS}${tag}`;
-  const args = ["--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", ...(CACHE_SIM ? ["--cache-sim=yes", "--branch-sim=yes"] : []), `--callgrind-out-file=${prefix}.%p`, process.execPath, ...build.command(db)];
+  const args = ["--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", ...(CACHE_SIM ? ["--cache-sim=yes", "--branch-sim=yes"] : []), `--callgrind-out-file=${prefix}.%p`, build.nodePath, ...build.command(db)];
   return new Promise((resolve, reject) => {
     const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let buf = "";
@@ -275,5 +283,6 @@ mkdirSync(DUMPS, { recursive: true });
 const sections: string[] = [];
 for (const size of SIZES) sections.push(await runLedger(size));
 console.log(`### bench:instructions (${new Date().toISOString().slice(0, 16)} UTC; valgrind callgrind; ${REQUESTS} counted requests a row after ${WARMUP} warm-up requests, one at a time; ${REPEAT} repetitions with other seeds, builds' order swapped)
+\n${builds.map((b) => `${b.label}: Node ${execFileSync(b.nodePath, ["--version"], { encoding: "utf8" }).trim()}`).join("; ")}
 ${COMPARE ? `\n"compared build": ${COMPARE}${COMPARE_OUT ? `, serving its own copies of the ledgers in ${COMPARE_OUT}` : ""}\n` : ""}
 ${sections.join("\n")}`);

@@ -8,14 +8,15 @@
  *
  *   node bench/pairTime.mjs --row summaries-25 [--db FILE] [--rounds 5] [--warmup 10] [--duration 8]
  *        [--rate 1000] --a "node:--single-threaded-gc" --b "node:" [--a-dist DIR] [--b-dist DIR]
- *        [--a-row ROW] [--b-row ROW]
+ *        [--a-row ROW] [--b-row ROW] [--a-node PATH] [--b-node PATH]
  *
  * A server is `node:FLAGS` (the node's `serve`, as bench/scale.bench.ts starts it, under node
  * FLAGS), `floor:FLAGS` (bench/floorServer.ts) or `fastify:FLAGS` (the floor behind a bare Fastify); `--a-dist`/`--b-dist` serve another checkout's
  * build; `--a-row`/`--b-row` give a side a row of its own (the compressed miss against the plain
- * one, on two servers of the same build). Rows: those of bench/threadTime.mjs. CPU time is every thread's (`/proc/PID/task/TID/schedstat`).
+ * one, on two servers of the same build); `--a-node`/`--b-node` run a side's server on another Node
+ * binary (a build on one Node line against another; by default the node running this script). Rows: those of bench/threadTime.mjs. CPU time is every thread's (`/proc/PID/task/TID/schedstat`).
  */
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { option, rowMixes, serverUrl } from "./rowMixes.mjs";
@@ -28,8 +29,8 @@ const WARMUP = Number(option("warmup", "10"));
 const DURATION = Number(option("duration", "8"));
 const RATE = Number(option("rate", "1000"));
 const SIDES = [
-  { name: "a", spec: option("a", "node:"), dist: option("a-dist", ROOT), row: option("a-row", ROW) },
-  { name: "b", spec: option("b", "node:"), dist: option("b-dist", ROOT), row: option("b-row", ROW) },
+  { name: "a", spec: option("a", "node:"), dist: option("a-dist", ROOT), row: option("a-row", ROW), node: option("a-node", process.execPath) },
+  { name: "b", spec: option("b", "node:"), dist: option("b-dist", ROOT), row: option("b-row", ROW), node: option("b-node", process.execPath) },
 ];
 
 const { targets } = JSON.parse(readFileSync(`${DB}.targets.json`, "utf8"));
@@ -44,7 +45,7 @@ function start(side) {
     kind === "floor" || kind === "fastify"
       ? [...flags, "--import", "tsx", `${side.dist}/bench/floorServer.ts`, DB, "0", ...(kind === "fastify" ? ["--fastify"] : [])]
       : [...flags, `${side.dist}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune"];
-  const child = spawn("taskset", ["-c", "0", process.execPath, ...args], { cwd: side.dist, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("taskset", ["-c", "0", side.node, ...args], { cwd: side.dist, stdio: ["ignore", "pipe", "pipe"] });
   return serverUrl(child, side.spec).then(({ url }) => ({ child, url }));
 }
 
@@ -71,6 +72,7 @@ function cpuNs(pid) {
   return ns;
 }
 
+for (const s of SIDES) console.log(`${s.name}: ${s.spec} on ${s.node} (${execFileSync(s.node, ["--version"], { encoding: "utf8" }).trim()}), ${s.dist}`);
 const perRequest = { a: [], b: [] };
 for (let round = 0; round < ROUNDS; round++) {
   const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
