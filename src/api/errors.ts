@@ -78,13 +78,16 @@ export class ApiError extends Error {
     message: string,
     /** Ledger position to send as headers; null when the ledger could not be read. */
     readonly ledger: LedgerInfo | null = null,
-    options?: { cause?: unknown; vmErrorCode?: number },
+    options?: { cause?: unknown; vmErrorCode?: number; headers?: readonly string[] },
   ) {
     super(clip(message, MESSAGE_MAX), options);
     this.name = "ApiError";
     this.vmErrorCode = options?.vmErrorCode;
+    this.headers = options?.headers;
   }
   readonly vmErrorCode: number | undefined;
+  /** Headers of the answer, a flat list of names and values (`Retry-After` of a 429). */
+  readonly headers: readonly string[] | undefined;
 
   body(): ApiErrorBody {
     const b: ApiErrorBody = { message: this.message, error_code: this.errorCode };
@@ -118,6 +121,17 @@ export class ApiError extends Error {
           `${what} is not available as BCS from this node: it holds resource values as JSON only (ask with Accept: application/json)`,
           ledger,
         ),
+    );
+  }
+  /**
+   * A base-state fetch refused by the fairness bound (README, "The replica's base state, decided"):
+   * 429 when the client is over its share, 503 when the node's fetches are all in use; both with
+   * `Retry-After`, as a rate limiter answers.
+   */
+  static fetchRefused(scope: "client" | "node", message: string, retryAfterSec: number): ApiError {
+    const options = { headers: ["retry-after", String(retryAfterSec)] };
+    return withoutStack(() =>
+      scope === "client" ? new ApiError(429, "web_framework_error", message, null, options) : new ApiError(503, "internal_error", message, null, options),
     );
   }
   static unavailable(message: string, cause?: unknown): ApiError {
