@@ -1,15 +1,16 @@
 /**
  * The fairness bound of a replica's base-state fetches (README, "The replica's base state,
  * decided"): each client (its address) starts at most `perClientPerSecond` new fetches a second,
- * from a token bucket as deep as one second's share, and at most `concurrent` fetches run at once
- * over all clients. A fetch past either is refused before the upstream is asked, so one client's
- * burst of keys spends its own share and leaves the rest of the budget to the others.
+ * from a token bucket as deep as one second's share, and has at most as many running at once;
+ * at most `concurrent` fetches run at once over all clients. A fetch past either is refused
+ * before the upstream is asked, so one client's burst of keys spends its own share, however slow
+ * the upstream, and leaves the rest of the budget to the others.
  */
 import { LRUCache } from "lru-cache";
 import { FetchRefusedError } from "../../storage/errors.js";
 
 export interface FetchSharesOptions {
-  /** New fetches a client may start a second (and at once, after a quiet second). */
+  /** New fetches a client may start a second (and have running at once). */
   perClientPerSecond: number;
   /** Fetches running at once, all clients together. */
   concurrent: number;
@@ -22,6 +23,8 @@ interface Bucket {
   tokens: number;
   /** When `tokens` was counted (`performance.now()` ms). */
   at: number;
+  /** The client's fetches running. */
+  running: number;
 }
 
 export class FetchShares {
@@ -44,10 +47,15 @@ export class FetchShares {
     if (client !== null) {
       const rate = this.o.perClientPerSecond;
       const now = performance.now();
-      const seen = this.clients.get(client);
-      const bucket = seen ? { tokens: Math.min(rate, seen.tokens + ((now - seen.at) / 1000) * rate), at: now } : { tokens: rate, at: now };
-      if (bucket.tokens < 1) {
+      let bucket = this.clients.get(client);
+      if (bucket) {
+        bucket.tokens = Math.min(rate, bucket.tokens + ((now - bucket.at) / 1000) * rate);
+        bucket.at = now;
+      } else {
+        bucket = { tokens: rate, at: now, running: 0 };
         this.clients.set(client, bucket);
+      }
+      if (bucket.tokens < 1 || bucket.running >= rate) {
         const after = Math.max(1, Math.ceil((1 - bucket.tokens) / rate));
         throw refused(
           "client",
@@ -59,14 +67,16 @@ export class FetchShares {
         throw refused("node", 1, `the node's fetches of state from the upstream are all in use (at most ${this.o.concurrent} at once): retry after 1 s`);
       }
       bucket.tokens -= 1;
-      this.clients.set(client, bucket);
+      bucket.running++;
     }
+    const mine = client === null ? null : this.clients.get(client)!;
     this.running++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.running--;
+      if (mine) mine.running--;
     };
   }
 }
