@@ -18,7 +18,7 @@
  *   concurrent misses of the same state share one fetch. Its message names what could not be
  *   had and, for an answer read here, what the upstream answered; never the upstream's URL or a
  *   socket error, which only its cause (the log) holds.
- * - "Absent" is stored only on the reference node's own "not found" for that exact thing: its
+ * - "Absent" is kept only on the reference node's own "not found" for that exact thing: its
  *   error code in its JSON, with a ledger version at or above the one asked. Any other 404 (a
  *   gateway's page, `version_not_found`, a lagging backend) is retried, then answered 503.
  */
