@@ -70,6 +70,9 @@ addFollowOptions(serve, "with --follow: ")
   .option("--upstream-timeout <ms>", "with --follow: a read waiting on the upstream answers 503 after this; a proxied request whose answer has not started, 504", intOption("--upstream-timeout", 1, 600_000), 5000)
   .option("--proxy", "with --follow: pass the /v1 routes this node does not serve (transactions, view, ...) to the upstream, under --api-key", false)
   .option("--proxy-max-rps <n>", "with --proxy: at most this many proxied requests a second (a budget apart from --max-rps)", intOption("--proxy-max-rps", 1, 100_000), 50)
+  .option("--base-fetches-per-client <n>", "with --follow: state fetched from the upstream for reads, at most N new fetches a second per client address (429 past it)", intOption("--base-fetches-per-client", 1, 100_000), 10)
+  .option("--base-fetches <n>", "with --follow: at most N fetches of state from the upstream at once, all clients together (503 past it)", intOption("--base-fetches", 1, 10_000), 32)
+  .option("--trust-proxy <list>", "comma-separated addresses or CIDRs of the proxies in front of this node: a client is then the right-most X-Forwarded-For address not in the list (default: the connection's peer)")
   .action(async (o) => {
     // Never an open proxy by accident: the pass-through exists only towards the followed node.
     if (o.proxy && !o.follow) throw new Error("--proxy needs --follow URL: it passes requests to the node this one follows, and to no other");
@@ -90,6 +93,7 @@ addFollowOptions(serve, "with --follow: ")
               pollMs: o.poll,
               upstreamTimeoutMs: o.upstreamTimeout,
               proxy: o.proxy ? { maxRequestsPerSecond: o.proxyMaxRps } : null,
+              baseFetches: { perClientPerSecond: o.baseFetchesPerClient, concurrent: o.baseFetches },
             },
           }
         : {}),
@@ -117,6 +121,7 @@ addFollowOptions(serve, "with --follow: ")
         headersTimeoutMs: o.headersTimeout,
         ...(o.maxConnections !== undefined ? { maxConnections: o.maxConnections } : {}),
         corsOrigins: o.corsOrigins ? String(o.corsOrigins).split(",").map((s: string) => s.trim()).filter(Boolean) : [],
+        trustProxy: o.trustProxy ? String(o.trustProxy).split(",").map((s: string) => s.trim()).filter(Boolean) : [],
       },
     });
     console.log(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec, metrics: ${node.metricsUrl ?? `${node.url}/metrics`})`);

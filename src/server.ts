@@ -19,10 +19,11 @@ import {
 } from "./ingest/writers.js";
 import { type WriterFailure, WriterStatus } from "./ingest/writerStatus.js";
 import { BaseStateService } from "./ingest/follow/baseState.js";
+import { FetchShares, type FetchSharesOptions } from "./ingest/follow/fetchShares.js";
 import { UpstreamClient } from "./ingest/follow/client.js";
 import { FOLLOWER, type FollowFrom, Follower, type FollowerLog, type FollowLag } from "./ingest/follow/sync.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, type PruneWindow, pruneNow } from "./ledger/pruning.js";
-import { HeadStartedStorage, mayBeHeadStarted } from "./storage/headStarted.js";
+import { BaseRecords, HeadStartedStorage, mayBeHeadStarted } from "./storage/headStarted.js";
 import type { Storage } from "./storage/storage.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
 import type { SqliteStoreOptions } from "./storage/sqlite/SqliteStore.js";
@@ -79,6 +80,11 @@ export interface ServeOptions {
      * `upstreamTimeoutMs` for the upstream's answer to start.
      */
     proxy?: { maxRequestsPerSecond: number } | null;
+    /**
+     * The fairness bound of the base-state fetches (`FetchShares`): new fetches a client (`req.ip`)
+     * may start a second, and fetches running at once (default 10 and 32).
+     */
+    baseFetches?: FetchSharesOptions;
   };
 }
 
@@ -216,8 +222,10 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
         onRetry: (what, attempt, ms) => baseStateLog?.debug(`base state: retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
       });
       const writeBase = thread ? (w: Parameters<WriterThread["writeBaseState"]>[0]) => thread.writeBaseState(w) : undefined;
-      baseState = new BaseStateService(written, client, { timeoutMs: follow.upstreamTimeoutMs, ...(writeBase ? { writeBase } : {}) });
-      store = new HeadStartedStorage(written, () => lag);
+      const records = new BaseRecords();
+      const shares = new FetchShares(follow.baseFetches ?? { perClientPerSecond: 10, concurrent: 32 });
+      baseState = new BaseStateService(written, client, { timeoutMs: follow.upstreamTimeoutMs, records, shares, ...(writeBase ? { writeBase } : {}) });
+      store = new HeadStartedStorage(written, () => lag, records);
     } else if (!o.store && !o.devnet && (await mayBeHeadStarted(store))) {
       // A devnet's ledger is its own chain from genesis: never a follower's. Without an upstream
       // a read of the state before the first synced block answers 503 instead of an empty answer.

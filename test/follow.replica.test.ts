@@ -173,7 +173,7 @@ for (const factory of backendFactories) describe(`a replica that started at the 
 
   it("fetches missing state once: concurrent reads of it share one upstream request, later reads none", async () => {
     const before = up.count("/v1/*");
-    const key = u64le(1_000_001); // never written: the upstream answers 404, which is stored too
+    const key = u64le(1_000_001); // never written: the upstream answers 404, which is kept too (in memory)
     const answers = await Promise.all(Array.from({ length: 8 }, () => ask(replica.base, ...rawItem(DEVNET_TABLE_HANDLE, key, null))));
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([404]));
     expect(up.count("/v1/*") - before).toBe(1);

@@ -5,6 +5,7 @@
  * written by the store of today from the same blocks. Also: interned ids survive a failed commit.
  */
 import Database from "better-sqlite3";
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules.js";
 import { codeHash } from "../src/ledger/codeHash.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
+import type { BaseStateKey } from "../src/storage/errors.js";
+import { FIRST_SYNCED_RECORD } from "../src/storage/followBase.js";
+import { baseRecordName } from "../src/storage/headStarted.js";
 import type { BlockWrite, UserTxnWrite } from "../src/storage/writer.js";
 import type { Storage } from "../src/storage/storage.js";
 import { replayKindCode, txnKindCode } from "../src/storage/rules.js";
@@ -230,7 +234,8 @@ describe(`SQLite migration 4: interned addresses and types, packed resources (se
     // Every resource value was packed on the way (blobs), none left as text.
     expect(query("SELECT DISTINCT typeof(value) FROM resources ORDER BY 1")).toEqual(["blob", "null"]);
     expect(await migrated.getLedgerInfo(true)).toEqual(await fresh.getLedgerInfo(true));
-    expect(await migrated.getBaseRecord("account:a0")).toBe(3n);
+    // (migration 7 named it by the digest of its old name)
+    expect(await migrated.getBaseRecord(`account:${createHash("sha256").update("account:a0").digest("hex")}`)).toBe(3n);
     for (let v = 0n; v <= last; v += 3n) expect(await readAt(migrated, v), `at ${v}`).toEqual(await readAt(fresh, v));
 
     // It goes on as a ledger of today: new blocks with new addresses, then a prune.
@@ -364,6 +369,43 @@ describe("SQLite migrations 5 and 6: the ABI text of every module's code, stored
       // migration 6: the keys and code ids it filled give the same pages, records included
       const records = async (s: SqliteStore) => (await s.wire.readModules(owner, v, null, 100, () => true))!.value;
       expect(await records(migrated), `records at ${v}`).toEqual(await records(fresh));
+    }
+  });
+});
+
+describe("SQLite migration 7: base records named by a digest of what they name", () => {
+  it("renames every record a file of schema 6 holds to baseRecordName's digest; the first-synced record keeps its name", async () => {
+    const path = newPath();
+    const bigKey = new Uint8Array(3000).fill(0xab);
+    const keys: Array<[BaseStateKey, string]> = [
+      [{ kind: "modules", address: addr(0, 1) }, `modules:0x${hex(addr(0, 1))}`],
+      [{ kind: "resources", address: addr(0xa0, 2) }, `resources:0x${hex(addr(0xa0, 2))}`],
+      [{ kind: "table_item", handle: HANDLES[1]!, key: bigKey }, `table_item:0x${hex(HANDLES[1]!)}:0x${hex(bigKey)}`],
+      [{ kind: "resource", address: addr(0xa0, 3), type: TYPES[1]! }, `resource:0x${hex(addr(0xa0, 3))}:${TYPES[1]}`],
+    ];
+    const db = new Database(path);
+    try {
+      db.pragma("journal_mode = WAL");
+      db.function("pack_resource_value", (_owner: unknown, _json: unknown) => null);
+      db.function("module_abi_json", (_bytecode: unknown) => null);
+      db.exec("CREATE TABLE schema_version (version INTEGER NOT NULL)");
+      for (const [i, sql] of MIGRATIONS.slice(0, 6).entries()) {
+        db.exec(sql);
+        db.prepare("INSERT INTO schema_version (version) VALUES (?)").run(i + 1);
+      }
+      const insert = db.prepare("INSERT INTO follow_base (what, version) VALUES (?, ?)");
+      insert.run(FIRST_SYNCED_RECORD, 100);
+      for (const [i, [, old]] of keys.entries()) insert.run(old, 90 + i);
+    } finally {
+      db.close();
+    }
+    const migrated = open(path);
+    expect(await migrated.getBaseRecord(FIRST_SYNCED_RECORD)).toBe(100n);
+    for (const [i, [key, old]] of keys.entries()) {
+      const name = baseRecordName(key);
+      expect(name).toMatch(new RegExp(`^${key.kind}:[0-9a-f]{64}$`));
+      expect(await migrated.getBaseRecord(name), name).toBe(BigInt(90 + i));
+      expect(await migrated.getBaseRecord(old)).toBeNull();
     }
   });
 });

@@ -77,6 +77,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
     // and the node's own events go to the same pino logger directly.
     ...(opts.logRequests ? { loggerInstance: log } : { logger: false }),
     genReqId: requestId,
+    // `req.ip`, the client a replica's base-state fetches are counted against: the peer, or behind
+    // the operator's proxies the right-most forwarded address that is not one of them.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     bodyLimit: config.bodyLimit,
     connectionTimeout: config.connectionTimeoutMs,
     requestTimeout: config.requestTimeoutMs,

@@ -63,6 +63,12 @@ export interface ApiConfig {
    * `Access-Control-Allow-Credentials: true`. Empty: `Access-Control-Allow-Origin: *`, no credentials.
    */
   corsOrigins: string[];
+  /**
+   * The proxies in front of this node (addresses or CIDRs, Fastify's `trustProxy` list): a request
+   * from one of them is the client's whose address is the right-most `X-Forwarded-For` entry not in
+   * this list. Empty: every request is its connection's peer's, `X-Forwarded-For` ignored.
+   */
+  trustProxy: string[];
   /** Serve `GET /metrics` (Prometheus text) on the API port; false when it has a port of its own. */
   metricsOnApiPort: boolean;
   /** The pruning window as configured (shown by /v1/info). */
@@ -98,6 +104,7 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     headersTimeoutMs: 15_000,
     maxConnections: defaultMaxConnections(),
     corsOrigins: [],
+    trustProxy: [],
     metricsOnApiPort: true,
     pruneWindow: DEFAULT_PRUNE_WINDOW,
     gas: defaultGasConfig,

@@ -71,7 +71,7 @@ describe("NodeContext.readWithBase", () => {
 
   it("without a service is the read itself: a value in the calling turn stays one", () => {
     const ctx = new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
-    expect(ctx.readWithBase(() => 42, failed)).toBe(42);
+    expect(ctx.readWithBase(() => 42, failed, "127.0.0.1")).toBe(42);
   });
 
   it("fetches what the read missed and reads once more", async () => {
@@ -84,7 +84,7 @@ describe("NodeContext.readWithBase", () => {
       reads++;
       if (reads === 1) throw miss();
       return "stored";
-    }, failed);
+    }, failed, "127.0.0.1");
     expect([value, reads, fetched]).toEqual(["stored", 2, [7n]]);
   });
 
@@ -100,7 +100,7 @@ describe("NodeContext.readWithBase", () => {
       if (reads === 1) throw miss();
       if (reads === 2) throw other();
       return "stored";
-    }, failed);
+    }, failed, "127.0.0.1");
     expect([value, reads, fetched]).toEqual(["stored", 3, ["table_item", "resource"]]);
   });
 
@@ -112,7 +112,7 @@ describe("NodeContext.readWithBase", () => {
     await expect(
       ctx.readWithBase(async () => {
         throw miss();
-      }, failed),
+      }, failed, "127.0.0.1"),
     ).rejects.toBeInstanceOf(StateBeforeBaseError);
     expect(fetches).toBe(1);
   });
@@ -126,7 +126,7 @@ describe("NodeContext.readWithBase", () => {
       ctx.readWithBase(() => {
         reads++;
         throw miss();
-      }, failed),
+      }, failed, "127.0.0.1"),
     ).rejects.toBeInstanceOf(StatePrunedError);
     expect(reads).toBe(1);
   });

@@ -5,7 +5,7 @@
 import type { FastifyBaseLogger, FastifyContextConfig, FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
 import type { GasHistorySource } from "../ledger/gas.js";
-import { StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/errors.js";
+import { FetchRefusedError, StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/errors.js";
 import type { Storage } from "../storage/storage.js";
 import { baseRecordName } from "../storage/headStarted.js";
 import { ApiError } from "./errors.js";
@@ -29,7 +29,8 @@ import { ResponseHead } from "./responseHead.js";
 /** How many missing keys of the base one read may have fetched for it. */
 const BASE_MISSES = 2;
 export interface BaseStateFetcher {
-  fetch(miss: StateBeforeBaseError): Promise<void>;
+  /** `client`: the address of the client whose read missed (its fetches count against its share). */
+  fetch(miss: StateBeforeBaseError, client: string): Promise<void>;
 }
 
 /** What sending an answer reads of its route's config. */
@@ -120,11 +121,16 @@ export class NodeContext {
   /**
    * A position read (`read`: a snapshot with the ledger position it was read at); 503 when the
    * ledger is empty, a failure mapped by `storageError`. At once when the store answers at once.
+   * `client`: the address of the client asking (see `readWithBase`).
    */
-  readSnapshot<T extends { info: LedgerInfo }>(read: () => Later<T | null>, what: string | (() => string)): Later<T> {
-    const snapshot = this.readWithBase(read, (e) => {
-      throw this.storageError(e, what, null);
-    });
+  readSnapshot<T extends { info: LedgerInfo }>(read: () => Later<T | null>, what: string | (() => string), client: string): Later<T> {
+    const snapshot = this.readWithBase(
+      read,
+      (e) => {
+        throw this.storageError(e, what, null);
+      },
+      client,
+    );
     return after(snapshot, nonEmpty);
   }
 
@@ -132,9 +138,10 @@ export class NodeContext {
    * `read`, its failure mapped by `failed`. With a base-state service, a replica's base miss is
    * fetched and the read runs once more; a read of several keys (an account, then the feature
    * flags it falls back on) may miss each once, up to `BASE_MISSES`, but a second miss of state it
-   * fetched fails. Without a service it is `guard` itself.
+   * fetched fails. Without a service it is `guard` itself. `client` is the address of the client
+   * asking: a fetch counts against its share (`FetchShares`), past which it fails as refused.
    */
-  readWithBase<T>(read: () => Later<T>, failed: (e: unknown) => never): Later<T> {
+  readWithBase<T>(read: () => Later<T>, failed: (e: unknown) => never, client: string): Later<T> {
     const service = this.baseState;
     if (service === null) return guard(read, failed);
     // (the keys fetched for this read; made only on a miss)
@@ -145,7 +152,7 @@ export class NodeContext {
       fetched ??= [];
       if (fetched.includes(what) || fetched.length >= BASE_MISSES) failed(e);
       fetched.push(what);
-      return service.fetch(e).then(read).catch(retry);
+      return service.fetch(e, client).then(read).catch(retry);
     };
     let value: Later<T>;
     try {
@@ -163,7 +170,8 @@ export class NodeContext {
    * Every error goes out here: an operation's own (`operationHandler`, without Fastify's error
    * path) and whatever else failed (the app's error handler). `route`: the route's config, passed
    * by a caller that holds it (Fastify builds `req.routeOptions` anew on each read); `headers`: the
-   * error's own headers (a flat list of names and values, e.g. `Allow` on a 405).
+   * error's own headers (a flat list of names and values, e.g. `Allow` on a 405; by default the
+   * `ApiError`'s own).
    */
   sendError(
     req: FastifyRequest,
@@ -175,7 +183,7 @@ export class NodeContext {
   ): Later<undefined> {
     this.noteError(req, e, cause);
     const send = (ledger: LedgerInfo | null): undefined => {
-      this.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, ledger ? this.headers.ledger(ledger) : undefined, headers, route?.metrics);
+      this.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, ledger ? this.headers.ledger(ledger) : undefined, headers ?? e.headers, route?.metrics);
       return undefined;
     };
     if (e.ledger || e.status === 503 || route?.ledgerHeaders !== true) return send(e.ledger);
@@ -205,6 +213,7 @@ export class NodeContext {
   storageError(e: unknown, what: string | (() => string), info: LedgerInfo | null, unavailable = false): ApiError {
     if (e instanceof ApiError) return e;
     if (e instanceof StatePrunedError) return ApiError.versionPruned(e.version, info, e);
+    if (e instanceof FetchRefusedError) return ApiError.fetchRefused(e.scope, e.message, e.retryAfterSec);
     const kind = typedKind(e) ?? this.store.errorKind(e);
     const message = `${typeof what === "string" ? what : what()}: ${(e as Error).message}`;
     // A replica's missing base or a standby's recovery conflicts: 503, but no fault of the database.

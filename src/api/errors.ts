@@ -78,12 +78,13 @@ export class ApiError extends Error {
     message: string,
     /** Ledger position to send as headers; null when the ledger could not be read. */
     readonly ledger: LedgerInfo | null = null,
-    options?: { cause?: unknown; vmErrorCode?: number; fault?: boolean },
+    options?: { cause?: unknown; vmErrorCode?: number; fault?: boolean; headers?: readonly string[] },
   ) {
     super(clip(message, MESSAGE_MAX), options);
     this.name = "ApiError";
     this.vmErrorCode = options?.vmErrorCode;
     this.fault = options?.fault ?? (status >= 500 && (status < 502 || status > 504));
+    this.headers = options?.headers;
   }
   readonly vmErrorCode: number | undefined;
   /**
@@ -91,6 +92,8 @@ export class ApiError extends Error {
    * default every 5xx but the 502–504 of an upstream or a state this node waits for (`ErrorLog`).
    */
   readonly fault: boolean;
+  /** Headers of the answer, a flat list of names and values (`Retry-After` of a 429). */
+  readonly headers: readonly string[] | undefined;
 
   body(): ApiErrorBody {
     const b: ApiErrorBody = { message: this.message, error_code: this.errorCode };
@@ -124,6 +127,17 @@ export class ApiError extends Error {
           `${what} is not available as BCS from this node: it holds resource values as JSON only (ask with Accept: application/json)`,
           ledger,
         ),
+    );
+  }
+  /**
+   * A base-state fetch refused by the fairness bound (README, "The replica's base state, decided"):
+   * 429 when the client is over its share, 503 when the node's fetches are all in use; both with
+   * `Retry-After`, as a rate limiter answers.
+   */
+  static fetchRefused(scope: "client" | "node", message: string, retryAfterSec: number): ApiError {
+    const options = { headers: ["retry-after", String(retryAfterSec)] };
+    return withoutStack(() =>
+      scope === "client" ? new ApiError(429, "web_framework_error", message, null, options) : new ApiError(503, "internal_error", message, null, options),
     );
   }
   /** 503 for what the node cannot answer yet (an empty ledger, an upstream that could not give state). */

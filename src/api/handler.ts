@@ -250,7 +250,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     }
     // 2. resolve the version
     const requested = requestedVersions(input.query as Record<string, bigint | undefined>);
-    return after(resolveVersion(input, requested.at, format), (at): Later<undefined> => {
+    return after(resolveVersion(input, requested.at, format, req.ip), (at): Later<undefined> => {
       const refused = refusedVersions(at.info, requested);
       if (refused) return ctx.sendError(req, reply, refused, refused, route);
       // 3. read: the page the cache holds, else the operation's read
@@ -270,21 +270,22 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
    * The position to read at: the ledger position with what the operation's `resolve` reads in the
    * same snapshot; the position alone for an operation without one, or for a request that
    * `settledAt` names a committed version for (unless `settledRead` reads its page with it).
+   * `client`: the address of the client asking (`NodeContext.readWithBase`).
    */
-  function resolveVersion(input: Input<unknown, unknown, unknown>, version: bigint | undefined, format: WireFormat): Later<Position<unknown>> {
+  function resolveVersion(input: Input<unknown, unknown, unknown>, version: bigint | undefined, format: WireFormat, client: string): Later<Position<unknown>> {
     const what = () => failureText(input);
     const settled = settledAt?.(input);
     if (resolve === undefined || settled !== undefined) {
       const withPage = readsSettledPages && settled !== undefined ? settledRead!(input, format, ctx) : undefined;
-      if (withPage !== undefined) return resolvedBy(withPage, version, what);
+      if (withPage !== undefined) return resolvedBy(withPage, version, what, client);
       return after(ctx.readLedger(what, resolve === undefined), (info): Later<Position<unknown>> => {
         if (resolve === undefined || (info !== null && settled! <= info.ledgerVersion)) {
           return { info: nonEmpty(info), version: version ?? nonEmpty(info).ledgerVersion, found: undefined };
         }
-        return resolveWith(resolve, input, version, format, what);
+        return resolveWith(resolve, input, version, format, what, client);
       });
     }
-    return resolveWith(resolve, input, version, format, what);
+    return resolveWith(resolve, input, version, format, what, client);
   }
 
   function resolveWith(
@@ -293,13 +294,14 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     version: bigint | undefined,
     format: WireFormat,
     what: () => string,
+    client: string,
   ): Later<Position<unknown>> {
-    return resolvedBy(() => resolve(ctx.reads, input, version, format, ctx), version, what);
+    return resolvedBy(() => resolve(ctx.reads, input, version, format, ctx), version, what, client);
   }
 
   /** The position `read` fixes with what it reads in the same snapshot (`Position.found`). */
-  function resolvedBy(read: () => Later<{ info: LedgerInfo } | null>, version: bigint | undefined, what: () => string): Later<Position<unknown>> {
-    return after(ctx.readSnapshot(read, what), (found) => ({ info: found.info, version: version ?? found.info.ledgerVersion, found }));
+  function resolvedBy(read: () => Later<{ info: LedgerInfo } | null>, version: bigint | undefined, what: () => string, client: string): Later<Position<unknown>> {
+    return after(ctx.readSnapshot(read, what, client), (found) => ({ info: found.info, version: version ?? found.info.ledgerVersion, found }));
   }
 
   /**
@@ -330,6 +332,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       (e) => {
         throw ctx.storageError(e, () => failureText(input), info);
       },
+      req.ip,
     );
     return after(value, (v) => send(req, reply, format, requested, info, encode ? encode(v, format, input, at) : (v as Answer), key, true));
   }

@@ -9,6 +9,13 @@
  * Within one account this orders modules by name length, then bytewise.
  */
 import { bcs, type BcsType } from "@mysten/bcs";
+
+/**
+ * The most bytes of one state item the reference writes, its key and value together
+ * (`max_bytes_per_write_op` of its gas schedule): no table key is longer (README, "The replica's
+ * base state, decided").
+ */
+export const MAX_STATE_ITEM_BYTES = 1 << 20;
 import type { StructTag, TypeTag } from "./structTag.js";
 
 const AccountAddress = bcs.bytes(32);

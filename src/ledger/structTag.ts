@@ -29,6 +29,12 @@ export interface StructTag {
 
 /** How deep type arguments may nest (the reference's `MAX_RECURSIVE_TYPES_ALLOWED`). */
 const MAX_DEPTH = 8;
+/**
+ * The longest identifier the reference's Move deserializer takes (`IDENTIFIER_SIZE_MAX`, with the
+ * `LIMIT_MAX_IDENTIFIER_LENGTH` feature on): no module or struct has a longer name (README, "The
+ * replica's base state, decided").
+ */
+export const IDENTIFIER_SIZE_MAX = 255;
 /** A Move identifier, as `Identifier::is_valid` takes it. */
 const IDENTIFIER = /^(?:[a-zA-Z][a-zA-Z0-9_]*|_[a-zA-Z0-9_]+)$/;
 
@@ -53,11 +59,16 @@ export function parseStructTag(text: string): StructTag | string {
 /**
  * Why a parsed struct tag is not a valid one (the reference's `verify`, a separate 400 from a
  * parse failure): a module or struct name that is not an identifier, or type arguments nested
- * deeper than the reference allows. Null when it is valid.
+ * deeper than the reference allows, or a name longer than any module's or struct's can be
+ * (`IDENTIFIER_SIZE_MAX`). Null when it is valid.
  */
 export function verifyStructTag(tag: StructTag, depth = 0): string | null {
   if (depth > MAX_DEPTH) return `type arguments nest deeper than ${MAX_DEPTH}`;
-  for (const id of [tag.module, tag.name]) if (!isIdentifier(id)) return `Invalid identifier '${id}'`;
+  for (const id of [tag.module, tag.name]) {
+    if (!isIdentifier(id)) return `Invalid identifier '${id}'`;
+    // identifiers are ASCII: characters are bytes
+    if (id.length > IDENTIFIER_SIZE_MAX) return `Identifier '${id.slice(0, 32)}…' is ${id.length} bytes long, it must be at most ${IDENTIFIER_SIZE_MAX}`;
+  }
   for (const a of tag.args) {
     let t: TypeTag = a;
     let d = depth + 1;

@@ -93,6 +93,22 @@ export class UpstreamUnavailableError extends StorageError {
 }
 
 /**
+ * A base-state fetch refused before anything was asked of the upstream: the client that needed it
+ * is over its share (`client`: 429 at the API) or the node's fetches at once are all in use
+ * (`node`: 503). `retryAfterSec`: when asking again may be admitted. Not a storage failure.
+ */
+export class FetchRefusedError extends Error {
+  constructor(
+    readonly scope: "client" | "node",
+    readonly retryAfterSec: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "FetchRefusedError";
+  }
+}
+
+/**
  * The database is a hot standby (in recovery, read-only): `what` writes and must run against the
  * primary. Thrown before anything is written.
  */

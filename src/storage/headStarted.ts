@@ -9,13 +9,19 @@
  *   answered from the store alone.
  * - An account's module pages and single modules need its whole module list at the base
  *   (`modules:` record), its resources pages its whole resource list (`resources:`); a table item or
- *   a resource only its own (`table_item:`, `resource:` records).
+ *   a resource only its own (`table_item:`, `resource:` records). A record is named by a digest of
+ *   what it names (`baseRecordName`), never by the bytes a client sent.
+ * - What is known of the records is kept in bounded memory (`BaseRecords`), the store being the
+ *   truth: names recorded there, and names whose state the upstream answered absent, which are kept
+ *   only in memory (README, "The replica's base state, decided").
  * - Whether the ledger has a base is decided on the reads, not once: a follower records its first
  *   version before its first block, so until the ledger holds a block the record is read again.
  * - It offers no `immediate` reads: a read that may miss must be able to wait for the fetch.
  * - The gas estimator's walk below the first synced block fails as unavailable (503): those blocks
  *   are the upstream's, and an estimate without them would differ from the upstream's.
  */
+import { LRUCache } from "lru-cache";
+import { createHash } from "node:crypto";
 import { toHex } from "../ledger/address.js";
 import type { LedgerInfo, ModuleEntry } from "../ledger/types.js";
 import { type BaseStateKey, StateBeforeBaseError, StorageUnavailableError } from "./errors.js";
@@ -23,18 +29,71 @@ import { FIRST_SYNCED_RECORD } from "./followBase.js";
 import type { FollowLagReport, ModulesPage, ResourcesPage, Snapshot, StandbyReads, WantsCode, WireReads } from "./reader.js";
 import type { Storage } from "./storage.js";
 
-/** The base record that names what a miss needs fetched (`BaseStateWrite.what`). */
+/**
+ * The base record that names what a miss needs fetched (`BaseStateWrite.what`): its kind, then the
+ * SHA-256 (hex) of its canonical text, `kind:` and the hex of the address or table handle, then
+ * `:` and the table key's hex or the resource type (what the record was named before digests, so a
+ * migration renames old records: SQLite's and PostgreSQL's schema). At most 75 characters, whatever
+ * the size of the key a client sent.
+ */
 export function baseRecordName(key: BaseStateKey): string {
+  const text = createHash("sha256");
   switch (key.kind) {
     case "modules":
-      return `modules:${toHex(key.address)}`;
     case "resources":
-      return `resources:${toHex(key.address)}`;
+      text.update(`${key.kind}:${toHex(key.address)}`);
+      break;
     case "table_item":
-      return `table_item:${toHex(key.handle)}:${toHex(key.key)}`;
+      text.update(`table_item:${toHex(key.handle)}:`).update(toHex(key.key));
+      break;
     case "resource":
-      return `resource:${toHex(key.address)}:${key.type}`;
+      text.update(`resource:${toHex(key.address)}:`).update(key.type);
+      break;
   }
+  return `${key.kind}:${text.digest("hex")}`;
+}
+
+/** Base record names each of `BaseRecords`' two sets keeps (about 150 bytes each). */
+export const BASE_RECORDS_KEPT = 50_000;
+
+/**
+ * What this process knows of base records, in bounded memory (least recently used names go first):
+ * names the store has recorded (forgotten, the store is read again), and names whose state the
+ * upstream answered absent, which are kept only here (a forgotten one is fetched again). A
+ * replica's `HeadStartedStorage` and its base-state service share one.
+ */
+export class BaseRecords {
+  private readonly recorded: LRUCache<string, true>;
+  private readonly absent: LRUCache<string, true>;
+
+  constructor(kept = BASE_RECORDS_KEPT) {
+    this.recorded = new LRUCache({ max: kept });
+    this.absent = new LRUCache({ max: kept });
+  }
+
+  /** Whether `what` is known stored or known absent: a read needs nothing fetched for it. */
+  has(what: string): boolean {
+    return this.recorded.has(what) || this.absent.has(what);
+  }
+
+  noteRecorded(what: string): void {
+    this.recorded.set(what, true);
+  }
+
+  /** The upstream's own "not found" of what `what` names, at the base (exact for good: the base never changes). */
+  noteAbsent(what: string): void {
+    this.absent.set(what, true);
+  }
+
+  /** How many names are held (for the tests of the bound). */
+  get size(): number {
+    return this.recorded.size + this.absent.size;
+  }
+}
+
+/** A table key as a message names it: its first 32 bytes' hex, and its size when longer. */
+export function keyText(key: Uint8Array): string {
+  return key.length <= 32 ? toHex(key) : `${toHex(key.subarray(0, 32))}… (${key.length} bytes)`;
 }
 
 /**
@@ -61,14 +120,14 @@ export class HeadStartedStorage implements Storage {
   readonly standby: StandbyReads | null;
   /** The base version; null: no base (synced from genesis); undefined: not decided yet. */
   private base: bigint | null | undefined = undefined;
-  /** Base records known to exist (they are never removed). */
-  private readonly recorded = new Set<string>();
 
   constructor(
     /** The backend's storage, without the miss checks (what the base-state service reads and writes). */
     readonly inner: Storage,
     /** How far behind its upstream the ledger is, when a follower runs beside it. */
     private readonly lag: () => FollowLagReport | null = () => inner.followLag(),
+    /** What is known of the base records (shared with the base-state service that fetches them). */
+    readonly records: BaseRecords = new BaseRecords(),
   ) {
     this.kind = inner.kind;
     this.standby = inner.standby;
@@ -111,7 +170,7 @@ export class HeadStartedStorage implements Storage {
     if (base === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
     const newest = await this.inner.newestStateVersion({ kind: "table_item", handle, key }, v);
     if (newest !== null && newest >= base) return snap; // a synced write (or the base row) answers
-    await this.requireRecord({ kind: "table_item", handle, key }, v, base, `table item ${toHex(key)} of table ${toHex(handle)}`);
+    await this.requireRecord({ kind: "table_item", handle, key }, v, base, `table item ${keyText(key)} of table ${toHex(handle)}`);
     return snap;
   }
 
@@ -181,9 +240,9 @@ export class HeadStartedStorage implements Storage {
   /** Throws the typed miss unless the base record of `key` exists. */
   private async requireRecord(key: BaseStateKey, version: bigint, base: bigint, label: string): Promise<void> {
     const what = baseRecordName(key);
-    if (this.recorded.has(what)) return;
+    if (this.records.has(what)) return;
     if ((await this.inner.getBaseRecord(what)) !== null) {
-      this.recorded.add(what);
+      this.records.noteRecorded(what);
       return;
     }
     throw new StateBeforeBaseError(

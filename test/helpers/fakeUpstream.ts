@@ -28,6 +28,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { Deserializer, EntryFunction, SignedTransaction, type TransactionAuthenticatorEd25519 } from "@aptos-labs/ts-sdk";
 import { createHash } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Readable } from "node:stream";
 import { createGzip } from "node:zlib";
@@ -59,6 +60,8 @@ export interface FakeUpstreamOptions {
   chain?: Partial<DevnetChainOptions>;
   /** Every transaction hash is mixed with this: another history under the same chain id. */
   hashSalt?: string;
+  /** Serve the REST API under this path before `/v1` (a provider's `https://host/KEY/v1`); `base` includes it. */
+  pathPrefix?: string;
 }
 
 /**
@@ -97,6 +100,11 @@ export interface Faults {
   oversized: { kind: "gzip" | "plain"; bytes: number; times: number } | null;
   /** Modules, raw_item and resource reads answer this 404 instead. */
   stateNotFound: StateNotFoundFault | null;
+  /**
+   * Modules, raw_item and resource reads answer the node's own "not found" at once, at its head
+   * (without reading: a fast upstream for the tests of many distinct missing keys).
+   */
+  absentState: boolean;
   /** `GET /v1` and every answer's `X-Aptos-Chain-Id` say this chain id instead. */
   chainIdOverride: number | null;
   /** Only the pages of transactions say this chain id in `X-Aptos-Chain-Id`. */
@@ -131,6 +139,7 @@ function noFaults(): Faults {
     pageCap: null,
     oversized: null,
     stateNotFound: null,
+    absentState: false,
     chainIdOverride: null,
     pageChainId: null,
     headHtml: false,
@@ -193,12 +202,14 @@ export class FakeUpstream {
     const importer = await Importer.open(store, chainId);
     const chain = DevnetChain.fresh({ ...FAKE_CHAIN_OPTIONS, ...o.chain, chainId });
     const node = await startTestNode(db, { aptosHeaders: true, prune: false });
-    const app = Fastify({ logger: false, bodyLimit: 8 << 20 });
+    const prefix = o.pathPrefix ?? "";
+    const underPrefix = (req: IncomingMessage): string => (req.url?.startsWith(`${prefix}/`) ? req.url.slice(prefix.length) : "/not-under-the-prefix");
+    const app = Fastify({ logger: false, bodyLimit: 8 << 20, ...(prefix ? { rewriteUrl: underPrefix } : {}) });
     const fake = new FakeUpstream(chainId, chain, store, importer, node, app, "", dir);
     fake.hashSalt = o.hashSalt ?? null;
     fake.routes();
     const url = await app.listen({ host: "127.0.0.1", port: 0 });
-    fake.base = `${url}/v1`;
+    fake.base = `${url}${prefix}/v1`;
     await fake.fill(o.blocks);
     return fake;
   }
@@ -593,7 +604,12 @@ export class FakeUpstream {
     app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
     app.all("/v1/*", async (req, reply) => {
       const f = this.faults.stateNotFound;
-      if (f && (req.url.includes("/raw_item") || /\/accounts\/[^/]+\/(modules|resources|resource\/)/.test(req.url))) {
+      const stateRead = req.url.includes("/raw_item") || /\/accounts\/[^/]+\/(modules|resources|resource\/)/.test(req.url);
+      if (this.faults.absentState && stateRead) {
+        const code = req.url.includes("/raw_item") ? "table_item_not_found" : req.url.includes("/resource/") ? "resource_not_found" : "account_not_found";
+        return this.error(reply, 404, code, `not found at Ledger version(${this.ledgerVersion})`);
+      }
+      if (f && stateRead) {
         const asked = new URL(req.url, "http://x").searchParams.get("ledger_version") ?? undefined;
         const code = req.url.includes("/raw_item") ? "table_item_not_found" : req.url.includes("/resource/") ? "resource_not_found" : "account_not_found";
         return this.stateNotFound(reply, f, code, asked);

@@ -5,14 +5,20 @@
  * to the API, which calls it on a miss.
  *
  * - A fetched value is stored as rows at the base version with a record of what was fetched
- *   (`FollowBase.writeBaseState`; on SQLite through the writer thread), so it is fetched once
- *   ("absent" included: the record alone) and every later read, after a restart too, is local.
+ *   (`FollowBase.writeBaseState`; on SQLite through the writer thread), so it is fetched once and
+ *   every later read, after a restart too, is local. "Absent" is not stored: it is kept in the
+ *   bounded memory of `BaseRecords` (exact for good, the base never changes), so a client's
+ *   invented keys leave no row; one forgotten, or after a restart, is fetched again.
+ * - A new fetch is admitted by the fairness bound (`FetchShares`): past the client's share or the
+ *   node's fetches at once it is refused (`FetchRefusedError`) before the upstream is asked.
  * - When the upstream has pruned the base, the value is read at the upstream's oldest version U
  *   instead, but only when the ledger proves no synced block changed it in (base, U]; otherwise
  *   the answer is "pruned" (the API answers 410 rather than guess).
  * - A wait on the upstream is bounded by `timeoutMs`, then `UpstreamUnavailableError` (503);
- *   concurrent misses of the same state share one fetch.
- * - "Absent" is stored only on the reference node's own "not found" for that exact thing: its
+ *   concurrent misses of the same state share one fetch. Its message names what could not be
+ *   had and, for an answer read here, what the upstream answered; never the upstream's URL or a
+ *   socket error, which only its cause (the log) holds.
+ * - "Absent" is kept only on the reference node's own "not found" for that exact thing: its
  *   error code in its JSON, with a ledger version at or above the one asked. Any other 404 (a
  *   gateway's page, `version_not_found`, a lagging backend) is retried, then answered 503.
  */
@@ -21,11 +27,12 @@ import { moduleStateKey } from "../../ledger/stateKey.js";
 import { moduleAbi } from "../../move/abi.js";
 import type { GasHistorySource } from "../../ledger/gas.js";
 import type { BaseStateWrite } from "../../storage/followBase.js";
-import { baseRecordName } from "../../storage/headStarted.js";
+import { BaseRecords, baseRecordName, keyText } from "../../storage/headStarted.js";
 import type { Storage } from "../../storage/storage.js";
 import type { ModuleWrite } from "../../storage/writer.js";
 import { type BaseStateKey, StateBeforeBaseError, StatePrunedError, StorageError, UpstreamUnavailableError } from "../../storage/errors.js";
 import { type UpstreamClient, type UpstreamResponse, parseJson } from "./client.js";
+import { FetchShares } from "./fetchShares.js";
 import { readHead, type UpstreamHead } from "./sync.js";
 
 /** The reference node's largest modules and resources pages. */
@@ -45,11 +52,17 @@ export interface BaseStateOptions {
    * connection only reads: the writer thread writes it (`WriterThread.writeBaseState`).
    */
   writeBase?: (w: BaseStateWrite) => Promise<void>;
+  /** What is known of the base records, shared with the `HeadStartedStorage` the API reads through. */
+  records?: BaseRecords;
+  /** The fairness bound of new fetches (default: 10 a second per client, 32 at once). */
+  shares?: FetchShares;
 }
 
 export class BaseStateService {
-  /** Records known to exist (they are never removed). */
-  private readonly known = new Set<string>();
+  /** What is known stored or absent (bounded; the store is the truth of what is stored). */
+  readonly records: BaseRecords;
+  readonly shares: FetchShares;
+  /** The fetches running, by record name (as many as `shares` admits at once). */
   private readonly fetching = new Map<string, Promise<"ok" | "pruned">>();
   private head: { at: number; head: Promise<UpstreamHead> } | null = null;
 
@@ -58,15 +71,20 @@ export class BaseStateService {
     private readonly store: Storage,
     private readonly client: UpstreamClient,
     private readonly o: BaseStateOptions,
-  ) {}
+  ) {
+    this.records = o.records ?? new BaseRecords();
+    this.shares = o.shares ?? new FetchShares({ perClientPerSecond: 10, concurrent: 32 });
+  }
 
   /**
    * Fetches and stores what `miss` names, for the read that missed it to run once more. Throws
    * `StatePrunedError` (410) where the upstream can no longer give it exactly, and
-   * `UpstreamUnavailableError` (503) where it could not give it within the timeout.
+   * `UpstreamUnavailableError` (503) where it could not give it within the timeout, and
+   * `FetchRefusedError` where `client` (its address) is over its share or the node's fetches are
+   * all in use.
    */
-  async fetch(miss: StateBeforeBaseError): Promise<void> {
-    if ((await this.ensure(miss.missing, miss.base)) === "pruned") {
+  async fetch(miss: StateBeforeBaseError, client: string | null): Promise<void> {
+    if ((await this.ensure(miss.missing, miss.base, client)) === "pruned") {
       throw new StatePrunedError(miss.version, `the state at version ${miss.version} is older than the upstream keeps, and the ledger cannot prove it unchanged since`);
     }
   }
@@ -85,29 +103,31 @@ export class BaseStateService {
           return await reader.getResource(address, type, version);
         } catch (e) {
           if (!(e instanceof StateBeforeBaseError)) throw e;
-          if ((await this.ensure(e.missing, e.base)) === "pruned") return this.store.getResource(address, type, version);
+          if ((await this.ensure(e.missing, e.base, null)) === "pruned") return this.store.getResource(address, type, version);
           return reader.getResource(address, type, version);
         }
       },
     };
   }
 
-  private ensure(key: BaseStateKey, base: bigint): Promise<"ok" | "pruned"> {
+  private ensure(key: BaseStateKey, base: bigint, client: string | null): Promise<"ok" | "pruned"> {
     switch (key.kind) {
       case "modules":
-        return this.ensureRecord(key, base, `modules of ${formatAddress(key.address)}`, (at) => this.fetchModules(key.address, base, at));
+        return this.ensureRecord(key, base, client, `modules of ${formatAddress(key.address)}`, (at) => this.fetchModules(key.address, base, at));
       case "resources":
-        return this.ensureRecord(key, base, `resources of ${formatAddress(key.address)}`, (at) => this.fetchResources(key.address, base, at));
+        return this.ensureRecord(key, base, client, `resources of ${formatAddress(key.address)}`, (at) => this.fetchResources(key.address, base, at));
       case "table_item":
-        return this.ensureRecord(key, base, `table item ${toHex(key.key)} of table ${formatAddress(key.handle)}`, (at) => this.fetchTableItem(key.handle, key.key, base, at));
+        return this.ensureRecord(key, base, client, `table item ${keyText(key.key)} of table ${formatAddress(key.handle)}`, (at) =>
+          this.fetchTableItem(key.handle, key.key, base, at),
+        );
       case "resource":
-        return this.ensureRecord(key, base, `resource ${key.type} of ${formatAddress(key.address)}`, (at) => this.fetchResource(key.address, key.type, base, at));
+        return this.ensureRecord(key, base, client, `resource ${key.type} of ${formatAddress(key.address)}`, (at) => this.fetchResource(key.address, key.type, base, at));
     }
   }
 
   private async fetchTableItem(handle: Uint8Array, key: Uint8Array, base: bigint, at: bigint): Promise<Fetched> {
     if (at > base && (await this.store.newestStateVersion({ kind: "table_item", handle, key }, at)) !== null) return "pruned";
-    const what = `raw_item of table ${formatAddress(handle)} at version ${at}`;
+    const what = `raw_item of table ${formatAddress(handle)} (key ${keyText(key)}) at version ${at}`;
     const res = await this.client.request(`/tables/${formatAddress(handle)}/raw_item?ledger_version=${at}`, {
       method: "POST",
       json: { key: toHex(key) },
@@ -157,9 +177,9 @@ export class BaseStateService {
       }
       expectStatus(res.status, 200, what);
       const page = parseJson(res.body, what);
-      if (!Array.isArray(page)) throw new UpstreamUnavailableError(`the upstream's resources of ${formatAddress(address)} are not a JSON array`);
+      if (!Array.isArray(page)) throw new UpstreamAnswerError(`the upstream's resources of ${formatAddress(address)} are not a JSON array`);
       for (const r of page as Array<{ type?: unknown; data?: unknown }>) {
-        if (typeof r.type !== "string") throw new UpstreamUnavailableError(`the upstream sent a resource of ${formatAddress(address)} without its type`);
+        if (typeof r.type !== "string") throw new UpstreamAnswerError(`the upstream sent a resource of ${formatAddress(address)} without its type`);
         resources.push({ version: base, address, type: r.type, json: JSON.stringify(r.data ?? null) });
       }
       cursor = res.headers.get("x-aptos-cursor");
@@ -186,12 +206,12 @@ export class BaseStateService {
       }
       expectStatus(res.status, 200, `modules of ${formatAddress(address)} at version ${at}`);
       const page = parseJson(res.body, `modules of ${formatAddress(address)}`);
-      if (!Array.isArray(page)) throw new UpstreamUnavailableError(`the upstream's modules of ${formatAddress(address)} are not a JSON array`);
+      if (!Array.isArray(page)) throw new UpstreamAnswerError(`the upstream's modules of ${formatAddress(address)} are not a JSON array`);
       for (const m of page as Array<{ bytecode?: unknown; abi?: { name?: unknown; address?: unknown } | null }>) {
         const bytecode = typeof m.bytecode === "string" ? Buffer.from(m.bytecode.replace(/^0x/, ""), "hex") : null;
         const decoded = bytecode ? moduleAbi(bytecode)?.name : undefined;
         const name = decoded ?? (typeof m.abi?.name === "string" ? m.abi.name : null);
-        if (!bytecode || !name) throw new UpstreamUnavailableError(`the upstream sent a module of ${formatAddress(address)} without bytecode or name`);
+        if (!bytecode || !name) throw new UpstreamAnswerError(`the upstream sent a module of ${formatAddress(address)} without bytecode or name`);
         const write: ModuleWrite = { version: base, address, name, stateKey: moduleStateKey(address, name), bytecode: new Uint8Array(bytecode) };
         // Bytecode the decoder does not know (a newer version): the upstream's ABI is served.
         if (decoded === undefined && typeof m.abi?.address === "string") write.upstreamAbi = JSON.stringify(m.abi);
@@ -204,13 +224,16 @@ export class BaseStateService {
 
   /**
    * Makes sure `key` is stored: fetched at the base version (or at the upstream's oldest when it
-   * pruned the base), written with its record. One fetch per key at a time; bounded by the timeout.
+   * pruned the base), written with its record, or known absent. One fetch per key at a time, a new
+   * one admitted by `shares` for `client`; bounded by the timeout.
    */
-  private ensureRecord(key: BaseStateKey, base: bigint, label: string, fetch: (at: bigint) => Promise<Fetched>): Promise<"ok" | "pruned"> {
+  private ensureRecord(key: BaseStateKey, base: bigint, client: string | null, label: string, fetch: (at: bigint) => Promise<Fetched>): Promise<"ok" | "pruned"> {
     const what = baseRecordName(key);
-    if (this.known.has(what)) return Promise.resolve("ok");
+    if (this.records.has(what)) return Promise.resolve("ok");
     let p = this.fetching.get(what);
     if (!p) {
+      // Refused here, before anything is asked or shared with another client's read.
+      const release = this.shares.admit(client);
       const fetched = (async () => {
         if ((await this.store.getBaseRecord(what)) !== null) return "ok" as const;
         const head = await this.upstreamHead();
@@ -220,21 +243,29 @@ export class BaseStateService {
         if (!info || at > info.ledgerVersion) return "pruned" as const;
         const rows = await this.fetchRetried(() => fetch(at));
         if (rows === "pruned") return "pruned" as const;
+        if (rows.modules.length + rows.tableItems.length + rows.resources.length === 0) return "absent" as const;
         await (this.o.writeBase ?? this.store.writeBaseState.bind(this.store))({ what, fetchedAt: at, ...rows });
         return "ok" as const;
       })();
       const shared = fetched.then(
         (r) => {
-          if (r === "ok") this.known.add(what);
-          return r;
+          if (r === "absent") this.records.noteAbsent(what);
+          else if (r === "ok") this.records.noteRecorded(what);
+          return r === "absent" ? "ok" : r;
         },
         (e: unknown) => {
-          // A storage failure keeps its kind; whatever the upstream did (down, 5xx, an answer we
-          // cannot read) is the upstream's.
-          throw e instanceof StorageError ? e : new UpstreamUnavailableError(`the upstream could not give the ${label}: ${(e as Error).message}`, { cause: e });
+          // A storage failure keeps its kind. Whatever the upstream did (down, 5xx, an answer we
+          // cannot read) is the upstream's, said without its URL or a socket error: those stay in
+          // the cause, for the log.
+          if (e instanceof StorageError && !(e instanceof UpstreamUnavailableError)) throw e;
+          const said = e instanceof UpstreamAnswerError ? e.message : "it could not be reached or did not answer (the node's log says why)";
+          throw new UpstreamUnavailableError(`the upstream could not give the ${label}: ${said}`, { cause: e });
         },
       );
-      const done = () => this.fetching.delete(what);
+      const done = () => {
+        this.fetching.delete(what);
+        release();
+      };
       shared.then(done, done);
       this.fetching.set(what, shared);
       p = shared;
@@ -274,8 +305,11 @@ export class BaseStateService {
   }
 }
 
+/** An answer of the upstream read here and found wanting: its message, composed here, names no URL. */
+class UpstreamAnswerError extends UpstreamUnavailableError {}
+
 /** A 404 of the upstream that is not its own "not found" of the thing asked: retried, never stored. */
-class UpstreamNotFoundUnsureError extends UpstreamUnavailableError {}
+class UpstreamNotFoundUnsureError extends UpstreamAnswerError {}
 
 /**
  * Checks that a 404 is the reference node's "not found" of the thing asked: JSON with one of
@@ -291,12 +325,17 @@ function requireNotFound(res: UpstreamResponse, codes: string[], at: bigint, wha
   const header = res.headers.get("x-aptos-ledger-version");
   const ledgerVersion = header !== null && /^[0-9]{1,20}$/.test(header) ? BigInt(header) : null;
   if (typeof code === "string" && codes.includes(code) && ledgerVersion !== null && ledgerVersion >= at) return;
-  const said = typeof code === "string" ? code : JSON.stringify(res.body.toString("utf8", 0, Math.min(res.body.length, 80)));
-  throw new UpstreamNotFoundUnsureError(`the upstream answered 404 (${said}, ledger version ${header ?? "not given"}) for ${what}: not its own "not found"`);
+  // What the upstream sent is quoted in the cause only (the log): a gateway's page may name hosts.
+  const head = JSON.stringify(res.body.toString("utf8", 0, Math.min(res.body.length, 80)));
+  const shown = typeof code === "string" && /^[a-z_]{1,40}$/.test(code) ? code : "no error code of the node's";
+  throw new UpstreamNotFoundUnsureError(
+    `the upstream answered 404 (${shown}, ledger version ${ledgerVersion ?? "not given"}) for ${what}: not its own "not found"`,
+    { cause: new Error(`the upstream's 404 began ${head}, X-Aptos-Ledger-Version ${JSON.stringify(header)}`) },
+  );
 }
 
 function expectStatus(status: number, want: number, what: string): void {
-  if (status !== want) throw new UpstreamUnavailableError(`the upstream answered ${status} for ${what}`);
+  if (status !== want) throw new UpstreamAnswerError(`the upstream answered ${status} for ${what}`);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, error: () => Error): Promise<T> {

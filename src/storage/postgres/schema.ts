@@ -230,4 +230,10 @@ export const MIGRATIONS: readonly string[] = [
     INCLUDE (replay_kind, replay_value, hash) WHERE sender_id IS NOT NULL;
   ANALYZE transactions;
   `,
+  `
+  -- Base records named by a digest of what they name (baseRecordName, src/storage/headStarted.ts):
+  -- the kind, then the SHA-256 of the name the record had, which was its canonical text. The
+  -- first-synced record has no kind and keeps its name.
+  UPDATE follow_base SET what = split_part(what, ':', 1) || ':' || encode(sha256(convert_to(what, 'UTF8')), 'hex') WHERE strpos(what, ':') > 0;
+  `,
 ];

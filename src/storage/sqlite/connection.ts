@@ -4,6 +4,7 @@
  */
 import Database from "better-sqlite3";
 import type { Database as Db } from "better-sqlite3";
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { moduleAbiJson } from "../../move/abi.js";
@@ -59,6 +60,8 @@ export function openDatabase(path: string, opts: SqliteStoreOptions): Db {
       );
       // Migration 5 stores the ABI of the code already there.
       db.function("module_abi_json", { deterministic: true }, (bytecode: unknown) => moduleAbiJson(bytecode as Buffer));
+      // Migration 7 names the base records by the SHA-256 (hex) of their old names.
+      db.function("base_record_digest", { deterministic: true }, (name: unknown) => createHash("sha256").update(name as string).digest("hex"));
       migrate(db);
     }
   } catch (e) {

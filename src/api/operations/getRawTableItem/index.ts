@@ -8,6 +8,7 @@
  *   -d '{"key":"0x01"}' 'http://127.0.0.1:8080/v1/tables/0x1b85/raw_item'
  */
 import { formatAddress, toHex } from "../../../ledger/address.js";
+import { MAX_STATE_ITEM_BYTES } from "../../../ledger/stateKey.js";
 import { ApiError, clip, withoutStack } from "../../errors.js";
 import { addressParam, defineOperation, ref, u64Param } from "../../operation.js";
 import { rawTableItemRequest } from "../../schemas.js";
@@ -42,7 +43,13 @@ export const getRawTableItem = defineOperation({
   failure: ({ body }) => `Failed when trying to retrieve table item from the DB with key: ${clip(toHex(body.key))}`,
   // The read is version resolution's: the ledger position and the value in one snapshot, so no
   // prune can come between them.
-  resolve: (reads, { params, body }, version) => reads.readTableItem(params.table_handle, body.key, version),
+  resolve: (reads, { params, body }, version) => {
+    // A key no state item can have is refused before it is looked up (or fetched by a replica).
+    if (body.key.length > MAX_STATE_ITEM_BYTES) {
+      throw ApiError.invalidInput(`Table key(${clip(toHex(body.key))}) is ${body.key.length} bytes long, it must be at most ${MAX_STATE_ITEM_BYTES}`, null);
+    }
+    return reads.readTableItem(params.table_handle, body.key, version);
+  },
   read:
     () =>
     (_input, { found }) =>
