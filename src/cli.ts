@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import cluster from "node:cluster";
 import { createWriteStream } from "node:fs";
+import { finished } from "node:stream/promises";
 import { optionsFromEnvironment } from "./cliEnvironment.js";
 import { describeUnknown, IngestError } from "./ingest/aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./ingest/devnetChain.js";
@@ -275,9 +276,8 @@ program
   .action(async (o) => {
     const out = o.out === "-" ? process.stdout : createWriteStream(o.out);
     // A write error (missing directory, full disk) fails the command naming the file.
-    const failed = new Promise<never>((_, reject) =>
-      out.once("error", (e: Error) => reject(new Error(`cannot write ${o.out}: ${e.message}`))),
-    );
+    const cannotWrite = (e: Error) => new Error(`cannot write ${o.out}: ${e.message}`);
+    const failed = new Promise<never>((_, reject) => out.once("error", (e: Error) => reject(cannotWrite(e))));
     failed.catch(() => undefined);
     const chain = DevnetChain.fresh({ ...defaultDevnetChainOptions, chainId: o.chainId, maxTxnsPerBlock: o.maxTxns });
     const write = (s: string) =>
@@ -289,7 +289,14 @@ program
       for (const t of chain.nextBlock(t0 + BigInt(b) * 1_000_000n)) buf += JSON.stringify(t) + "\n";
       await write(buf);
     }
-    if (out !== process.stdout) await Promise.race([failed, new Promise<void>((r) => out.end(() => r()))]);
+    // Writes that all fit the stream's buffer never wait on `failed`: an error (the file could not
+    // even be opened) surfaces only here, where finished() rejects with it.
+    if (out !== process.stdout) {
+      out.end();
+      await finished(out).catch((e: Error) => {
+        throw cannotWrite(e);
+      });
+    }
     console.error(`wrote genesis and ${o.blocks} blocks, ${chain.pos.version} transactions`);
   });
 
