@@ -425,6 +425,9 @@ function shift(w: BlockWrite, by: bigint): BlockWrite {
   };
 }
 
+/** The tests below prune ledgers a version and a row at a time: thousands of statements, beyond the default limit on a busy machine. */
+const PRUNE_TEST_MS = 180_000;
+
 for (const { partitions, span } of [
   { partitions: "one partition", span: null },
   { partitions: `partitions of ${SMALL_SPAN} versions, dropped as the oldest version passes them`, span: SMALL_SPAN },
@@ -462,7 +465,7 @@ for (const { partitions, span } of [
     } finally {
       await c.end();
     }
-  });
+  }, PRUNE_TEST_MS);
 
   it("answers reads exactly between its steps: the oldest version only moves when a step commits, and readers are never held up", async () => {
     const reference = await filled(blocks);
@@ -490,7 +493,7 @@ for (const { partitions, span } of [
     // Seen mid-way: a step across partitions moves the oldest version a whole partition, so there are fewer of them.
     expect(new Set(oldestSeen).size).toBeGreaterThan(span === null ? 3 : 1);
     expect(oldestSeen).toEqual([...oldestSeen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
-  });
+  }, PRUNE_TEST_MS);
 
   it("cut off mid-way (its connection killed), leaves a correct ledger, and the next prune finishes as a whole prune would", async () => {
     const reference = await filled(blocks);
@@ -543,7 +546,7 @@ for (const { partitions, span } of [
     } finally {
       await admin.end();
     }
-  });
+  }, PRUNE_TEST_MS);
 });
 
 /** The numbers of the partitions of `transactions`, ascending. */
