@@ -20,7 +20,7 @@ import { backendFactories, type Backend } from "./helpers/backends.js";
 import { CLI, requireBuiltCli, runCli } from "./helpers/cli.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { dumpTables, type TableDump } from "./helpers/ledgerTables.js";
-import { PgCluster } from "./helpers/postgres.js";
+import { DEFAULT_PG_MAJOR, findPostgresBin, PgCluster } from "./helpers/postgres.js";
 import { type ServeProcess, startServe } from "./helpers/serveProcess.js";
 import { holdWriteLock } from "./helpers/sqliteLock.js";
 
@@ -229,7 +229,7 @@ describe("serve --follow while another process holds SQLite's write lock past th
   }, 120_000);
 });
 
-describe("serve --follow and follow while PostgreSQL stops for a few seconds", () => {
+describe(`serve --follow and follow while PostgreSQL ${DEFAULT_PG_MAJOR} stops for a few seconds`, () => {
   let cluster: PgCluster;
   let up: FakeUpstream;
   let replica: ServeProcess | undefined;
@@ -238,7 +238,7 @@ describe("serve --follow and follow while PostgreSQL stops for a few seconds", (
   const dbs: string[] = [];
   beforeAll(async () => {
     requireBuiltCli();
-    cluster = await PgCluster.start();
+    cluster = await PgCluster.start([], findPostgresBin(DEFAULT_PG_MAJOR));
     up = await FakeUpstream.start({ blocks: 20 });
     // Short limits, so a stopped server is noticed at once (as test/postgres.restart.test.ts).
     for (let i = 0; i < 2; i++) dbs.push(`${await cluster.newDb()}?connect_timeout=1&statement_timeout=1000`);

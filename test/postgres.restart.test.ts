@@ -10,19 +10,19 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestNode, type TestNode } from "./helpers/node.js";
-import { PgCluster } from "./helpers/postgres.js";
+import { DEFAULT_PG_MAJOR, findPostgresBin, PgCluster } from "./helpers/postgres.js";
 
 /** Short limits so a frozen database is noticed quickly (the defaults are 3 s and 5 s). */
 const SETTINGS = "?connect_timeout=1&statement_timeout=1000";
 /** A request not answered by then hangs (the limits above answer within about 3 s). */
 const HANG_MS = 20_000;
 
-describe("a server on PostgreSQL when the database goes away and comes back", () => {
+describe(`a server on PostgreSQL ${DEFAULT_PG_MAJOR} when the database goes away and comes back`, () => {
   let cluster: PgCluster;
   let node: TestNode;
 
   beforeAll(async () => {
-    cluster = await PgCluster.start();
+    cluster = await PgCluster.start([], findPostgresBin(DEFAULT_PG_MAJOR));
     const db = (await cluster.newDb()) + SETTINGS;
     // the devnet writes genesis; its next block would come in an hour
     node = await startTestNode(db, { devnet: { blockIntervalMs: 3_600_000 } });

@@ -3,6 +3,7 @@
  * streaming-replication standby made with initdb, pg_ctl and postgres only
  * (`PgCluster.startStandbyPair`). The standby cancels reads at once when a replay conflicts with
  * them (`max_standby_streaming_delay=0`, no feedback): the worst case an operator can configure.
+ * Every test runs on each PostgreSQL major of `PG_MAJORS`, a pair of that major each.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,19 +19,13 @@ import type { Storage } from "../src/storage/storage.js";
 import { requireBuiltCli, runCli } from "./helpers/cli.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 import { devnetLedger, readsAt } from "./helpers/parityReads.js";
-import { PgCluster, type StandbyPair } from "./helpers/postgres.js";
+import { findPostgresBin, PG_MAJORS, PgCluster, type StandbyPair } from "./helpers/postgres.js";
 import { parsePrometheus } from "./helpers/prometheus.js";
 
 const STANDBY_SETTINGS = ["max_standby_streaming_delay=0", "hot_standby_feedback=off"];
 
-let pair: StandbyPair;
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-standby-"));
-
-beforeAll(async () => {
-  pair = await PgCluster.startStandbyPair(STANDBY_SETTINGS);
-});
-afterAll(async () => {
-  await pair?.destroy();
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -57,110 +52,13 @@ async function importLedger(url: string, L: ReturnType<typeof devnetLedger>): Pr
   }
 }
 
-describe("a writer against a hot standby", () => {
-  it("is refused naming the command and the primary, and nothing is written anywhere", async () => {
-    const db = await pair.newDb();
-    const file = join(dir, "chain.ndjson");
-    const chain = DevnetChain.fresh(defaultDevnetChainOptions);
-    writeFileSync(file, chain.genesis().map((t) => JSON.stringify(t)).join("\n"));
-    const refusals: Array<[string, () => Promise<unknown>]> = [
-      ["serve --devnet", () => startTestNode(db.standby, { devnet: { blockIntervalMs: 3_600_000 } })],
-      ["the pruner (serve without --no-prune)", () => startTestNode(db.standby)],
-      [
-        "serve --follow",
-        () =>
-          startTestNode(db.standby, {
-            follow: { upstream: "http://127.0.0.1:9/v1", apiKey: null, from: { kind: "latest" }, concurrency: 1, maxRequestsPerSecond: 1, pollMs: 1000, upstreamTimeoutMs: 1000 },
-          }),
-      ],
-      ["import", () => importIntoLedger(db.standby, [file], { chainId: 4 })],
-      ["prune", () => pruneLedger(db.standby, parsePruneWindow("100"))],
-      [
-        "follow",
-        () =>
-          followUpstream({
-            upstream: "http://127.0.0.1:9/v1", db: db.standby, apiKey: null, from: { kind: "latest" }, concurrency: 1,
-            maxRequestsPerSecond: 1, pollMs: 1000, exitAtHead: true, log: { info: () => undefined, warn: () => undefined },
-          }),
-      ],
-    ];
-    for (const [writer, start] of refusals) {
-      await expect(start(), writer).rejects.toThrow(`is a hot standby (in recovery, read-only): ${writer} writes, so run it against the primary`);
-    }
-    await pair.caughtUp();
-    expect(await hasSchema(db.primary)).toBe(false);
-    expect(await hasSchema(db.standby)).toBe(false);
-  });
-
-  it("exits 1 from the command line naming the command and the primary (import, prune, serve --devnet)", async () => {
-    requireBuiltCli();
-    const db = await pair.newDb();
-    const file = join(dir, "genesis.ndjson");
-    writeFileSync(file, DevnetChain.fresh(defaultDevnetChainOptions).genesis().map((t) => JSON.stringify(t)).join("\n"));
-    const runs: Array<[string, string[]]> = [
-      ["import", ["import", "--db", db.standby, file]],
-      ["prune", ["prune", "--db", db.standby, "--window", "100"]],
-      ["serve --devnet", ["serve", "--db", db.standby, "--devnet", "--port", "0"]],
-    ];
-    for (const [writer, args] of runs) {
-      const r = await runCli(args);
-      expect(r.code, writer).toBe(1);
-      expect(r.stderr, writer).toContain(`ledger-node: ${db.standby} is a hot standby (in recovery, read-only): ${writer} writes, so run it against the primary`);
-    }
-    await pair.caughtUp();
-    expect(await hasSchema(db.primary)).toBe(false);
-  });
-
-  it("a reader of a standby whose primary never ran a writer is told to start one there first", async () => {
-    const db = await pair.newDb();
-    await expect(startTestNode(db.standby, { prune: false })).rejects.toThrow(
-      /is a hot standby \(read-only\) whose schema is not created yet, older than this program reads \([0-9]+\): start a writer .* against the primary first/,
-    );
-  });
-});
-
-describe("reads on the standby equal the primary's at the same ledger version", () => {
-  const L = devnetLedger();
-  let db: { primary: string; standby: string };
-  let primary: Storage;
-  let standby: Storage;
-
-  beforeAll(async () => {
-    db = await pair.newDb();
-    await importLedger(db.primary, L);
-    await pair.caughtUp();
-    primary = await openStore(db.primary);
-    standby = await openStore(db.standby, { readonly: true });
-  });
-  afterAll(async () => {
-    await primary?.close();
-    await standby?.close();
-  });
-
-  it("has the parity suite's reads after the import and after every prune step on the primary", async () => {
-    expect(standby.standby).not.toBeNull();
-    expect(primary.standby).toBeNull();
-    const last = (await primary.getLedgerInfo(true))!.ledgerVersion;
-    for (const window of [null, "6000", "4000", "1500", "120s"]) {
-      if (window !== null) await pruneNow(primary, parsePruneWindow(window));
-      await pair.caughtUp();
-      const now = (await primary.getLedgerInfo(true))!;
-      expect(await standby.getLedgerInfo(true)).toEqual(now);
-      const span = last - now.oldestVersion;
-      const versions = new Set([now.oldestVersion, last]);
-      for (let i = 1n; i < 5n; i++) versions.add(now.oldestVersion + (span * i) / 5n);
-      for (const v of versions) expect(await readsAt(standby, v, L), `reads at ${v} after prune to ${window}`).toEqual(await readsAt(primary, v, L));
-    }
-  });
-});
-
-/** For a describe block: a devnet node writing the primary (a block every 50 ms) and a node serving the standby. */
-function writerAndReader(): { db: { primary: string; standby: string }; writer: TestNode; reader: TestNode } {
+/** For a describe block: a devnet node writing the primary of `pair()` (a block every 50 ms) and a node serving its standby. */
+function writerAndReader(pair: () => StandbyPair): { db: { primary: string; standby: string }; writer: TestNode; reader: TestNode } {
   const nodes = {} as { db: { primary: string; standby: string }; writer: TestNode; reader: TestNode };
   beforeAll(async () => {
-    nodes.db = await pair.newDb();
+    nodes.db = await pair().newDb();
     nodes.writer = await startTestNode(nodes.db.primary, { devnet: { blockIntervalMs: 50 }, pruneWindow: "100000" });
-    await pair.caughtUp();
+    await pair().caughtUp();
     nodes.reader = await startTestNode(nodes.db.standby, { prune: false });
   });
   afterAll(async () => {
@@ -170,258 +68,377 @@ function writerAndReader(): { db: { primary: string; standby: string }; writer: 
   return nodes;
 }
 
-describe("nodes on the standby while the primary is written", () => {
-  const nodes = writerAndReader();
-
-  async function ledgerVersion(node: TestNode): Promise<bigint> {
-    const r = await fetch(`${node.base}/`);
-    expect(r.status).toBe(200);
-    return BigInt(r.headers.get("x-node-ledger-version")!);
-  }
-
-  it("answers every read as the primary's node does at the same ledger version", async () => {
-    // Wait for some devnet blocks on the standby.
-    while ((await ledgerVersion(nodes.reader)) < 40n) await new Promise((r) => setTimeout(r, 50));
-    const v = await ledgerVersion(nodes.reader);
-    const paths = [
-      `/accounts/0x1/modules?ledger_version=${v}&limit=3`,
-      `/accounts/0x1/transaction_summaries?ledger_version=${v}&limit=5`,
-      `/accounts/0x1/modules?ledger_version=${v - 10n}&limit=50`,
-    ];
-    for (const p of paths) {
-      const [a, b] = await Promise.all([fetch(`${nodes.writer.base}${p}`), fetch(`${nodes.reader.base}${p}`)]);
-      expect(b.status, p).toBe(a.status);
-      expect(await b.text(), p).toBe(await a.text());
-    }
-  });
-
-  it("shows its replay lag in /v1/info and as a gauge; the primary's /v1/info has no such field", async () => {
-    const onStandby = (await (await fetch(`${nodes.reader.base}/info`)).json()) as Record<string, unknown>;
-    expect(typeof onStandby.standby_replay_lag_seconds).toBe("number");
-    expect(onStandby.standby_replay_lag_seconds as number).toBeGreaterThanOrEqual(0);
-    const onPrimary = (await (await fetch(`${nodes.writer.base}/info`)).json()) as Record<string, unknown>;
-    expect(Object.keys(onPrimary)).not.toContain("standby_replay_lag_seconds");
-    const metrics = parsePrometheus(await (await fetch(`${nodes.reader.url}/metrics`)).text());
-    expect(metrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(1);
-    const primaryMetrics = parsePrometheus(await (await fetch(`${nodes.writer.url}/metrics`)).text());
-    expect(primaryMetrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(0);
-  });
-});
-
-describe("a standby whose replay is paused while the primary is written", () => {
-  const nodes = writerAndReader();
-
-  async function onStandby(sql: string): Promise<void> {
-    const c = new pg.Client({ connectionString: nodes.db.standby });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  }
-
-  /** The reader's readiness for blocks at most 2 s old, once it passes (a loaded machine starts the writer slowly), or the last status. */
-  async function readyWithin(ms: number): Promise<number> {
-    let status = 0;
-    for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
-      status = (await fetch(`${nodes.reader.base}/-/healthy?duration_secs=2`)).status;
-      if (status === 200) break;
-    }
-    return status;
-  }
-
-  it("shows the lag in /v1/info and the gauge, and fails readiness while the primary's node passes", async () => {
-    expect(await readyWithin(30_000)).toBe(200);
-    await onStandby("SELECT pg_wal_replay_pause()");
-    try {
-      await new Promise((r) => setTimeout(r, 2_500));
-      const info = (await (await fetch(`${nodes.reader.base}/info`)).json()) as { standby_replay_lag_seconds: number };
-      expect(info.standby_replay_lag_seconds).toBeGreaterThan(2);
-      const metrics = parsePrometheus(await (await fetch(`${nodes.reader.url}/metrics`)).text());
-      expect(metrics.value("ledger_node_standby_replay_lag_seconds")).toBeGreaterThan(2);
-      expect((await fetch(`${nodes.reader.base}/-/healthy?duration_secs=2`)).status).toBe(503);
-      expect((await fetch(`${nodes.writer.base}/-/healthy?duration_secs=2`)).status).toBe(200);
-    } finally {
-      await onStandby("SELECT pg_wal_replay_resume()");
-    }
-    await pair.caughtUp();
-    expect(await readyWithin(30_000)).toBe(200);
-  });
-});
-
-describe("a standby that replays the primary's locks and prunes under its readers", () => {
-  const L = devnetLedger();
-  let db: { primary: string; standby: string };
-  let onPrimary: TestNode;
-  let onStandby: TestNode;
-  let last: bigint;
-  /** Each path's answer on the primary before anything was pruned. */
-  const expected = new Map<string, string>();
-
-  const hex = (b: Uint8Array): string => `0x${Buffer.from(b).toString("hex")}`;
-  /** Pages whose reads touch every table a prune deletes from, at versions across the ledger. */
-  function paths(): string[] {
-    const out: string[] = [];
-    for (let i = 0n; i <= 8n; i++) {
-      const v = (last * i) / 8n;
-      out.push(`/accounts/0x1/modules?ledger_version=${v}&limit=4`);
-      for (const sender of L.senders.slice(0, 3)) out.push(`/accounts/${hex(sender)}/transaction_summaries?ledger_version=${v}&limit=5`);
-    }
-    return out;
-  }
-
-  /** Requests `list` from `node` round-robin with `concurrency` in flight until `until` says stop; each answer's path, status and body. */
-  async function load(node: TestNode, list: string[], concurrency: number, until: () => boolean): Promise<Array<[string, number, string]>> {
-    const answers: Array<[string, number, string]> = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (!until()) {
-          const p = list[next++ % list.length]!;
-          const r = await fetch(`${node.base}${p}`);
-          answers.push([p, r.status, await r.text()]);
-        }
-      }),
-    );
-    return answers;
-  }
-
-  /** The standby's recovery-conflict counts for `db`'s database. */
-  async function conflicts(): Promise<{ lock: number; snapshot: number }> {
-    const c = new pg.Client({ connectionString: db.standby });
-    await c.connect();
-    try {
-      const r = await c.query<{ lock: string; snapshot: string }>(
-        "SELECT confl_lock AS lock, confl_snapshot AS snapshot FROM pg_stat_database_conflicts WHERE datname = current_database()",
-      );
-      return { lock: Number(r.rows[0]!.lock), snapshot: Number(r.rows[0]!.snapshot) };
-    } finally {
-      await c.end();
-    }
-  }
-
+for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, () => {
+  let pair: StandbyPair;
   beforeAll(async () => {
-    db = await pair.newDb();
-    // Transactions in partitions of 2048 versions (five), so that the prunes below drop some; the
-    // processes after this one, without the setting, keep the database's span.
-    await (await openStore(`${db.primary}?partition_versions=2048`)).close();
-    await importLedger(db.primary, L);
-    await pair.caughtUp();
-    // No page caches: every request reads the database.
-    const api = { pageCacheBytes: 0, moduleCacheBytes: 0 };
-    onPrimary = await startTestNode(db.primary, { prune: false, api });
-    onStandby = await startTestNode(db.standby, { prune: false, api: { ...api } });
-    last = BigInt(((await (await fetch(`${onPrimary.base}/info`)).json()) as { ledger_version: string }).ledger_version);
-    for (const p of paths()) {
-      const r = await fetch(`${onPrimary.base}${p}`);
-      expect(r.status, p).toBe(200);
-      expected.set(p, await r.text());
-      expect(await (await fetch(`${onStandby.base}${p}`)).text(), p).toBe(expected.get(p));
-    }
+    pair = await PgCluster.startStandbyPair(STANDBY_SETTINGS, [], findPostgresBin(major));
   });
   afterAll(async () => {
-    await onStandby?.close();
-    await onPrimary?.close();
+    await pair?.destroy();
   });
 
-  it("refuses a reader given another partition_versions than the span its primary partitioned by, naming both; the same or none serves", async () => {
-    await expect(openStore(`${db.standby}?partition_versions=4096`, { readonly: true })).rejects.toThrow(
-      "partition_versions=4096 differs from the span this database's transactions are partitioned by (2048 versions a partition)",
-    );
-    const primary = await openStore(db.primary);
-    const expected = await primary.getLedgerInfo(true);
-    await primary.close();
-    for (const url of [`${db.standby}?partition_versions=2048`, db.standby]) {
-      const reader = await openStore(url, { readonly: true });
-      expect(await reader.getLedgerInfo(true)).toEqual(expected);
-      await reader.close();
-    }
-  });
-
-  it("retries the reads a replayed lock cancels: every answer exact, none an error", async () => {
-    const before = await conflicts();
-    const locker = new pg.Client({ connectionString: db.primary });
-    await locker.connect();
-    let locks = 0;
-    const deadline = Date.now() + 4_000;
-    const locking = (async () => {
-      try {
-        while (Date.now() < deadline) {
-          // Replayed on the standby as an exclusive lock: its readers of these tables are cancelled at once.
-          // The transactions' table itself (ONLY), as a prune's drop of one of its partitions locks it;
-          // locking every partition too (which nothing in the node does) is replayed as a lock each.
-          await locker.query("BEGIN; LOCK TABLE ledger, modules, ONLY transactions IN ACCESS EXCLUSIVE MODE; COMMIT");
-          locks++;
-          await new Promise((r) => setTimeout(r, 5));
-        }
-      } finally {
-        await locker.end();
+  describe("a writer against a hot standby", () => {
+    it("is refused naming the command and the primary, and nothing is written anywhere", async () => {
+      const db = await pair.newDb();
+      const file = join(dir, "chain.ndjson");
+      const chain = DevnetChain.fresh(defaultDevnetChainOptions);
+      writeFileSync(file, chain.genesis().map((t) => JSON.stringify(t)).join("\n"));
+      const refusals: Array<[string, () => Promise<unknown>]> = [
+        ["serve --devnet", () => startTestNode(db.standby, { devnet: { blockIntervalMs: 3_600_000 } })],
+        ["the pruner (serve without --no-prune)", () => startTestNode(db.standby)],
+        [
+          "serve --follow",
+          () =>
+            startTestNode(db.standby, {
+              follow: { upstream: "http://127.0.0.1:9/v1", apiKey: null, from: { kind: "latest" }, concurrency: 1, maxRequestsPerSecond: 1, pollMs: 1000, upstreamTimeoutMs: 1000 },
+            }),
+        ],
+        ["import", () => importIntoLedger(db.standby, [file], { chainId: 4 })],
+        ["prune", () => pruneLedger(db.standby, parsePruneWindow("100"))],
+        [
+          "follow",
+          () =>
+            followUpstream({
+              upstream: "http://127.0.0.1:9/v1", db: db.standby, apiKey: null, from: { kind: "latest" }, concurrency: 1,
+              maxRequestsPerSecond: 1, pollMs: 1000, exitAtHead: true, log: { info: () => undefined, warn: () => undefined },
+            }),
+        ],
+      ];
+      for (const [writer, start] of refusals) {
+        await expect(start(), writer).rejects.toThrow(`is a hot standby (in recovery, read-only): ${writer} writes, so run it against the primary`);
       }
-    })();
-    const answers = await load(onStandby, paths(), 8, () => Date.now() >= deadline);
-    await locking;
-    const after = await conflicts();
-    expect(locks).toBeGreaterThan(10);
-    expect(after.lock - before.lock, "reads the standby cancelled").toBeGreaterThan(0);
-    expect(answers.length).toBeGreaterThan(50);
-    expect(answers.filter(([, status]) => status !== 200)).toEqual([]);
-    expect(answers.filter(([p, , body]) => body !== expected.get(p)).map(([p]) => p)).toEqual([]);
+      await pair.caughtUp();
+      expect(await hasSchema(db.primary)).toBe(false);
+      expect(await hasSchema(db.standby)).toBe(false);
+    });
+
+    it("exits 1 from the command line naming the command and the primary (import, prune, serve --devnet)", async () => {
+      requireBuiltCli();
+      const db = await pair.newDb();
+      const file = join(dir, "genesis.ndjson");
+      writeFileSync(file, DevnetChain.fresh(defaultDevnetChainOptions).genesis().map((t) => JSON.stringify(t)).join("\n"));
+      const runs: Array<[string, string[]]> = [
+        ["import", ["import", "--db", db.standby, file]],
+        ["prune", ["prune", "--db", db.standby, "--window", "100"]],
+        ["serve --devnet", ["serve", "--db", db.standby, "--devnet", "--port", "0"]],
+      ];
+      for (const [writer, args] of runs) {
+        const r = await runCli(args);
+        expect(r.code, writer).toBe(1);
+        expect(r.stderr, writer).toContain(`ledger-node: ${db.standby} is a hot standby (in recovery, read-only): ${writer} writes, so run it against the primary`);
+      }
+      await pair.caughtUp();
+      expect(await hasSchema(db.primary)).toBe(false);
+    });
+
+    it("a reader of a standby whose primary never ran a writer is told to start one there first", async () => {
+      const db = await pair.newDb();
+      await expect(startTestNode(db.standby, { prune: false })).rejects.toThrow(
+        /is a hot standby \(read-only\) whose schema is not created yet, older than this program reads \([0-9]+\): start a writer .* against the primary first/,
+      );
+    });
   });
 
-  it("answers exactly or 410 while the primary prunes (dropping partitions) and vacuums, never an error", async () => {
-    const partitions = async (url: string) => {
-      const c = new pg.Client({ connectionString: url });
+  describe("reads on the standby equal the primary's at the same ledger version", () => {
+    const L = devnetLedger();
+    let db: { primary: string; standby: string };
+    let primary: Storage;
+    let standby: Storage;
+
+    beforeAll(async () => {
+      db = await pair.newDb();
+      await importLedger(db.primary, L);
+      await pair.caughtUp();
+      primary = await openStore(db.primary);
+      standby = await openStore(db.standby, { readonly: true });
+    });
+    afterAll(async () => {
+      await primary?.close();
+      await standby?.close();
+    });
+
+    it("has the parity suite's reads after the import and after every prune step on the primary", async () => {
+      expect(standby.standby).not.toBeNull();
+      expect(primary.standby).toBeNull();
+      const last = (await primary.getLedgerInfo(true))!.ledgerVersion;
+      for (const window of [null, "6000", "4000", "1500", "120s"]) {
+        if (window !== null) await pruneNow(primary, parsePruneWindow(window));
+        await pair.caughtUp();
+        const now = (await primary.getLedgerInfo(true))!;
+        expect(await standby.getLedgerInfo(true)).toEqual(now);
+        const span = last - now.oldestVersion;
+        const versions = new Set([now.oldestVersion, last]);
+        for (let i = 1n; i < 5n; i++) versions.add(now.oldestVersion + (span * i) / 5n);
+        for (const v of versions) expect(await readsAt(standby, v, L), `reads at ${v} after prune to ${window}`).toEqual(await readsAt(primary, v, L));
+      }
+    });
+  });
+
+  describe("nodes on the standby while the primary is written", () => {
+    const nodes = writerAndReader(() => pair);
+
+    async function ledgerVersion(node: TestNode): Promise<bigint> {
+      const r = await fetch(`${node.base}/`);
+      expect(r.status).toBe(200);
+      return BigInt(r.headers.get("x-node-ledger-version")!);
+    }
+
+    it("answers every read as the primary's node does at the same ledger version", async () => {
+      // Wait for some devnet blocks on the standby.
+      while ((await ledgerVersion(nodes.reader)) < 40n) await new Promise((r) => setTimeout(r, 50));
+      const v = await ledgerVersion(nodes.reader);
+      const paths = [
+        `/accounts/0x1/modules?ledger_version=${v}&limit=3`,
+        `/accounts/0x1/transaction_summaries?ledger_version=${v}&limit=5`,
+        `/accounts/0x1/modules?ledger_version=${v - 10n}&limit=50`,
+      ];
+      for (const p of paths) {
+        const [a, b] = await Promise.all([fetch(`${nodes.writer.base}${p}`), fetch(`${nodes.reader.base}${p}`)]);
+        expect(b.status, p).toBe(a.status);
+        expect(await b.text(), p).toBe(await a.text());
+      }
+    });
+
+    it("shows its replay lag in /v1/info and as a gauge; the primary's /v1/info has no such field", async () => {
+      const onStandby = (await (await fetch(`${nodes.reader.base}/info`)).json()) as Record<string, unknown>;
+      expect(typeof onStandby.standby_replay_lag_seconds).toBe("number");
+      expect(onStandby.standby_replay_lag_seconds as number).toBeGreaterThanOrEqual(0);
+      const onPrimary = (await (await fetch(`${nodes.writer.base}/info`)).json()) as Record<string, unknown>;
+      expect(Object.keys(onPrimary)).not.toContain("standby_replay_lag_seconds");
+      const metrics = parsePrometheus(await (await fetch(`${nodes.reader.url}/metrics`)).text());
+      expect(metrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(1);
+      const primaryMetrics = parsePrometheus(await (await fetch(`${nodes.writer.url}/metrics`)).text());
+      expect(primaryMetrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(0);
+    });
+  });
+
+  describe("a standby whose replay is paused while the primary is written", () => {
+    const nodes = writerAndReader(() => pair);
+
+    async function onStandby(sql: string): Promise<void> {
+      const c = new pg.Client({ connectionString: nodes.db.standby });
       await c.connect();
       try {
-        return (await c.query("SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'transactions'::regclass")).rows[0]!.n as number;
+        await c.query(sql);
       } finally {
         await c.end();
       }
-    };
-    const partitionsBefore = await partitions(db.standby);
-    const vacuum = new pg.Client({ connectionString: db.primary });
-    await vacuum.connect();
-    let pruning = true;
-    const pruned = (async () => {
-      try {
-        for (const window of ["6000", "5000", "4000", "3000", "2000", "1000", "500"]) {
-          await pruneLedger(db.primary, parsePruneWindow(window));
-          await vacuum.query("VACUUM");
-        }
-      } finally {
-        pruning = false;
-        await vacuum.end();
+    }
+
+    /** The reader's readiness for blocks at most 2 s old, once it passes (a loaded machine starts the writer slowly), or the last status. */
+    async function readyWithin(ms: number): Promise<number> {
+      let status = 0;
+      for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+        status = (await fetch(`${nodes.reader.base}/-/healthy?duration_secs=2`)).status;
+        if (status === 200) break;
       }
-    })();
-    const answers = await load(onStandby, paths(), 6, () => !pruning);
-    await pruned;
-    await pair.caughtUp();
-    const now = (await (await fetch(`${onStandby.base}/info`)).json()) as { oldest_ledger_version: string };
-    expect(BigInt(now.oldest_ledger_version)).toBeGreaterThan(0n);
-    expect(answers.length).toBeGreaterThan(20);
-    expect(answers.filter(([, status]) => status !== 200 && status !== 410)).toEqual([]);
-    expect(answers.filter(([p, status, body]) => status === 200 && body !== expected.get(p)).map(([p]) => p)).toEqual([]);
-    expect(answers.filter(([, status]) => status === 410).length).toBeGreaterThan(0);
-    // The standby replayed the partitions' drops.
-    expect(await partitions(db.standby)).toBeLessThan(partitionsBefore);
+      return status;
+    }
+
+    it("shows the lag in /v1/info and the gauge, and fails readiness while the primary's node passes", async () => {
+      expect(await readyWithin(30_000)).toBe(200);
+      await onStandby("SELECT pg_wal_replay_pause()");
+      try {
+        await new Promise((r) => setTimeout(r, 2_500));
+        const info = (await (await fetch(`${nodes.reader.base}/info`)).json()) as { standby_replay_lag_seconds: number };
+        expect(info.standby_replay_lag_seconds).toBeGreaterThan(2);
+        const metrics = parsePrometheus(await (await fetch(`${nodes.reader.url}/metrics`)).text());
+        expect(metrics.value("ledger_node_standby_replay_lag_seconds")).toBeGreaterThan(2);
+        expect((await fetch(`${nodes.reader.base}/-/healthy?duration_secs=2`)).status).toBe(503);
+        expect((await fetch(`${nodes.writer.base}/-/healthy?duration_secs=2`)).status).toBe(200);
+      } finally {
+        await onStandby("SELECT pg_wal_replay_resume()");
+      }
+      await pair.caughtUp();
+      expect(await readyWithin(30_000)).toBe(200);
+    });
   });
 
-  it("answers 503 while the standby is stopped and serves again once it is back, without a restart", async () => {
-    const p = `/accounts/0x1/modules?limit=2`;
-    expect((await fetch(`${onStandby.base}${p}`)).status).toBe(200);
-    await pair.standby.stopServer("fast");
-    const down = await fetch(`${onStandby.base}${p}`);
-    expect(down.status).toBe(503);
-    expect(await down.json()).toMatchObject({ error_code: "internal_error", message: expect.stringContaining("PostgreSQL is unavailable") });
-    await pair.standby.startServer();
-    const deadline = Date.now() + 30_000;
-    let status = 0;
-    while (Date.now() < deadline && status !== 200) {
-      status = (await fetch(`${onStandby.base}${p}`)).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+  describe("a standby that replays the primary's locks and prunes under its readers", () => {
+    const L = devnetLedger();
+    let db: { primary: string; standby: string };
+    let onPrimary: TestNode;
+    let onStandby: TestNode;
+    let last: bigint;
+    /** Each path's answer on the primary before anything was pruned. */
+    const expected = new Map<string, string>();
+
+    const hex = (b: Uint8Array): string => `0x${Buffer.from(b).toString("hex")}`;
+    /** Pages whose reads touch every table a prune deletes from, at versions across the ledger. */
+    function paths(): string[] {
+      const out: string[] = [];
+      for (let i = 0n; i <= 8n; i++) {
+        const v = (last * i) / 8n;
+        out.push(`/accounts/0x1/modules?ledger_version=${v}&limit=4`);
+        for (const sender of L.senders.slice(0, 3)) out.push(`/accounts/${hex(sender)}/transaction_summaries?ledger_version=${v}&limit=5`);
+      }
+      return out;
     }
-    expect(status).toBe(200);
-    expect(await (await fetch(`${onStandby.base}${p}`)).text()).toBe(await (await fetch(`${onPrimary.base}${p}`)).text());
+
+    /** Requests `list` from `node` round-robin with `concurrency` in flight until `until` says stop; each answer's path, status and body. */
+    async function load(node: TestNode, list: string[], concurrency: number, until: () => boolean): Promise<Array<[string, number, string]>> {
+      const answers: Array<[string, number, string]> = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (!until()) {
+            const p = list[next++ % list.length]!;
+            const r = await fetch(`${node.base}${p}`);
+            answers.push([p, r.status, await r.text()]);
+          }
+        }),
+      );
+      return answers;
+    }
+
+    /** The standby's recovery-conflict counts for `db`'s database. */
+    async function conflicts(): Promise<{ lock: number; snapshot: number }> {
+      const c = new pg.Client({ connectionString: db.standby });
+      await c.connect();
+      try {
+        const r = await c.query<{ lock: string; snapshot: string }>(
+          "SELECT confl_lock AS lock, confl_snapshot AS snapshot FROM pg_stat_database_conflicts WHERE datname = current_database()",
+        );
+        return { lock: Number(r.rows[0]!.lock), snapshot: Number(r.rows[0]!.snapshot) };
+      } finally {
+        await c.end();
+      }
+    }
+
+    /**
+     * The lock conflicts counted once more than `than`, or the last count after 20 s: a cancelled
+     * backend adds its count to the view when it next flushes its statistics, which a busy server
+     * may put off for seconds after the cancel.
+     */
+    async function lockConflictsAbove(than: number): Promise<number> {
+      let lock = (await conflicts()).lock;
+      for (const until = Date.now() + 20_000; lock <= than && Date.now() < until; lock = (await conflicts()).lock) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return lock;
+    }
+
+    beforeAll(async () => {
+      db = await pair.newDb();
+      // Transactions in partitions of 2048 versions (five), so that the prunes below drop some; the
+      // processes after this one, without the setting, keep the database's span.
+      await (await openStore(`${db.primary}?partition_versions=2048`)).close();
+      await importLedger(db.primary, L);
+      await pair.caughtUp();
+      // No page caches: every request reads the database.
+      const api = { pageCacheBytes: 0, moduleCacheBytes: 0 };
+      onPrimary = await startTestNode(db.primary, { prune: false, api });
+      onStandby = await startTestNode(db.standby, { prune: false, api: { ...api } });
+      last = BigInt(((await (await fetch(`${onPrimary.base}/info`)).json()) as { ledger_version: string }).ledger_version);
+      for (const p of paths()) {
+        const r = await fetch(`${onPrimary.base}${p}`);
+        expect(r.status, p).toBe(200);
+        expected.set(p, await r.text());
+        expect(await (await fetch(`${onStandby.base}${p}`)).text(), p).toBe(expected.get(p));
+      }
+    });
+    afterAll(async () => {
+      await onStandby?.close();
+      await onPrimary?.close();
+    });
+
+    it("refuses a reader given another partition_versions than the span its primary partitioned by, naming both; the same or none serves", async () => {
+      await expect(openStore(`${db.standby}?partition_versions=4096`, { readonly: true })).rejects.toThrow(
+        "partition_versions=4096 differs from the span this database's transactions are partitioned by (2048 versions a partition)",
+      );
+      const primary = await openStore(db.primary);
+      const expected = await primary.getLedgerInfo(true);
+      await primary.close();
+      for (const url of [`${db.standby}?partition_versions=2048`, db.standby]) {
+        const reader = await openStore(url, { readonly: true });
+        expect(await reader.getLedgerInfo(true)).toEqual(expected);
+        await reader.close();
+      }
+    });
+
+    it("retries the reads a replayed lock cancels: every answer exact, none an error", async () => {
+      const before = await conflicts();
+      const locker = new pg.Client({ connectionString: db.primary });
+      await locker.connect();
+      let locks = 0;
+      const deadline = Date.now() + 4_000;
+      const locking = (async () => {
+        try {
+          while (Date.now() < deadline) {
+            // Replayed on the standby as an exclusive lock: its readers of these tables are cancelled at once.
+            // The transactions' table itself (ONLY), as a prune's drop of one of its partitions locks it;
+            // locking every partition too (which nothing in the node does) is replayed as a lock each.
+            await locker.query("BEGIN; LOCK TABLE ledger, modules, ONLY transactions IN ACCESS EXCLUSIVE MODE; COMMIT");
+            locks++;
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        } finally {
+          await locker.end();
+        }
+      })();
+      const answers = await load(onStandby, paths(), 8, () => Date.now() >= deadline);
+      await locking;
+      expect(locks).toBeGreaterThan(10);
+      expect((await lockConflictsAbove(before.lock)) - before.lock, "reads the standby cancelled").toBeGreaterThan(0);
+      expect(answers.length).toBeGreaterThan(50);
+      expect(answers.filter(([, status]) => status !== 200)).toEqual([]);
+      expect(answers.filter(([p, , body]) => body !== expected.get(p)).map(([p]) => p)).toEqual([]);
+    });
+
+    it("answers exactly or 410 while the primary prunes (dropping partitions) and vacuums, never an error", async () => {
+      const partitions = async (url: string) => {
+        const c = new pg.Client({ connectionString: url });
+        await c.connect();
+        try {
+          return (await c.query("SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'transactions'::regclass")).rows[0]!.n as number;
+        } finally {
+          await c.end();
+        }
+      };
+      const partitionsBefore = await partitions(db.standby);
+      const vacuum = new pg.Client({ connectionString: db.primary });
+      await vacuum.connect();
+      let pruning = true;
+      const pruned = (async () => {
+        try {
+          for (const window of ["6000", "5000", "4000", "3000", "2000", "1000", "500"]) {
+            await pruneLedger(db.primary, parsePruneWindow(window));
+            await vacuum.query("VACUUM");
+          }
+        } finally {
+          pruning = false;
+          await vacuum.end();
+        }
+      })();
+      const answers = await load(onStandby, paths(), 6, () => !pruning);
+      await pruned;
+      await pair.caughtUp();
+      const now = (await (await fetch(`${onStandby.base}/info`)).json()) as { oldest_ledger_version: string };
+      expect(BigInt(now.oldest_ledger_version)).toBeGreaterThan(0n);
+      expect(answers.length).toBeGreaterThan(20);
+      expect(answers.filter(([, status]) => status !== 200 && status !== 410)).toEqual([]);
+      expect(answers.filter(([p, status, body]) => status === 200 && body !== expected.get(p)).map(([p]) => p)).toEqual([]);
+      expect(answers.filter(([, status]) => status === 410).length).toBeGreaterThan(0);
+      // The standby replayed the partitions' drops.
+      expect(await partitions(db.standby)).toBeLessThan(partitionsBefore);
+    });
+
+    it("answers 503 while the standby is stopped and serves again once it is back, without a restart", async () => {
+      const p = `/accounts/0x1/modules?limit=2`;
+      expect((await fetch(`${onStandby.base}${p}`)).status).toBe(200);
+      await pair.standby.stopServer("fast");
+      const down = await fetch(`${onStandby.base}${p}`);
+      expect(down.status).toBe(503);
+      expect(await down.json()).toMatchObject({ error_code: "internal_error", message: expect.stringContaining("PostgreSQL is unavailable") });
+      await pair.standby.startServer();
+      const deadline = Date.now() + 30_000;
+      let status = 0;
+      while (Date.now() < deadline && status !== 200) {
+        status = (await fetch(`${onStandby.base}${p}`)).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).toBe(200);
+      expect(await (await fetch(`${onStandby.base}${p}`)).text()).toBe(await (await fetch(`${onPrimary.base}${p}`)).text());
+    });
   });
 });

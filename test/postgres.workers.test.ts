@@ -1,6 +1,6 @@
 /**
  * `ledger-node serve --workers 2` as a user runs it (the built `dist/cli.js`, a real process tree on a real port), on every
- * backend: two processes answer on one port, the devnet writes in one and both serve what it
+ * backend and PostgreSQL major: two processes answer on one port, the devnet writes in one and both serve what it
  * wrote, a dead worker is replaced, and SIGTERM stops them all.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -8,7 +8,7 @@ import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { Agent, get } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
 import { devnetAccount } from "../src/ingest/devnetChain.js";
-import { backendFactories } from "./helpers/backends.js";
+import { everyMajorBackendFactories } from "./helpers/backends.js";
 import { CLI, requireBuiltCli } from "./helpers/cli.js";
 
 
@@ -121,7 +121,7 @@ const alive = (pid: number): boolean => {
   }
 };
 
-for (const factory of backendFactories) {
+for (const factory of everyMajorBackendFactories) {
   const backend = factory();
   describe(`serve --workers 2 on ${backend.name}`, () => {
     let served: Served | null = null;

@@ -3,11 +3,12 @@
  * addresses and resource types, packed resource values) converts a database made before it and
  * every read answers as before; and pruning in bounded steps (tiny steps here, so that every
  * boundary is crossed) ends with exactly the rows one whole prune leaves, answers exactly between
- * its steps, and resumes after being cut off mid-way.
+ * its steps, and resumes after being cut off mid-way. The migrations and the plans are tested on
+ * each PostgreSQL major of `PG_MAJORS`, the rest on `DEFAULT_PG_MAJOR`; each describe names its major.
  */
 import { spawn } from "node:child_process";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules.js";
 import { codeHash } from "../src/ledger/codeHash.js";
 import { moduleAbiJson } from "../src/move/abi.js";
@@ -20,7 +21,8 @@ import { commitValues } from "../src/storage/postgres/commit.js";
 import { SQL } from "../src/storage/postgres/sql.js";
 import { prepareBlock } from "../src/storage/prepareBlock.js";
 import { poolOf } from "../src/storage/postgres/testing.js";
-import { postgresBackend } from "./helpers/postgres.js";
+import type { Backend } from "./helpers/backends.js";
+import { DEFAULT_PG_MAJOR, PG_MAJORS, type PgMajor, postgresBackend } from "./helpers/postgres.js";
 import { dumpTables } from "./helpers/ledgerTables.js";
 import { genesisModules } from "./helpers/moveFixtures.js";
 import { prng, testSeed } from "./helpers/seed.js";
@@ -30,12 +32,26 @@ const SEED = testSeed(17_2026);
 /** The built command line and store (`npm run build`), for the processes the tests kill. */
 const CLI = new URL("../dist/cli.js", import.meta.url).pathname;
 const OPEN_STORE = new URL("../dist/storage/open.js", import.meta.url).href;
-const backend = postgresBackend();
+const backends = new Map(PG_MAJORS.map((major) => [major, postgresBackend(major)]));
+/** The backend of the major whose tests run now (`describeOn` sets it for its tests). */
+let backend: Backend;
 const opened: Storage[] = [];
 afterAll(async () => {
   for (const s of opened) await s.close().catch(() => undefined);
-  await backend.cleanup();
+  for (const b of backends.values()) await b.cleanup();
 });
+
+/** `describe(title, body)` once for each of `majors`, the title naming the major, its tests on that major's backend. */
+function describeOn(majors: readonly PgMajor[], title: string, body: () => void): void {
+  for (const major of majors) {
+    describe(`${title} on PostgreSQL ${major}`, () => {
+      beforeAll(() => {
+        backend = backends.get(major)!;
+      });
+      body();
+    });
+  }
+}
 const open = async (url: string, opts: PostgresConnectOptions = {}): Promise<PostgresStore> => {
   const s = await PostgresStore.connect(url, opts);
   opened.push(s);
@@ -292,7 +308,7 @@ async function databaseBefore4(blocks: BlockWrite[], prunedTo: { oldestVersion: 
   return url;
 }
 
-describe(`PostgreSQL migration 4: interned addresses and types, packed resource values (seed ${SEED})`, () => {
+describeOn(PG_MAJORS, `PostgreSQL migration 4: interned addresses and types, packed resource values (seed ${SEED})`, () => {
   it("converts a database made before it, filled and pruned, so that every read answers as before, and keeps converting nothing twice", async () => {
     const blocks = history(SEED, 80);
     const last = blocks.at(-1)!.block.lastVersion;
@@ -338,7 +354,7 @@ describe(`PostgreSQL migration 4: interned addresses and types, packed resource 
   });
 });
 
-describe("PostgreSQL migration 5: the ABI text of every module row, stored beside its bytecode", () => {
+describeOn(PG_MAJORS, "PostgreSQL migration 5: the ABI text of every module row, stored beside its bytecode", () => {
   it("fills it for a database of schema 4, in batches of code hashes, so that module pages read as those of a database written today", async () => {
     // More code hashes than one batch of the fill (256): real modules and bytes that do not decode.
     const codes = [...genesisModules().map((m) => m.bytecode), ...frameworkModules(), appModuleBytecode(4), ...Array.from({ length: 300 }, (_, i) => Buffer.from(`code ${i}`))];
@@ -409,10 +425,13 @@ function shift(w: BlockWrite, by: bigint): BlockWrite {
   };
 }
 
-describe.each([
+/** The tests below prune ledgers a version and a row at a time: thousands of statements, beyond the default limit on a busy machine. */
+const PRUNE_TEST_MS = 180_000;
+
+for (const { partitions, span } of [
   { partitions: "one partition", span: null },
   { partitions: `partitions of ${SMALL_SPAN} versions, dropped as the oldest version passes them`, span: SMALL_SPAN },
-])(`PostgreSQL prune in bounded steps, transactions in $partitions (seed ${SEED})`, ({ span }) => {
+]) describeOn([DEFAULT_PG_MAJOR], `PostgreSQL prune in bounded steps, transactions in ${partitions} (seed ${SEED})`, () => {
   const blocks = history(SEED, 150);
   const last = blocks.at(-1)!.block.lastVersion;
 
@@ -446,7 +465,7 @@ describe.each([
     } finally {
       await c.end();
     }
-  });
+  }, PRUNE_TEST_MS);
 
   it("answers reads exactly between its steps: the oldest version only moves when a step commits, and readers are never held up", async () => {
     const reference = await filled(blocks);
@@ -474,7 +493,7 @@ describe.each([
     // Seen mid-way: a step across partitions moves the oldest version a whole partition, so there are fewer of them.
     expect(new Set(oldestSeen).size).toBeGreaterThan(span === null ? 3 : 1);
     expect(oldestSeen).toEqual([...oldestSeen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
-  });
+  }, PRUNE_TEST_MS);
 
   it("cut off mid-way (its connection killed), leaves a correct ledger, and the next prune finishes as a whole prune would", async () => {
     const reference = await filled(blocks);
@@ -527,7 +546,7 @@ describe.each([
     } finally {
       await admin.end();
     }
-  });
+  }, PRUNE_TEST_MS);
 });
 
 /** The numbers of the partitions of `transactions`, ascending. */
@@ -544,7 +563,7 @@ async function transactionsBytes(s: PostgresStore): Promise<number> {
   return Number(r.rows[0]!.n);
 }
 
-describe(`PostgreSQL transactions in version partitions: a prune drops those below the oldest version (seed ${SEED})`, () => {
+describeOn([DEFAULT_PG_MAJOR], `PostgreSQL transactions in version partitions: a prune drops those below the oldest version (seed ${SEED})`, () => {
   const blocks = history(SEED + 5, 150);
 
   it("drops every partition wholly below the oldest version and deletes rows only in the one holding it: the rows and counts of a prune that deletes them all, and the files shrink", async () => {
@@ -626,7 +645,7 @@ async function databaseAt6(blocks: BlockWrite[]): Promise<string> {
   return url;
 }
 
-describe(`PostgreSQL migration 7: the transactions of a ledger written before it, into version partitions (seed ${SEED})`, () => {
+describeOn(PG_MAJORS, `PostgreSQL migration 7: the transactions of a ledger written before it, into version partitions (seed ${SEED})`, () => {
   const blocks = history(SEED + 7, 120);
 
   it("partitions them in one transaction: every row and read as a ledger written today, and the prunes after it the same", async () => {
@@ -690,7 +709,7 @@ async function spanAndBounds(s: PostgresStore): Promise<{ span: string; bounds: 
   return { span, bounds: r.rows.map((x) => x.bound) };
 }
 
-describe(`PostgreSQL partition_versions: the span the transactions are partitioned by, set when they are (seed ${SEED})`, () => {
+describeOn(PG_MAJORS, `PostgreSQL partition_versions: the span the transactions are partitioned by, set when they are (seed ${SEED})`, () => {
   const blocks = history(SEED + 8, 40);
 
   it("a new database takes 33,554,432 versions a partition, or the URL's partition_versions (or the option), and its writer partitions by it", async () => {
@@ -750,7 +769,7 @@ describe(`PostgreSQL partition_versions: the span the transactions are partition
   });
 });
 
-describe(`PostgreSQL read memo of a serving node (memoLagMs, seed ${SEED})`, () => {
+describeOn([DEFAULT_PG_MAJOR], `PostgreSQL read memo of a serving node (memoLagMs, seed ${SEED})`, () => {
   const blocks = history(SEED + 2, 40);
   const urlOf = (s: PostgresStore) => poolOf(s).options.connectionString as string;
   /** Every position read at the newest version, as the API's request wrapper makes them. */
@@ -805,7 +824,7 @@ describe(`PostgreSQL read memo of a serving node (memoLagMs, seed ${SEED})`, () 
   });
 });
 
-describe(`PostgreSQL summaries JSON pages: what one statement reads (seed ${SEED})`, () => {
+describeOn(PG_MAJORS, `PostgreSQL summaries JSON pages: what one statement reads (seed ${SEED})`, () => {
   /** The plan nodes of `text` run with `values`, flattened. */
   async function planNodes(s: PostgresStore, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
     const { rows } = await poolOf(s).query<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);

