@@ -6,6 +6,7 @@
  * upstream; an upstream down answers 503, a slow one 504, a body over the bound 413, each as the
  * error object, while the locally held reads still answer; a used-up request budget answers 503
  * with `Retry-After`; the counter of proxied requests; and `--proxy` without `--follow` is refused.
+ * An over-long path parameter answers 414 with or without `--proxy` (issue 45).
  */
 import { request } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -55,6 +56,28 @@ function postBody(url: string, bytes: number, chunked: boolean): Promise<{ statu
       req.end();
     };
     write();
+  });
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A request whose target is sent exactly as given (`curl --path-as-is`: fetch would resolve dot segments first). */
+function asIs(base: string, target: string, method = "GET", body?: string): Promise<Answer> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = body === undefined ? {} : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
+    const req = request({ host: hostname, port, path: target, method, headers, agent: false }, (res) => {
+      let text = "";
+      res.on("data", (c) => (text += c));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
   });
 }
 
@@ -162,6 +185,28 @@ describe("serve --follow --proxy", () => {
       expect((await fetch(`${replica.base}/estimate_gas_price`)).status).toBe(200);
     } finally {
       up.heal();
+    }
+  });
+
+  it("answers an over-long path parameter 414 exactly as a node without --proxy does, GET and HEAD", async () => {
+    const plain = await startServe(["--follow", up.base, "--db", join(dir, "plain.db"), "--no-prune", "--quiet", "--max-rps", "5000", "--poll", "50"]);
+    try {
+      const long = "a".repeat(1200);
+      const targets = [`/v1/accounts/0x${long}`, `/v1/accounts/0x1/resource/0x1::m::${long}`, `/v1/accounts/%30x${long}/modules`, `/v1/accounts/0x${long}?ledger_version=1`];
+      const comparable = (a: Answer) => {
+        const { date: _date, "x-request-id": _id, ...headers } = a.headers;
+        return { status: a.status, headers, body: a.body };
+      };
+      for (const target of targets) {
+        for (const method of ["GET", "HEAD"]) {
+          const withProxy = await asIs(replica.base, target, method);
+          const without = await asIs(plain.base, target, method);
+          expect({ target, method, status: without.status }).toEqual({ target, method, status: 414 });
+          expect(comparable(withProxy)).toEqual(comparable(without));
+        }
+      }
+    } finally {
+      await plain.stop();
     }
   });
 

@@ -29,7 +29,7 @@ export interface ProxyOptions {
 }
 
 /** The methods forwarded: the REST API v1 has GET and POST routes only (HEAD is GET's). */
-const FORWARDED_METHODS = ["GET", "HEAD", "POST"] as const;
+const FORWARDED_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "POST"]);
 
 /**
  * Request headers passed to the upstream: what says what the body is and what answer is wanted.
@@ -46,11 +46,18 @@ const FORWARDED_REQUEST_HEADERS = ["accept", "accept-encoding", "accept-language
 const DROPPED_RESPONSE_HEADERS = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "x-request-id"]);
 
 /**
- * Registers the pass-through as a `/v1/*` wildcard: the router tries every route of the node
- * first, so only paths it does not serve arrive here. `localMethods(path)` names the methods of a
- * local route at `path`: such a path under another method keeps the node's own 405.
+ * Registers the pass-through as the not-found handler of `/v1`: the router tries every route of
+ * the node first, and answers a path that is too long for one of them itself (414), so only paths
+ * no route takes arrive here. A method that is not forwarded, or a path of a local route under
+ * another method, gets `notFound`'s answer (404 or the node's own 405), as without the proxy.
  */
-export function installProxy(app: FastifyInstance, ctx: NodeContext, o: ProxyOptions, localMethods: (path: string) => string[]): void {
+export function installProxy(
+  app: FastifyInstance,
+  ctx: NodeContext,
+  o: ProxyOptions,
+  localMethods: (path: string) => string[],
+  notFound: (req: FastifyRequest, reply: FastifyReply) => Promise<void>,
+): void {
   const metrics = ctx.metrics!;
   const base = new URL(o.upstream.replace(/\/+$/, ""));
   const mod = base.protocol === "https:" ? https : http;
@@ -66,31 +73,21 @@ export function installProxy(app: FastifyInstance, ctx: NodeContext, o: ProxyOpt
     done();
   });
 
-  app.register((scope, _opts, registered) => {
-    // The body is not parsed here: whatever its type, it is streamed to the upstream as it comes.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
-    scope.route({
-      method: [...FORWARDED_METHODS],
-      url: "/v1/*",
-      exposeHeadRoute: false,
-      schema: { hide: true },
-      onResponse: (_req, reply, done) => {
-        route.observe(reply.statusCode, reply.elapsedTime / 1000);
-        done();
-      },
-      handler: async (req, reply) => {
+  app.register(
+    (scope, _opts, registered) => {
+      // The body is not parsed here: whatever its type, it is streamed to the upstream as it comes.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
+      scope.setNotFoundHandler(async (req, reply) => {
         const path = req.url.split("?", 1)[0]!;
-        const allowed = localMethods(path);
-        if (allowed.length > 0) {
-          await ctx.sendError(req, reply, new ApiError(405, "web_framework_error", "method not allowed"), undefined, undefined, ["allow", allowed.join(", ")]);
-          return reply;
-        }
+        if (!FORWARDED_METHODS.has(req.method) || localMethods(path).length > 0) return notFound(req, reply);
+        reply.raw.once("finish", () => route.observe(reply.statusCode, reply.elapsedTime / 1000));
         return forward(req, reply);
-      },
-    });
-    registered();
-  });
+      });
+      registered();
+    },
+    { prefix: "/v1" },
+  );
 
   async function forward(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const started = performance.now();
