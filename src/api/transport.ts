@@ -23,15 +23,17 @@ export function rawErrorResponse(status: number, message: string, extra: Record<
 }
 
 /**
- * Sends `response` and closes: ends our side, reads and discards what the client still sends (so
- * the close is not a reset that could lose the response), and destroys the socket after a moment.
+ * Sends `response` (if any: an answer already written) and closes: ends our side, reads and
+ * discards what the client still sends (so the close is not a reset that could lose the response),
+ * and destroys the socket after a moment.
  */
-function answerAndClose(socket: Socket, response: string): void {
+export function answerAndClose(socket: Socket, response?: string): void {
   socket.on("error", () => undefined);
   const t = setTimeout(() => socket.destroy(), LINGER_MS);
   t.unref();
   socket.once("close", () => clearTimeout(t));
-  socket.end(response);
+  if (response === undefined) socket.end();
+  else socket.end(response);
   socket.resume();
 }
 
