@@ -20,7 +20,6 @@ import { pipeline, Transform, type TransformCallback } from "node:stream";
 import { RequestRate } from "../ingest/follow/rate.js";
 import type { NodeContext } from "./context.js";
 import { ApiError, quote } from "./errors.js";
-import { answerAndClose } from "./transport.js";
 
 export interface ProxyOptions {
   /** The upstream's REST API, as `--follow` names it (`https://host/v1`, or under a path: `https://host/KEY/v1`). */
@@ -236,13 +235,16 @@ export function installProxy(
 
 /**
  * Ends the connection of a request answered before its body has all arrived (a refusal, or the
- * upstream answering early): the rest of the body is read and dropped for a moment, so the answer
- * is not lost to a reset, and no second answer (the request timeout's 408) can follow it.
+ * upstream answering early), so that no second answer (the request timeout's 408) can follow it:
+ * our side is ended at once, and the rest of the body is read and dropped until it has arrived
+ * (or the request timeout ends the connection), so that the answer is not lost to a reset.
  */
 function endEarly(req: FastifyRequest): void {
+  const socket = req.raw.socket;
   req.raw.unpipe();
+  req.raw.once("end", () => socket.destroy());
   req.raw.resume();
-  answerAndClose(req.raw.socket);
+  socket.end();
 }
 
 /** A segment that is `.` or `..` in any spelling (`%2e`, either case), `;` parameters aside. */

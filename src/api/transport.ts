@@ -23,17 +23,15 @@ export function rawErrorResponse(status: number, message: string, extra: Record<
 }
 
 /**
- * Sends `response` (if any: an answer already written) and closes: ends our side, reads and
- * discards what the client still sends (so the close is not a reset that could lose the response),
- * and destroys the socket after a moment.
+ * Sends `response` and closes: ends our side, reads and discards what the client still sends (so
+ * the close is not a reset that could lose the response), and destroys the socket after a moment.
  */
-export function answerAndClose(socket: Socket, response?: string): void {
+function answerAndClose(socket: Socket, response: string): void {
   socket.on("error", () => undefined);
   const t = setTimeout(() => socket.destroy(), LINGER_MS);
   t.unref();
   socket.once("close", () => clearTimeout(t));
-  if (response === undefined) socket.end();
-  else socket.end(response);
+  socket.end(response);
   socket.resume();
 }
 
