@@ -76,8 +76,8 @@ export interface ServeOptions {
     upstreamTimeoutMs: number;
     /**
      * `--proxy`: pass the `/v1` routes this node does not serve to the upstream, at most
-     * `maxRequestsPerSecond` a second (a budget apart from the follower's), each waiting at most
-     * `upstreamTimeoutMs` for the upstream's answer to start.
+     * `maxRequestsPerSecond` a second (a budget apart from the follower's), with `upstreamTimeoutMs`
+     * as the upstream's deadline (`ProxyOptions.timeoutMs`).
      */
     proxy?: { maxRequestsPerSecond: number } | null;
     /**

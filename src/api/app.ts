@@ -152,8 +152,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
     });
   }
   const localMethods = localRouteMethods(operations);
-  if (opts.proxy) installProxy(app, ctx, opts.proxy, localMethods);
-  installNotFound(app, localMethods, ctx, metrics);
+  const notFound = notFoundHandler(localMethods, ctx, metrics);
+  if (opts.proxy) installProxy(app, ctx, opts.proxy, localMethods, notFound);
+  app.setNotFoundHandler(notFound);
 
   await app.ready();
   const texts = specTexts(app);
@@ -252,9 +253,9 @@ function localRouteMethods(table: AnyOperation[]): (path: string) => string[] {
  * methods), in the reference's words: `/v1/info/` is 404 as on the reference node, not a 405 for
  * a route it does not name.
  */
-function installNotFound(app: FastifyInstance, localMethods: (path: string) => string[], ctx: NodeContext, metrics: NodeMetrics): void {
+function notFoundHandler(localMethods: (path: string) => string[], ctx: NodeContext, metrics: NodeMetrics) {
   const notFound = metrics.operation("not_found");
-  app.setNotFoundHandler(async (req: FastifyRequest, reply: FastifyReply) => {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const path = req.url.split("?")[0]!;
     const allowed = localMethods(path);
     const e =
@@ -265,5 +266,5 @@ function installNotFound(app: FastifyInstance, localMethods: (path: string) => s
     notFound.observe(e.status, reply.elapsedTime > 0 ? reply.elapsedTime / 1000 : 0);
     ctx.noteError(req, e);
     ctx.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, allowed.length > 0 ? ["allow", allowed.join(", ")] : undefined);
-  });
+  };
 }
