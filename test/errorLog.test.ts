@@ -15,20 +15,11 @@ import { LINES_PER_WINDOW } from "../src/api/errorLog.js";
 import { requireBuiltCli } from "./helpers/cli.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { parsePrometheus, type Exposition } from "./helpers/prometheus.js";
-import { type ServeProcess, startServe } from "./helpers/serveProcess.js";
+import { caughtUp, type ServeProcess, startServe } from "./helpers/serveProcess.js";
 
 const BURST = 2_000;
 const LINE_MAX = 4096;
 
-async function caughtUp(base: string, version: bigint): Promise<void> {
-  const until = Date.now() + 120_000;
-  while (Date.now() < until) {
-    const i = (await (await fetch(`${base}/info`)).json().catch(() => null)) as { ledger_version?: string } | null;
-    if (i?.ledger_version === String(version)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the replica did not reach version ${version}`);
-}
 
 /** Runs `ask` for 0..n-1, `width` at a time; the statuses answered. */
 async function statuses(n: number, width: number, ask: (i: number) => Promise<Response>): Promise<number[]> {

@@ -13,21 +13,12 @@ import { DEVNET_TABLE_HANDLE } from "../src/ingest/devnetChain.js";
 import { sqliteBackend } from "./helpers/backends.js";
 import { requireBuiltCli } from "./helpers/cli.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
-import { type ServeProcess, startServe } from "./helpers/serveProcess.js";
+import { caughtUp, type ServeProcess, startServe } from "./helpers/serveProcess.js";
 
 const TOKEN = "sEcReT-t0ken-9f3a";
 /** Long enough for a machine under load: the burst of the old code queued past it all the same. */
 const TIMEOUT_MS = 20_000;
 
-async function caughtUp(base: string, version: bigint): Promise<void> {
-  const until = Date.now() + 120_000;
-  while (Date.now() < until) {
-    const i = (await (await fetch(`${base}/info`)).json().catch(() => null)) as { ledger_version?: string } | null;
-    if (i?.ledger_version === String(version)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the replica did not reach version ${version}`);
-}
 
 const rawItem = (base: string, key: string, headers: Record<string, string> = {}) =>
   fetch(`${base}/tables/${DEVNET_TABLE_HANDLE}/raw_item`, {

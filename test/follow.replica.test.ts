@@ -12,7 +12,7 @@ import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount, prng } from "..
 import { requireBuiltCli } from "./helpers/cli.js";
 import { backendFactories } from "./helpers/backends.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
-import { type ServeProcess, startServe } from "./helpers/serveProcess.js";
+import { caughtUp, type ServeProcess, startServe } from "./helpers/serveProcess.js";
 
 /** Blocks of the upstream when the replica starts (the issue's 5,000; FOLLOW_REPLICA_BLOCKS to change). */
 const START_BLOCKS = Number(process.env.FOLLOW_REPLICA_BLOCKS ?? 5000);
@@ -55,15 +55,6 @@ async function info(base: string): Promise<{ ledger_version: string; oldest_ledg
   return (await fetch(`${base}/info`)).json();
 }
 
-async function caughtUp(base: string, version: bigint, timeoutMs = 120_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const i = await info(base).catch(() => null);
-    if (i?.ledger_version === String(version)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the replica did not reach version ${version} within ${timeoutMs} ms`);
-}
 
 for (const factory of backendFactories) describe(`a replica that started at the head (${factory().name})`, () => {
   const backend = factory();

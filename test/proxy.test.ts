@@ -27,21 +27,12 @@ import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { PathGateway } from "./helpers/pathGateway.js";
 import { parsePrometheus } from "./helpers/prometheus.js";
 import { rawRequest } from "./helpers/rawHttp.js";
-import { type ServeProcess, startServe } from "./helpers/serveProcess.js";
+import { caughtUp, type ServeProcess, startServe } from "./helpers/serveProcess.js";
 
 const API_KEY = "operator-key-34";
 const TIMEOUT_MS = 1500;
 const BODY_LIMIT = 8 * 1024 * 1024;
 
-async function caughtUp(base: string, version: bigint): Promise<void> {
-  const until = Date.now() + 120_000;
-  while (Date.now() < until) {
-    const i = (await (await fetch(`${base}/info`)).json().catch(() => null)) as { ledger_version?: string } | null;
-    if (i?.ledger_version === String(version)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the replica did not reach version ${version}`);
-}
 
 /** A POST whose body of `bytes` zeros is sent chunked (no Content-Length) or with it declared. */
 function postBody(url: string, bytes: number, chunked: boolean): Promise<{ status: number; body: string }> {

@@ -41,3 +41,14 @@ export function startServe(args: string[], startTimeoutMs = 60_000, opts: { deta
     });
   });
 }
+
+/** Waits until the node at `base` (its `/v1`) reports `version` as its ledger version, else throws after `timeoutMs`. */
+export async function caughtUp(base: string, version: bigint, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const i = (await (await fetch(`${base}/info`)).json().catch(() => null)) as { ledger_version?: string } | null;
+    if (i?.ledger_version === String(version)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the replica did not reach version ${version} within ${timeoutMs} ms`);
+}
