@@ -219,7 +219,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
       const client = new UpstreamClient(follow.upstream, {
         apiKey: follow.apiKey,
         maxRequestsPerSecond: follow.maxRequestsPerSecond,
-        onRetry: (what, attempt, ms) => baseStateLog?.debug(`base state: retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
+        onRetry: (what, attempt, ms) => baseStateLog?.debug({ upstream: follow.upstream }, `base state: retrying in ${Math.round(ms)} ms (attempt ${attempt}): ${what}`),
       });
       const writeBase = thread ? (w: Parameters<WriterThread["writeBaseState"]>[0]) => thread.writeBaseState(w) : undefined;
       const records = new BaseRecords();

@@ -172,4 +172,24 @@ describe("a replica's base state against what a client can make it cost", () => 
       up.heal();
     }
   }, 60_000);
+
+  it("with the upstream down, /-/healthy's 503 says the follower is failing without the upstream's URL, host, token or socket error", async () => {
+    up.faults.down = true;
+    try {
+      const until = Date.now() + 90_000;
+      let sick: { status: number; message: string } | null = null;
+      while (Date.now() < until && sick === null) {
+        const res = await fetch(`${replica.base}/-/healthy`);
+        const body = (await res.json()) as { message: string };
+        if (res.status === 503) sick = { status: res.status, message: body.message };
+        else await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(sick?.message).toContain("the follower is failing");
+      expect(sick?.message).toContain("could not be reached");
+      const host = new URL(up.base).host;
+      for (const secret of [TOKEN, host, "127.0.0.1", "ECONN", "socket", "http"]) expect(sick?.message).not.toContain(secret);
+    } finally {
+      up.heal();
+    }
+  }, 120_000);
 });

@@ -190,14 +190,27 @@ export class UpstreamClient {
     if (wait > 0) await sleep(wait);
   }
 
-  /** One request, retried on network errors, 5xx and 429; any other status is returned. */
+  /**
+   * How messages name a request: its path under the upstream's base, never the base itself, whose
+   * host or path may carry a provider's key (the base is logged once, at start).
+   */
+  static describe(method: string, path: string): string {
+    return `${method} [upstream]${path}`;
+  }
+
+  /**
+   * One request, retried on network errors, 5xx and 429; any other status is returned. The error
+   * it throws names the request by `describe` and a socket failure only as unreachable: its
+   * message may reach a client (`/-/healthy`); each attempt's own failure is what `onRetry` logs.
+   */
   async request(path: string, r: RequestOptions = {}): Promise<UpstreamResponse> {
     const url = this.base + path;
-    const what = `${r.method ?? "GET"} ${url}`;
+    const what = UpstreamClient.describe(r.method ?? "GET", path);
     const headers: Record<string, string> = { accept: r.accept ?? "application/json", "accept-encoding": "gzip, deflate, br" };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     if (r.json !== undefined) headers["content-type"] = "application/json";
     let last = "";
+    let lastSaid = "";
     for (let attempt = 1; ; attempt++) {
       await this.slot();
       let retryAfterMs: number | null = null;
@@ -208,10 +221,11 @@ export class UpstreamClient {
         const res = await this.attempt(new URL(url), r.method ?? "GET", headers, r.json !== undefined ? JSON.stringify(r.json) : undefined, Math.min(this.o.attemptTimeoutMs, remaining));
         const body = res.body;
         if (res.status !== 429 && res.status < 500) return res;
-        last = `${res.status} ${body.toString("utf8", 0, Math.min(body.length, 200))}`;
+        last = lastSaid = `${res.status} ${body.toString("utf8", 0, Math.min(body.length, 200))}`;
         retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
       } catch (e) {
         last = describeFetchError(e);
+        lastSaid = e instanceof AttemptTimeoutError || e instanceof AnswerTooLargeError ? last : "could not be reached";
       }
       if (attempt >= this.o.maxAttempts && r.deadline === undefined) break;
       const backoff = Math.min(this.o.maxBackoffMs, this.o.baseBackoffMs * 2 ** (attempt - 1));
@@ -221,13 +235,13 @@ export class UpstreamClient {
       this.o.onRetry?.(`${what}: ${last}`, attempt, delay);
       await sleep(delay);
     }
-    throw new UpstreamUnavailableError(`upstream ${what} failed: ${last || "no attempt before the deadline"}`);
+    throw new UpstreamUnavailableError(`upstream ${what} failed: ${lastSaid || "no attempt before the deadline"}`, { cause: new Error(`${url}: ${last}`) });
   }
 
   /** GET a JSON answer; a status other than 200 is returned as it is, with the parsed error object. */
   async getJson(path: string, r: RequestOptions = {}): Promise<{ status: number; headers: Headers; json: unknown }> {
     const res = await this.request(path, r);
-    return { status: res.status, headers: res.headers, json: parseJson(res.body, `${r.method ?? "GET"} ${this.base}${path}`) };
+    return { status: res.status, headers: res.headers, json: parseJson(res.body, UpstreamClient.describe(r.method ?? "GET", path)) };
   }
 }
 

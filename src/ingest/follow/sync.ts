@@ -22,7 +22,7 @@ import type { Storage } from "../../storage/storage.js";
 import { describeUnknown, IngestError, type ParsedTxn, type UnknownKind } from "../aptosJson.js";
 import { Importer } from "../importer.js";
 import { WriterStatus } from "../writerStatus.js";
-import { notJsonError, parseJson, type UpstreamClient, UpstreamGarbageError, type UpstreamResponse, UpstreamUnavailableError } from "./client.js";
+import { notJsonError, parseJson, UpstreamClient, UpstreamGarbageError, type UpstreamResponse, UpstreamUnavailableError } from "./client.js";
 import { PageParser, type PendingPage, pageTxns } from "./pages.js";
 
 export { FIRST_SYNCED_RECORD } from "../../storage/followBase.js";
@@ -140,7 +140,7 @@ function u64(o: Json, field: string, what: string): bigint {
 
 export async function readHead(client: UpstreamClient, deadline?: number): Promise<UpstreamHead> {
   const { status, json } = await client.getJson("", deadline !== undefined ? { deadline } : {});
-  const what = `GET ${client.base}`;
+  const what = UpstreamClient.describe("GET", "");
   if (status !== 200 || typeof json !== "object" || json === null) {
     throw new UpstreamGarbageError(`${what} answered ${status}: ${JSON.stringify(json).slice(0, 200)}`);
   }
@@ -563,7 +563,7 @@ export class Follower {
   }
 
   private pagePath(start: bigint, limit: number): string {
-    return `GET ${this.client.base}/transactions?start=${start}&limit=${limit}`;
+    return UpstreamClient.describe("GET", `/transactions?start=${start}&limit=${limit}`);
   }
 
   /** Not JSON: a gateway's or proxy's page in the upstream's place, which a retry may not meet. */
