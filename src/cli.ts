@@ -68,7 +68,7 @@ const serve = program
   .option("--no-prune", "no built-in pruner; without --devnet the database is then opened read-only")
   .option("--follow <url>", "follow this Aptos node (REST API v1) into the ledger while serving it (see `follow`)");
 addFollowOptions(serve, "with --follow: ")
-  .option("--upstream-timeout <ms>", "with --follow: a read waiting on the upstream answers 503 after this; a proxied request whose answer has not started, 504", intOption("--upstream-timeout", 1, 600_000), 5000)
+  .option("--upstream-timeout <ms>", "with --follow: a read waiting on the upstream answers 503 after this; a proxied request sent upstream and not answered by then, 504 (and an answer that stalls this long is cut)", intOption("--upstream-timeout", 1, 600_000), 5000)
   .option("--proxy", "with --follow: pass the /v1 routes this node does not serve (transactions, view, ...) to the upstream, under --api-key", false)
   .option("--proxy-max-rps <n>", "with --proxy: at most this many proxied requests a second (a budget apart from --max-rps)", intOption("--proxy-max-rps", 1, 100_000), 50)
   .option("--base-fetches-per-client <n>", "with --follow: state fetched from the upstream for reads, at most N new fetches a second per client address (429 past it)", intOption("--base-fetches-per-client", 1, 100_000), 10)
