@@ -439,8 +439,8 @@ describe("serve --follow --proxy, the upstream served under a path (http://host/
         .stdout()
         .split("\n")
         .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as { msg?: string; err?: { message?: string } })
-        .some((l) => l.msg === msg && (l.err?.message ?? "").includes(detail));
+        .map((l) => JSON.parse(l) as { msg?: string; cause?: string })
+        .some((l) => l.msg === msg && (l.cause ?? "").includes(detail));
     const upstreamWhat = `GET ${gateway.base}${what.slice("/v1".length)}`;
     for (const [msg, detail] of [
       ["the upstream could not be reached", `${upstreamWhat}: ECONNREFUSED`],

@@ -146,9 +146,12 @@ const serverUser: string | null = !isRoot
       }
     }) ?? "postgres";
 
+/** util-linux's runuser, which lives in an sbin directory a root PATH may leave out. */
+const RUNUSER = ["/usr/sbin/runuser", "/sbin/runuser"].find((p) => existsSync(p)) ?? "runuser";
+
 /** argv to run `bin/tool args…` as a user PostgreSQL accepts (not root). */
 function asServerUser(tool: string, args: string[]): [string, string[]] {
-  return serverUser ? ["runuser", ["-u", serverUser, "--", tool, ...args]] : [tool, args];
+  return serverUser ? [RUNUSER, ["-u", serverUser, "--", tool, ...args]] : [tool, args];
 }
 
 /**
@@ -159,7 +162,7 @@ function asServerUser(tool: string, args: string[]): [string, string[]] {
 function reachableBin(bin: string, dir: string): string {
   if (!serverUser) return bin;
   try {
-    execFileSync("runuser", ["-u", serverUser, "--", "test", "-x", join(bin, "postgres")], { stdio: "ignore" });
+    execFileSync(RUNUSER, ["-u", serverUser, "--", "test", "-x", join(bin, "postgres")], { stdio: "ignore" });
     return bin;
   } catch {
     const copy = join(dir, "pg");
