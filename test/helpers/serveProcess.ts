@@ -14,8 +14,8 @@ export interface ServeProcess {
 }
 
 /** `detached`: the process leads a process group of its own (`--workers`: kill them all with `process.kill(-pid, …)`). */
-export function startServe(args: string[], startTimeoutMs = 60_000, opts: { detached?: boolean } = {}): Promise<ServeProcess> {
-  const proc = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], detached: opts.detached ?? false });
+export function startServe(args: string[], startTimeoutMs = 60_000, opts: { detached?: boolean; nodeArgs?: string[] } = {}): Promise<ServeProcess> {
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], detached: opts.detached ?? false });
   let err = "";
   let out = "";
   proc.stderr!.on("data", (d) => (err += d));
