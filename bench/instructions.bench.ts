@@ -68,11 +68,29 @@ const CACHE_SIM = argv.includes("--cache-sim");
  * requests: more than a warm-up under callgrind affords, which left the counted requests running
  * unoptimized code and V8's compiles. These budgets, an eighth of V8's, reach the optimized code
  * within the warm-up (the same for every server); `--v8-defaults` keeps V8's own.
+ * Node 20's V8 counts that budget in bytecode run (`--interrupt-budget`); from Node 22 on V8 counts
+ * invocations a tier (a function's budget is the count times its bytecode's length) and refuses the
+ * old flag, so there the same eighth is taken of each count of the binary's own defaults.
  */
-const FAST_TIER_UP = ["--interrupt-budget=8448", "--minimum-invocations-after-ic-update=60"];
-/** Node's own flags for every server; `--node-flags "…"` adds more. */
-const NODE_FLAGS = [
-  ...(argv.includes("--v8-defaults") ? [] : FAST_TIER_UP),
+const OLD_FAST_TIER_UP = ["--interrupt-budget=8448", "--minimum-invocations-after-ic-update=60"];
+const INVOCATION_COUNTS = ["invocation-count-for-maglev", "invocation-count-for-turbofan", "invocation-count-for-osr"];
+const tierUps = new Map<string, string[]>();
+function fastTierUp(nodePath: string): string[] {
+  let flags = tierUps.get(nodePath);
+  if (!flags) {
+    const options = execFileSync(nodePath, ["--v8-options"], { encoding: "utf8" });
+    const defaultOf = (name: string) => Number(new RegExp(`default: --${name}=(\\d+)`).exec(options)?.[1] ?? Number.NaN);
+    flags = !Number.isNaN(defaultOf("interrupt-budget"))
+      ? OLD_FAST_TIER_UP
+      : [...INVOCATION_COUNTS.map((name) => `--${name}=${Math.ceil(defaultOf(name) / 8)}`), "--minimum-invocations-after-ic-update=60"];
+    if (flags.some((f) => f.includes("NaN"))) throw new Error(`${nodePath} lists none of V8's tier-up budgets: ${flags.join(" ")}`);
+    tierUps.set(nodePath, flags);
+  }
+  return flags;
+}
+/** Node's own flags for every server on `nodePath`; `--node-flags "…"` adds more. */
+const nodeFlags = (nodePath: string) => [
+  ...(argv.includes("--v8-defaults") ? [] : fastTierUp(nodePath)),
   ...(PERF_MAP ? ["--perf-basic-prof"] : []),
   ...(argv.includes("--node-flags") ? opt("node-flags", "").split(" ").filter(Boolean) : []),
 ];
@@ -93,13 +111,13 @@ const SERVE_FLAGS = argv.includes("--serve-flags") ? opt("serve-flags", "").spli
 /** Node flags for this build only (`--this-node-flags "--single-threaded-gc"`): a runtime setting measured against the compared build without it (`--compare` may name this checkout). */
 const THIS_NODE_FLAGS = argv.includes("--this-node-flags") ? opt("this-node-flags", "").split(" ").filter(Boolean) : [];
 const node =
-  (dir: string, extra: string[] = [], flags: string[] = []) =>
-  (db: string) => [...NODE_FLAGS, ...flags, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune", ...extra];
+  (nodePath: string, dir: string, extra: string[] = [], flags: string[] = []) =>
+  (db: string) => [...nodeFlags(nodePath), ...flags, `${dir}dist/cli.js`, "serve", "--db", db, "--port", "0", "--quiet", "--no-prune", ...extra];
 const everyRow = () => true;
-const builds: Build[] = [{ label: "this build", nodePath: process.execPath, command: node(ROOT, SERVE_FLAGS, THIS_NODE_FLAGS), serves: everyRow }];
+const builds: Build[] = [{ label: "this build", nodePath: process.execPath, command: node(process.execPath, ROOT, SERVE_FLAGS, THIS_NODE_FLAGS), serves: everyRow }];
 if (COMPARE) {
-  const served = node(COMPARE.replace(/\/?$/, "/"));
   const nodePath = argv.includes("--compare-node") ? opt("compare-node", "") : process.execPath;
+  const served = node(nodePath, COMPARE.replace(/\/?$/, "/"));
   builds.push({ label: "compared build", nodePath, command: (db) => served(COMPARE_OUT ? db.replace(OUT, COMPARE_OUT) : db), serves: everyRow });
 }
 /** bench/floorServer.ts, started and limited to the rows it serves as bench:scale's `--floor` does. */
@@ -107,7 +125,7 @@ if (FLOOR) {
   builds.push({
     label: "floor",
     nodePath: process.execPath,
-    command: (db) => [...NODE_FLAGS, "--import", "tsx", "bench/floorServer.ts", db, "0"],
+    command: (db) => [...nodeFlags(process.execPath), "--import", "tsx", "bench/floorServer.ts", db, "0"],
     serves: (mix) => /end_version=|ledger_version=|raw_item/u.test(mix.path),
   });
 }
@@ -283,6 +301,6 @@ mkdirSync(DUMPS, { recursive: true });
 const sections: string[] = [];
 for (const size of SIZES) sections.push(await runLedger(size));
 console.log(`### bench:instructions (${new Date().toISOString().slice(0, 16)} UTC; valgrind callgrind; ${REQUESTS} counted requests a row after ${WARMUP} warm-up requests, one at a time; ${REPEAT} repetitions with other seeds, builds' order swapped)
-\n${builds.map((b) => `${b.label}: Node ${execFileSync(b.nodePath, ["--version"], { encoding: "utf8" }).trim()}`).join("; ")}
+\n${builds.map((b) => `${b.label}: Node ${execFileSync(b.nodePath, ["--version"], { encoding: "utf8" }).trim()} (\`${nodeFlags(b.nodePath).join(" ") || "V8's own tier-up"}\`)`).join("; ")}
 ${COMPARE ? `\n"compared build": ${COMPARE}${COMPARE_OUT ? `, serving its own copies of the ledgers in ${COMPARE_OUT}` : ""}\n` : ""}
 ${sections.join("\n")}`);
