@@ -51,6 +51,12 @@ const rawItem = (handle: string, key: string, version: bigint | null): [string, 
   { method: "POST", headers: { "content-type": "application/json", accept: "application/x-bcs" }, body: JSON.stringify({ key }) },
 ];
 
+/**
+ * These tests read state a replica fetches from one client address, faster than the fairness
+ * bound's default share; the bound has its own tests (follow.bounds.test.ts).
+ */
+const UNBOUNDED_FETCHES = ["--base-fetches-per-client", "100000", "--base-fetches", "1000"];
+
 async function info(base: string): Promise<{ ledger_version: string; oldest_ledger_version: string; follow_lag_versions?: string }> {
   return (await fetch(`${base}/info`)).json();
 }
@@ -67,7 +73,7 @@ for (const factory of backendFactories) describe(`a replica that started at the 
     up = await FakeUpstream.start({ blocks: START_BLOCKS });
     replicaDb = await backend.newDb();
     const args = ["--follow", up.base, "--from", "latest", "--db", replicaDb, "--no-prune", "--quiet"];
-    replica = await startServe([...args, "--max-rps", "5000", "--poll", "50", "--concurrency", "8", "--upstream-timeout", String(TIMEOUT_MS)]);
+    replica = await startServe([...args, ...UNBOUNDED_FETCHES, "--max-rps", "5000", "--poll", "50", "--concurrency", "8", "--upstream-timeout", String(TIMEOUT_MS)]);
     await caughtUp(replica.base, up.ledgerVersion);
     oldest = BigInt((await info(replica.base)).oldest_ledger_version);
     // The first version of the block 120 before the upstream's head block: the gas estimator's history.
@@ -216,7 +222,7 @@ for (const factory of backendFactories) describe(`a replica that started at the 
   it("when the upstream has pruned its base: reads a newer upstream version where the ledger proves the value unchanged, else 410", async () => {
     // A second replica, started 300 blocks back; then the upstream prunes 150 blocks past its start.
     const start = up.blocks[up.blocks.length - 300]!;
-    const second = await startServe(["--follow", up.base, "--from", String(start.first), "--db", await backend.newDb(), "--no-prune", "--quiet", "--max-rps", "5000", "--poll", "50", "--upstream-timeout", String(TIMEOUT_MS)]);
+    const second = await startServe(["--follow", up.base, "--from", String(start.first), "--db", await backend.newDb(), "--no-prune", "--quiet", ...UNBOUNDED_FETCHES, "--max-rps", "5000", "--poll", "50", "--upstream-timeout", String(TIMEOUT_MS)]);
     try {
       await caughtUp(second.base, up.ledgerVersion);
       const from = BigInt((await info(second.base)).oldest_ledger_version);

