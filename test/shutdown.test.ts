@@ -4,7 +4,8 @@
  * upper time bounds: whether close() had to force connections shut is seen on the server itself.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import { createServer } from "node:http";
+import { type AddressInfo, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -34,8 +35,24 @@ function watchForcedClose(node: TestNode): () => boolean {
   return () => forced;
 }
 
+/**
+ * Whether this runtime's `server.close()` itself ends a connection that never sent a request (Node
+ * 26 does; earlier lines leave it open): a bare node:http server asked so, with one such connection.
+ */
+async function runtimeClosesSilentConnections(): Promise<boolean> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const s = await open(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  server.close();
+  const ended = await Promise.race([closed(s).then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))]);
+  s.destroy();
+  server.closeAllConnections();
+  return ended;
+}
+
 describe("close()", () => {
-  it("ends while a client holds a connection that never sent a request (browsers open those ahead of need), forcing it shut after the grace period", async () => {
+  it("ends while a client holds a connection that never sent a request (browsers open those ahead of need), forcing it shut after the grace period where the runtime leaves it open", async () => {
+    const runtimeCloses = await runtimeClosesSilentConnections();
     const node = await startTestNode(join(dir, "a.db"), { devnet: true });
     const silent = await open(node.url);
     const keptAlive = await open(node.url);
@@ -45,8 +62,9 @@ describe("close()", () => {
     const forced = watchForcedClose(node);
     await node.close();
     await Promise.all([closed(silent), closed(keptAlive)]);
-    // The silent connection held it until the grace period ran out; then it was closed by force.
-    expect(forced()).toBe(true);
+    // Where the runtime leaves the silent connection open, it held the close until the grace
+    // period ran out; then it was closed by force.
+    expect(forced()).toBe(!runtimeCloses);
     expect(silent.destroyed && keptAlive.destroyed).toBe(true);
   }, 30_000);
 
