@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { acceptType, namedType } from "./negotiate.js";
 
-describe("content negotiation by q-value (DECISIONS §6a)", () => {
+describe("content negotiation by q-value (docs/decisions.md §3)", () => {
   it("ranks by q, then header order; ignores other parameters and case", () => {
     expect(namedType("application/x-bcs")).toBe("bcs");
     expect(namedType("application/json;q=0.1, application/x-bcs")).toBe("bcs");

@@ -1,6 +1,6 @@
 /**
  * Parsing of path and query values. Failures are 400 `web_framework_error` naming the parameter
- * and the bad value (DECISIONS §5), in the reference node's wording where it has one.
+ * and the bad value (docs/decisions.md §2), in the reference node's wording where it has one.
  */
 import { LRUCache } from "lru-cache";
 import { addressError, parseAddress } from "../ledger/address.js";
@@ -92,7 +92,7 @@ export function u64Query(name: string, raw: string | undefined): bigint | undefi
 const addresses = new LRUCache<string, Uint8Array>({ max: 4096 });
 
 /**
- * An address in a path: `0x` and 1 to 64 hex digits, or 64 without `0x` (DECISIONS §4). The bytes are shared
+ * An address in a path: `0x` and 1 to 64 hex digits, or 64 without `0x` (docs/decisions.md §1). The bytes are shared
  * with every request that spelled the address the same way: read them, never write them.
  */
 export function addressPath(name: string, raw: string): Uint8Array {
