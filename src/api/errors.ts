@@ -3,6 +3,7 @@
  * `ApiError` rendered as `{"message", "error_code", "vm_error_code"?}` (DECISIONS §6).
  */
 import type { LedgerInfo } from "../ledger/types.js";
+import { withoutStack } from "../storage/errors.js";
 
 /** The seed's closed list of `error_code` values. Adding one breaks old clients: don't. */
 export const ERROR_CODES = [
@@ -50,20 +51,6 @@ export function quote(value: unknown): string {
   return JSON.stringify(clip(typeof value === "string" ? value : String(value)));
 }
 
-/**
- * An error made without capturing a stack trace: for the errors that are answers, not faults (a
- * missing key, a pruned or future version, a bad parameter). The trace of a request's deep async
- * stack was a large part of what such a 404 cost.
- */
-export function withoutStack<E extends Error>(make: () => E): E {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return make();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
 
 export interface ApiErrorBody {
   message: string;

@@ -7,7 +7,7 @@
  * the upstream, and leaves the rest of the budget to the others.
  */
 import { LRUCache } from "lru-cache";
-import { FetchRefusedError } from "../../storage/errors.js";
+import { FetchRefusedError, withoutStack } from "../../storage/errors.js";
 
 export interface FetchSharesOptions {
   /** New fetches a client may start a second (and have running at once). */
@@ -83,11 +83,5 @@ export class FetchShares {
 
 /** A refusal is an answer a client can provoke at will: made without capturing a stack trace. */
 function refused(scope: "client" | "node", retryAfterSec: number, message: string): FetchRefusedError {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new FetchRefusedError(scope, retryAfterSec, message);
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
+  return withoutStack(() => new FetchRefusedError(scope, retryAfterSec, message));
 }

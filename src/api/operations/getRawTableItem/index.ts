@@ -9,7 +9,8 @@
  */
 import { formatAddress, toHex } from "../../../ledger/address.js";
 import { MAX_STATE_ITEM_BYTES } from "../../../ledger/stateKey.js";
-import { ApiError, clip, withoutStack } from "../../errors.js";
+import { ApiError, clip } from "../../errors.js";
+import { withoutStack } from "../../../storage/errors.js";
 import { addressParam, defineOperation, ref, u64Param } from "../../operation.js";
 import { rawTableItemRequest } from "../../schemas.js";
 
