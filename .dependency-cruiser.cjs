@@ -3,9 +3,9 @@
 //
 // The layers, innermost first:
 //   src/ledger, src/move   domain: ledger info, pruning policy, gas estimator, Move binary format
-//   src/storage            the reader, writer and follow-base contracts and what every backend
-//                          shares (the .ts files at its top), one folder per backend (sqlite/,
-//                          postgres/); open.ts picks a backend from a URL
+//   src/storage            the reader, writer and follow-base contracts (contracts/), what every
+//                          backend shares (shared/), the replica's reads (replica/), one folder per
+//                          backend (sqlite/, postgres/); open.ts picks a backend from a URL
 //   src/ingest             import, devnet chain, follower, writers: write through the storage
 //                          contracts (the writer thread, writerThread.ts, opens its own store
 //                          through open.ts)
@@ -68,11 +68,11 @@ module.exports = {
     {
       name: "storage-shared-not-to-backends",
       comment:
-        "What src/storage/ holds at its top (the contract, rules and helpers every backend shares) sits " +
-        "above the backends: it must not import one, so a backend is a folder that can be added or " +
-        "removed alone. Only open.ts, which picks a backend from a URL, and colocated tests may.",
+        "What src/storage/ holds besides the backends (the contracts, the helpers every backend shares, " +
+        "the replica) sits above them: it must not import one, so a backend is a folder that can be added " +
+        "or removed alone. Only open.ts, which picks a backend from a URL, and colocated tests may.",
       severity: "error",
-      from: { path: "^src/storage/[^/]+\\.ts$", pathNot: ["^src/storage/open\\.ts$", "\\.test\\.ts$"] },
+      from: { path: "^src/storage/([^/]+\\.ts$|(contracts|shared|replica)/)", pathNot: ["^src/storage/open\\.ts$", "\\.test\\.ts$"] },
       to: { path: "^src/storage/(sqlite|postgres)/" },
     },
     {

@@ -15,7 +15,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { DEVNET_TABLE_HANDLE, devnetAccount } from "../src/ingest/devnetChain.js";
+import { DEVNET_TABLE_HANDLE, devnetAccount } from "../src/ingest/devnet/chain.js";
 import { rawRequest, untilEncodingShrinks, type RawResponse } from "../test/helpers/rawHttp.js";
 import { OUT, ROOT, devnetNdjson, load, median, startServer, writeSection, type Load } from "./common.js";
 

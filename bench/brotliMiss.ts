@@ -14,7 +14,7 @@
  * checked to decode to its page).
  */
 import { brotliCompressSync, brotliDecompressSync, constants, deflateSync, gunzipSync, gzipSync, inflateSync, type BrotliOptions } from "node:zlib";
-import { prng } from "../src/ingest/devnetChain.js";
+import { prng } from "../src/ingest/devnet/chain.js";
 import { OUT, ROOT, argOption, median, startServer } from "./common.js";
 import { readTargets, rowsOf, sample } from "./scaleRows.js";
 

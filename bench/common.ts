@@ -3,7 +3,7 @@ import type autocannon from "autocannon";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "../src/ingest/devnetChain.js";
+import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "../src/ingest/devnet/chain.js";
 import { FIXTURES } from "../test/helpers/fixtures.js";
 
 export const ROOT = new URL("../", import.meta.url).pathname;

@@ -1,6 +1,6 @@
 /**
  * Throughput of `ledger-node import` (issue 35, target 5), as an operator runs it: an NDJSON file
- * of the real genesis and devnet blocks (src/ingest/devnetChain.ts), written once to
+ * of the real genesis and devnet blocks (src/ingest/devnet/chain.ts), written once to
  * bench/out/import-N.ndjson, imported by the built CLI into a fresh SQLite file (or a fresh
  * PostgreSQL database with `--pg`). A row: versions per second of wall clock from the process
  * start to its exit, and CPU µs a version of the whole process (all its threads, from

@@ -44,7 +44,7 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { prng } from "../src/ingest/devnetChain.js";
+import { prng } from "../src/ingest/devnet/chain.js";
 import { OUT, ROOT, argOption, median } from "./common.js";
 import { buildScaleLedger } from "./scaleLedger.js";
 import { type Mix, type Row, readTargets, rowsOf, sample } from "./scaleRows.js";

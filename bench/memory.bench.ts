@@ -32,7 +32,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { prng } from "../src/ingest/devnetChain.js";
+import { prng } from "../src/ingest/devnet/chain.js";
 import Database from "better-sqlite3";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { SQLITE_MMAP_SIZE_MIB } from "../src/storage/sqlite/options.js";

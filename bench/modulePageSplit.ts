@@ -27,7 +27,7 @@ import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { promisify } from "node:util";
 import { CODE_HASH_DIGITS } from "../src/ledger/codeHash.js";
-import { prng } from "../src/ingest/devnetChain.js";
+import { prng } from "../src/ingest/devnet/chain.js";
 import { openDatabase } from "../src/storage/sqlite/connection.js";
 import { prepareStatements } from "../src/storage/sqlite/statements.js";
 import { OUT, argOption, median } from "./common.js";

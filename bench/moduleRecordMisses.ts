@@ -16,7 +16,7 @@
  * first request with the records in effect over the most versions (what a cache warmed at start
  * would hold).
  */
-import { prng } from "../src/ingest/devnetChain.js";
+import { prng } from "../src/ingest/devnet/chain.js";
 import { openDatabase } from "../src/storage/sqlite/connection.js";
 import { prepareStatements } from "../src/storage/sqlite/statements.js";
 import { CODE_HASH_DIGITS } from "../src/ledger/codeHash.js";

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import pg from "pg";
 import { SQL } from "../src/storage/postgres/sql.js";
 import { argOption } from "./common.js";
-import { prng } from "../src/ingest/devnetChain.js";
+import { prng } from "../src/ingest/devnet/chain.js";
 
 const argv = process.argv.slice(2);
 const opt = argOption(argv);

@@ -13,7 +13,7 @@
  */
 import { availableParallelism } from "node:os";
 import { openStore } from "../src/storage/open.js";
-import type { Storage } from "../src/storage/storage.js";
+import type { Storage } from "../src/storage/contracts/storage.js";
 import { argOption, median } from "./common.js";
 import { ScalePg } from "./scalePg.js";
 

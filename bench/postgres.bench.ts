@@ -21,7 +21,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { createServer } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnetChain.js";
+import { DEVNET_ACCOUNTS, DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnet/chain.js";
 import { Importer } from "../src/ingest/importer.js";
 import { parseAddress } from "../src/ledger/address.js";
 import { openStore } from "../src/storage/open.js";

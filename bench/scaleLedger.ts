@@ -16,10 +16,10 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { Importer } from "../src/ingest/importer.js";
-import { prng } from "../src/ingest/devnetChain.js";
+import { prng } from "../src/ingest/devnet/chain.js";
 import { toHex } from "../src/ledger/address.js";
 import { buildModule } from "../src/move/builder.js";
-import type { Storage } from "../src/storage/storage.js";
+import type { Storage } from "../src/storage/contracts/storage.js";
 import { openStore } from "../src/storage/open.js";
 import { FIXTURES } from "../test/helpers/fixtures.js";
 

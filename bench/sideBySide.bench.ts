@@ -10,7 +10,7 @@
  * ledger is one `bench/api.bench.ts` imported.
  */
 import { readFileSync } from "node:fs";
-import { DEVNET_TABLE_HANDLE } from "../src/ingest/devnetChain.js";
+import { DEVNET_TABLE_HANDLE } from "../src/ingest/devnet/chain.js";
 import { ROOT, load, median, startServer } from "./common.js";
 
 const arg = (name: string, def?: string): string => {

@@ -23,7 +23,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnetChain.js";
+import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnet/chain.js";
 import { Importer } from "../src/ingest/importer.js";
 import { openStore } from "../src/storage/open.js";
 import { freePort, PgCluster, type StandbyPair } from "../test/helpers/postgres.js";

@@ -49,12 +49,12 @@
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
-import { prng } from "../src/ingest/devnetChain.js";
+import { prng } from "../src/ingest/devnet/chain.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
-import type { BlockWrite } from "../src/storage/writer.js";
-import type { Storage } from "../src/storage/storage.js";
+import type { BlockWrite } from "../src/storage/contracts/writer.js";
+import type { Storage } from "../src/storage/contracts/storage.js";
 import { PostgresStore, SQL as POSTGRES_SQL } from "../src/storage/postgres/PostgresStore.js";
-import { moduleEntryOf, type ModuleRow } from "../src/storage/rules.js";
+import { moduleEntryOf, type ModuleRow } from "../src/storage/shared/rules.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { PgCluster } from "../test/helpers/postgres.js";
 import { OUT, median } from "./common.js";

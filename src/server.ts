@@ -7,8 +7,8 @@ import cluster, { type Worker } from "node:cluster";
 import { readFileSync } from "node:fs";
 import type { ApiConfig } from "./api/config.js";
 import type { FollowerState, NodeMetrics } from "./api/metrics.js";
-import type { DevnetOptions } from "./ingest/devnet.js";
-import { type ImportFilesOptions, type ImportFilesResult, importFiles } from "./ingest/fileSource.js";
+import type { DevnetOptions } from "./ingest/devnet/devnet.js";
+import { type ImportFilesOptions, type ImportFilesResult, importFiles } from "./ingest/files/fileSource.js";
 import {
   type FollowWriterOptions,
   LocalWriters,
@@ -23,8 +23,8 @@ import { FetchShares, type FetchSharesOptions } from "./ingest/follow/fetchShare
 import { UpstreamClient } from "./ingest/follow/client.js";
 import { FOLLOWER, type FollowFrom, Follower, type FollowerLog, type FollowLag } from "./ingest/follow/sync.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, type PruneWindow, pruneNow } from "./ledger/pruning.js";
-import { BaseRecords, HeadStartedStorage, mayBeHeadStarted } from "./storage/headStarted.js";
-import type { Storage } from "./storage/storage.js";
+import { BaseRecords, HeadStartedStorage, mayBeHeadStarted } from "./storage/replica/HeadStartedStorage.js";
+import type { Storage } from "./storage/contracts/storage.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
 import type { SqliteStoreOptions } from "./storage/sqlite/SqliteStore.js";
 import { existsSync } from "node:fs";

@@ -10,7 +10,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVNET_APP_ADDRESS } from "../src/ingest/devnetChain.js";
+import { DEVNET_APP_ADDRESS } from "../src/ingest/devnet/chain.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { CLI, requireBuiltCli, runCli } from "./helpers/cli.js";
 import { startServe } from "./helpers/serveProcess.js";

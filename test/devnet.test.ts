@@ -3,7 +3,7 @@
  * same chain; the spec, explorer and info answer.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { devnetAccount } from "../src/ingest/devnetChain.js";
+import { devnetAccount } from "../src/ingest/devnet/chain.js";
 import { backendFactories } from "./helpers/backends.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 

@@ -20,7 +20,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../src/ingest/devnet.js";
+import type { Devnet } from "../src/ingest/devnet/devnet.js";
 import type { LocalWriters } from "../src/ingest/writers.js";
 import type { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { CLI, requireBuiltCli } from "./helpers/cli.js";

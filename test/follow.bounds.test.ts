@@ -9,7 +9,7 @@
  */
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVNET_TABLE_HANDLE } from "../src/ingest/devnetChain.js";
+import { DEVNET_TABLE_HANDLE } from "../src/ingest/devnet/chain.js";
 import { sqliteBackend } from "./helpers/backends.js";
 import { requireBuiltCli } from "./helpers/cli.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";

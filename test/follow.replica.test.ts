@@ -8,7 +8,7 @@
  * down, reads that need it answer 503 within the timeout and everything stored is still served.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount, prng } from "../src/ingest/devnetChain.js";
+import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount, prng } from "../src/ingest/devnet/chain.js";
 import { requireBuiltCli } from "./helpers/cli.js";
 import { backendFactories } from "./helpers/backends.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";

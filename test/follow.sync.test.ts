@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prng } from "../src/ingest/devnetChain.js";
+import { prng } from "../src/ingest/devnet/chain.js";
 import { openStore } from "../src/storage/open.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { CLI, requireBuiltCli, runCli } from "./helpers/cli.js";

@@ -6,7 +6,7 @@
 import { Ajv } from "ajv";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVNET_TABLE_HANDLE } from "../src/ingest/devnetChain.js";
+import { DEVNET_TABLE_HANDLE } from "../src/ingest/devnet/chain.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { FIXTURES } from "./helpers/fixtures.js";
 

@@ -13,7 +13,7 @@ import {
   type OnChainExecutionConfigInput,
 } from "../src/ledger/executionConfig.js";
 import { openStore } from "../src/storage/open.js";
-import type { Storage } from "../src/storage/storage.js";
+import type { Storage } from "../src/storage/contracts/storage.js";
 import { sqliteBackend } from "./helpers/backends.js";
 import { ChainBuilder, addr, type UserTxn } from "./helpers/chain.js";
 

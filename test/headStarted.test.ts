@@ -4,13 +4,13 @@
  * stored the read answers from the ledger. On SQLite and PostgreSQL, over real databases.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { Devnet } from "../src/ingest/devnet.js";
+import { Devnet } from "../src/ingest/devnet/devnet.js";
 import { parseAddress } from "../src/ledger/address.js";
-import { StateBeforeBaseError } from "../src/storage/errors.js";
-import { FIRST_SYNCED_RECORD } from "../src/storage/followBase.js";
-import { baseRecordName, HeadStartedStorage, mayBeHeadStarted } from "../src/storage/headStarted.js";
+import { StateBeforeBaseError } from "../src/storage/contracts/errors.js";
+import { FIRST_SYNCED_RECORD } from "../src/storage/contracts/followBase.js";
+import { baseRecordName, HeadStartedStorage, mayBeHeadStarted } from "../src/storage/replica/HeadStartedStorage.js";
 import { openStore } from "../src/storage/open.js";
-import type { Storage } from "../src/storage/storage.js";
+import type { Storage } from "../src/storage/contracts/storage.js";
 import { backendFactories } from "./helpers/backends.js";
 
 const EMPTY = { modules: [], tableItems: [], resources: [] };

@@ -4,9 +4,9 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { parseAddress } from "../src/ledger/address.js";
-import { DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions } from "../src/ingest/devnetChain.js";
+import { DEVNET_TABLE_HANDLE, DevnetChain, defaultDevnetChainOptions } from "../src/ingest/devnet/chain.js";
 import { Importer } from "../src/ingest/importer.js";
-import type { Storage } from "../src/storage/storage.js";
+import type { Storage } from "../src/storage/contracts/storage.js";
 import { openStore } from "../src/storage/open.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { tableItem } from "./helpers/store.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePruneWindow, pruneNow } from "../src/ledger/pruning.js";
 import { Importer } from "../src/ingest/importer.js";
-import type { Storage } from "../src/storage/storage.js";
+import type { Storage } from "../src/storage/contracts/storage.js";
 import { openStore } from "../src/storage/open.js";
 import { postgresBackend } from "./helpers/postgres.js";
 import { devnetLedger, readsAt } from "./helpers/parityReads.js";

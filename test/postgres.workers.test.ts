@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { Agent, get } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
-import { devnetAccount } from "../src/ingest/devnetChain.js";
+import { devnetAccount } from "../src/ingest/devnet/chain.js";
 import { everyMajorBackendFactories } from "./helpers/backends.js";
 import { CLI, requireBuiltCli } from "./helpers/cli.js";
 

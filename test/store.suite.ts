@@ -1,5 +1,5 @@
 /**
- * The one store test suite every `Storage` backend must pass (see `src/storage/reader.ts`, `writer.ts`, `followBase.ts`):
+ * The one store test suite every `Storage` backend must pass (see `src/storage/contracts/reader.ts`, `writer.ts`, `followBase.ts`):
  * `storeSuite(factory)` runs it against one backend; `store.test.ts` runs it for every entry of
  * `everyMajorBackendFactories`. It talks to the store only through the interface, over a real database.
  *
@@ -17,10 +17,10 @@ import type { BlockInfo } from "../src/ledger/types.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import { parseStructTag, type StructTag } from "../src/ledger/structTag.js";
 import { resourceStateKey } from "../src/ledger/stateKey.js";
-import type { BlockWrite, TxnKind, UserTxnWrite } from "../src/storage/writer.js";
-import type { Storage } from "../src/storage/storage.js";
+import type { BlockWrite, TxnKind, UserTxnWrite } from "../src/storage/contracts/writer.js";
+import type { Storage } from "../src/storage/contracts/storage.js";
 import { openStore } from "../src/storage/open.js";
-import { appModuleBytecode, frameworkModules } from "../src/ingest/devnetModules.js";
+import { appModuleBytecode, frameworkModules } from "../src/ingest/devnet/modules.js";
 import { moduleAbiJson } from "../src/move/abi.js";
 import { genesisModules } from "./helpers/moveFixtures.js";
 import type { Backend } from "./helpers/backends.js";

@@ -5,8 +5,8 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { pino } from "pino";
-import type { Storage } from "../storage/storage.js";
-import { typedKind } from "../storage/errors.js";
+import type { Storage } from "../storage/contracts/storage.js";
+import { typedKind } from "../storage/contracts/errors.js";
 import { EncodedBody } from "./compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";

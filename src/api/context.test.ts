@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { RecoveryConflictError, StateBeforeBaseError, StatePrunedError, StorageUnavailableError, UpstreamUnavailableError } from "../storage/errors.js";
-import type { Storage } from "../storage/storage.js";
+import { RecoveryConflictError, StateBeforeBaseError, StatePrunedError, StorageUnavailableError, UpstreamUnavailableError } from "../storage/contracts/errors.js";
+import type { Storage } from "../storage/contracts/storage.js";
 import { defaultApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";
 import { ApiError } from "./errors.js";

@@ -5,9 +5,9 @@
 import type { FastifyBaseLogger, FastifyContextConfig, FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
 import type { GasHistorySource } from "../ledger/gas.js";
-import { FetchRefusedError, StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/errors.js";
-import type { Storage } from "../storage/storage.js";
-import { baseRecordName } from "../storage/headStarted.js";
+import { FetchRefusedError, StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/contracts/errors.js";
+import type { Storage } from "../storage/contracts/storage.js";
+import { baseRecordName } from "../storage/replica/HeadStartedStorage.js";
 import { ApiError } from "./errors.js";
 import { ErrorLog } from "./errorLog.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";

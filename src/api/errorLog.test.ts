@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { StorageUnavailableError, UpstreamUnavailableError } from "../storage/errors.js";
-import type { Storage } from "../storage/storage.js";
+import { StorageUnavailableError, UpstreamUnavailableError } from "../storage/contracts/errors.js";
+import type { Storage } from "../storage/contracts/storage.js";
 import { defaultApiConfig } from "./config.js";
 import { NodeContext } from "./context.js";
 import { ApiError } from "./errors.js";

@@ -3,7 +3,7 @@
  * `ApiError` rendered as `{"message", "error_code", "vm_error_code"?}` (DECISIONS §6).
  */
 import type { LedgerInfo } from "../ledger/types.js";
-import { withoutStack } from "../storage/errors.js";
+import { withoutStack } from "../storage/contracts/errors.js";
 
 /** The seed's closed list of `error_code` values. Adding one breaks old clients: don't. */
 export const ERROR_CODES = [

@@ -6,7 +6,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import type { Storage } from "../storage/storage.js";
+import type { Storage } from "../storage/contracts/storage.js";
 import type { PageCache } from "./pageCache.js";
 
 /** Upper bounds (seconds) of the request duration histogram's buckets. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { codeHash } from "../ledger/codeHash.js";
-import { appModuleBytecode, frameworkModules } from "../ingest/devnetModules.js";
+import { appModuleBytecode, frameworkModules } from "../ingest/devnet/modules.js";
 import { moduleAbi, moduleAbiJson, type MoveModuleAbi } from "../move/abi.js";
 import type { ModuleEntry } from "../ledger/types.js";
 import { closeJoined, ModuleRecords } from "./moduleRecords.js";

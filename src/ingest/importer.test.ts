@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Storage } from "../storage/storage.js";
-import type { BlockWrite, PreparedBlock } from "../storage/writer.js";
+import type { Storage } from "../storage/contracts/storage.js";
+import type { BlockWrite, PreparedBlock } from "../storage/contracts/writer.js";
 import { SqliteStore } from "../storage/sqlite/SqliteStore.js";
-import { DevnetChain, defaultDevnetChainOptions } from "./devnetChain.js";
+import { DevnetChain, defaultDevnetChainOptions } from "./devnet/chain.js";
 import { Importer } from "./importer.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-importer-"));

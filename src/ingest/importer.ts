@@ -25,8 +25,8 @@
  *   thrown there, as if that commit had failed then; a batch before it stays committed.
  *   `finish()` returns only once every queued block is committed.
  */
-import type { BlockWrite, ModuleWrite, ResourceWrite, StoredTxnFingerprint, TableItemWrite, TxnWrite } from "../storage/writer.js";
-import type { Storage } from "../storage/storage.js";
+import type { BlockWrite, ModuleWrite, ResourceWrite, StoredTxnFingerprint, TableItemWrite, TxnWrite } from "../storage/contracts/writer.js";
+import type { Storage } from "../storage/contracts/storage.js";
 import type { BlockEndInfo } from "../ledger/types.js";
 import { IngestError, parseAptosTransaction, type ParsedTxn, type UnknownKind } from "./aptosJson.js";
 

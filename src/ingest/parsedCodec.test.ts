@@ -2,10 +2,10 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { FIXTURES } from "../../test/helpers/fixtures.js";
 import { parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
-import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "./devnetChain.js";
+import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "./devnet/chain.js";
 import { decodeParsed, encodeParsed } from "./parsedCodec.js";
 import { plain } from "../../test/helpers/plain.js";
-import { packResourceValue } from "../storage/resourceValue.js";
+import { packResourceValue } from "../storage/shared/resourceValue.js";
 
 /** Through the flat form and a postMessage's structured clone, as the parsing thread hands them over. */
 const handedOver = (txns: ParsedTxn[]) => decodeParsed(structuredClone(encodeParsed(txns)));

@@ -6,8 +6,8 @@
  * code. `decodeParsed(encodeParsed(txns))` gives the same transactions; byte fields come back as
  * views of one buffer per batch.
  */
-import type { ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite } from "../storage/writer.js";
-import { TXN_KINDS } from "../storage/rules.js";
+import type { ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite } from "../storage/contracts/writer.js";
+import { TXN_KINDS } from "../storage/shared/rules.js";
 import type { ParsedTxn, UnknownKind } from "./aptosJson.js";
 
 /** A batch of parsed transactions in flat form; `buffers` lists what a postMessage may transfer. */

@@ -4,7 +4,7 @@
  * reports to the serving thread by message.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { Storage } from "../storage/storage.js";
+import type { Storage } from "../storage/contracts/storage.js";
 import { openStore } from "../storage/open.js";
 import { LocalWriters, type FromWriterThread, type ToWriterThread, type WriterThreadData } from "./writers.js";
 import { WriterStatus } from "./writerStatus.js";

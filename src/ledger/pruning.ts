@@ -3,8 +3,8 @@
  * default) or a duration of chain time (`7d`, `12h`, `30m`, `45s`) measured back from the newest
  * block's timestamp. The oldest kept version is the first version of the first block kept whole.
  */
-import type { Storage } from "../storage/storage.js";
-import type { PruneResult, PruneTarget } from "../storage/writer.js";
+import type { Storage } from "../storage/contracts/storage.js";
+import type { PruneResult, PruneTarget } from "../storage/contracts/writer.js";
 
 export type PruneWindow = { kind: "versions"; versions: bigint } | { kind: "time"; micros: bigint; text: string };
 

@@ -8,7 +8,7 @@
  * - encoded as the resource's state key in `stateKey.ts`, whose bytes order an account's resources
  *   page as the reference's storage does (DECISIONS §10, as for modules).
  */
-import { parseType, type TypeExpr } from "../move/typeParser.js";
+import { parseType, type TypeExpr } from "./typeParser.js";
 import { formatAddress, parseAddress } from "./address.js";
 
 /** A parsed type argument of a struct tag (no references, type parameters or function types). */

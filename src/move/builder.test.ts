@@ -4,7 +4,7 @@ import type { MoveModuleAbi } from "./abi.js";
 import { ModuleBuildError, buildModule } from "./builder.js";
 import type { ModuleDesc } from "./builder.js";
 import { decodeModule } from "./decoder.js";
-import { parseType } from "./typeParser.js";
+import { parseType } from "../ledger/typeParser.js";
 
 // As the ABI prints them: leading zeros stripped (DECISIONS §3).
 const CAFE = "0xcafe";

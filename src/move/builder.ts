@@ -23,8 +23,8 @@ import {
   VIS_PUBLIC,
 } from "./format.js";
 import { APTOS_METADATA_KEY_V1, AttributeKind, RuntimeModuleMetadataV1 } from "./metadata.js";
-import { parseType } from "./typeParser.js";
-import type { PrimitiveName, TypeExpr } from "./typeParser.js";
+import { parseType } from "../ledger/typeParser.js";
+import type { PrimitiveName, TypeExpr } from "../ledger/typeParser.js";
 import { Writer } from "./writer.js";
 
 /** A type parameter of a function: abilities it requires. */

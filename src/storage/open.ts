@@ -12,7 +12,7 @@
  * checks here use stat and access, which open nothing, and the header is SQLite's to judge.
  */
 import { accessSync, constants, statSync } from "node:fs";
-import type { Storage } from "./storage.js";
+import type { Storage } from "./contracts/storage.js";
 import { NotADatabaseError, SqliteStore, type SqliteStoreOptions } from "./sqlite/SqliteStore.js";
 import { compactSqliteLedger, type CompactResult } from "./sqlite/compact.js";
 

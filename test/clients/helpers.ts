@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Importer } from "../../src/ingest/importer.js";
-import { readTransactions } from "../../src/ingest/readInput.js";
+import { readTransactions } from "../../src/ingest/files/readInput.js";
 import { openStore } from "../../src/storage/open.js";
 import type { ServeOptions } from "../../src/server.js";
 import { FIXTURES, startTestNode, type TestNode } from "../helpers/node.js";

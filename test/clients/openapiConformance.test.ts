@@ -16,7 +16,7 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount } from "../../src/ingest/devnetChain.js";
+import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount } from "../../src/ingest/devnet/chain.js";
 import { sqliteBackend } from "../helpers/backends.js";
 import { pruneServed, startTestNode, type TestNode } from "../helpers/node.js";
 import { APTOS_SPEC, call, GENESIS, GENESIS_TABLE_ITEM, startDevnetNode, startGenesisNode } from "./helpers.js";

@@ -18,7 +18,7 @@ import {
   type MoveModuleBytecode,
 } from "@aptos-labs/ts-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVNET_TABLE_HANDLE, devnetAccount } from "../../src/ingest/devnetChain.js";
+import { DEVNET_TABLE_HANDLE, devnetAccount } from "../../src/ingest/devnet/chain.js";
 import { sqliteBackend } from "../helpers/backends.js";
 import { startTestNode, type TestNode } from "../helpers/node.js";
 import { call, GENESIS_TABLE_ITEM, genesisModuleNames, hex, startDevnetNode, startGenesisNode } from "./helpers.js";

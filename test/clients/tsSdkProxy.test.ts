@@ -10,7 +10,7 @@
  */
 import { Account, Aptos, AptosConfig, type Network, TransactionResponseType } from "@aptos-labs/ts-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVNET_APP_ADDRESS, devnetAccount } from "../../src/ingest/devnetChain.js";
+import { DEVNET_APP_ADDRESS, devnetAccount } from "../../src/ingest/devnet/chain.js";
 import { backendFactories } from "../helpers/backends.js";
 import { requireBuiltCli } from "../helpers/cli.js";
 import { FakeUpstream } from "../helpers/fakeUpstream.js";

@@ -4,8 +4,8 @@
  * stores (SQLite and PostgreSQL, a primary and its hot standby) can be compared read for read.
  */
 import { parseAddress } from "../../src/ledger/address.js";
-import { DEVNET_APP_ADDRESS, DevnetChain, defaultDevnetChainOptions } from "../../src/ingest/devnetChain.js";
-import type { Storage } from "../../src/storage/storage.js";
+import { DEVNET_APP_ADDRESS, DevnetChain, defaultDevnetChainOptions } from "../../src/ingest/devnet/chain.js";
+import type { Storage } from "../../src/storage/contracts/storage.js";
 import { tableItem, modulesAt, summariesAt } from "./store.js";
 
 type Json = Record<string, unknown>;

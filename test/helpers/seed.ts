@@ -15,4 +15,4 @@ export function testSeed(fallback: number): number {
 }
 
 /** A seeded PRNG (mulberry32): the same sequence of floats in [0, 1) for the same seed; the devnet's own. */
-export { prng } from "../../src/ingest/devnetChain.js";
+export { prng } from "../../src/ingest/devnet/chain.js";

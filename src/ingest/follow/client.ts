@@ -11,7 +11,7 @@
 import http from "node:http";
 import https from "node:https";
 import zlib from "node:zlib";
-import { UpstreamUnavailableError } from "../../storage/errors.js";
+import { UpstreamUnavailableError } from "../../storage/contracts/errors.js";
 import { RequestRate } from "./rate.js";
 
 export interface UpstreamClientOptions {

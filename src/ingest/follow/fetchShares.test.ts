@@ -1,6 +1,6 @@
 /** The fairness bound of base-state fetches: a client's share per second and at once, the node's budget. */
 import { describe, expect, it } from "vitest";
-import { FetchRefusedError } from "../../storage/errors.js";
+import { FetchRefusedError } from "../../storage/contracts/errors.js";
 import { FetchShares } from "./fetchShares.js";
 
 const refusal = (f: () => unknown): FetchRefusedError => {

@@ -7,7 +7,7 @@
  * the upstream, and leaves the rest of the budget to the others.
  */
 import { LRUCache } from "lru-cache";
-import { FetchRefusedError, withoutStack } from "../../storage/errors.js";
+import { FetchRefusedError, withoutStack } from "../../storage/contracts/errors.js";
 
 export interface FetchSharesOptions {
   /** New fetches a client may start a second (and have running at once). */

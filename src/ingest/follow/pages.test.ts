@@ -5,10 +5,10 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { parseAptosTransaction } from "../aptosJson.js";
-import { DevnetChain, defaultDevnetChainOptions } from "../devnetChain.js";
+import { DevnetChain, defaultDevnetChainOptions } from "../devnet/chain.js";
 import { PageParser, type PendingPage, pageTxns } from "./pages.js";
 import { plain } from "../../../test/helpers/plain.js";
-import { packResourceValue } from "../../storage/resourceValue.js";
+import { packResourceValue } from "../../storage/shared/resourceValue.js";
 
 const chain = DevnetChain.fresh(defaultDevnetChainOptions);
 const json: unknown[] = [...chain.genesis()];

@@ -17,15 +17,15 @@
  *   with backoff, and the recovery reported; only a permanent stop ends `run`.
  */
 import { defaultGasConfig } from "../../ledger/gasConfig.js";
-import { FIRST_SYNCED_RECORD } from "../../storage/followBase.js";
-import type { Storage } from "../../storage/storage.js";
+import { FIRST_SYNCED_RECORD } from "../../storage/contracts/followBase.js";
+import type { Storage } from "../../storage/contracts/storage.js";
 import { describeUnknown, IngestError, type ParsedTxn, type UnknownKind } from "../aptosJson.js";
 import { Importer } from "../importer.js";
 import { WriterStatus } from "../writerStatus.js";
 import { notJsonError, parseJson, UpstreamClient, UpstreamGarbageError, type UpstreamResponse, UpstreamUnavailableError } from "./client.js";
 import { PageParser, type PendingPage, pageTxns } from "./pages.js";
 
-export { FIRST_SYNCED_RECORD } from "../../storage/followBase.js";
+export { FIRST_SYNCED_RECORD } from "../../storage/contracts/followBase.js";
 
 /** The reference node's largest page of `GET /v1/transactions`. */
 export const PAGE_SIZE = 100;

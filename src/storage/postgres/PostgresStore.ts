@@ -25,13 +25,13 @@
  */
 import pg from "pg";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../writer.js";
-import type { Storage } from "../storage.js";
-import { PassThrough } from "../passThrough.js";
-import type { Snapshot, StandbyReads, WireReads } from "../reader.js";
-import { StandbyWriteError, StorageError, type StorageErrorKind } from "../errors.js";
-import { prepareBlock } from "../prepareBlock.js";
-import { checkChainId } from "../rules.js";
+import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../contracts/writer.js";
+import type { Storage } from "../contracts/storage.js";
+import { PassThrough } from "../shared/forwarding.js";
+import type { Snapshot, StandbyReads, WireReads } from "../contracts/reader.js";
+import { StandbyWriteError, StorageError, type StorageErrorKind } from "../contracts/errors.js";
+import { prepareBlock } from "../shared/prepareBlock.js";
+import { checkChainId } from "../shared/rules.js";
 import { commitValues } from "./commit.js";
 import { clientConfig, inTransaction, NamedStatements, openPool, poolSender } from "./connection.js";
 import { commitError, storageError } from "./errors.js";

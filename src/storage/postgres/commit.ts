@@ -3,8 +3,8 @@
  * per block, its addresses and resource types numbered in it, arrays for `unnest`.
  */
 import { parseAddress } from "../../ledger/address.js";
-import type { PreparedBlock } from "../prepareBlock.js";
-import { replayKindCode, txnKindCode } from "../rules.js";
+import type { PreparedBlock } from "../shared/prepareBlock.js";
+import { replayKindCode, txnKindCode } from "../shared/rules.js";
 import { u64Param } from "./columns.js";
 
 /**

@@ -1,6 +1,6 @@
 import pgModule from "pg";
 import { describe, expect, it } from "vitest";
-import { RecoveryConflictError, StorageUnavailableError } from "../errors.js";
+import { RecoveryConflictError, StorageUnavailableError } from "../contracts/errors.js";
 import { NamedStatements, RECOVERY_CONFLICT_ATTEMPTS, type StatementSender } from "./connection.js";
 
 const { DatabaseError } = pgModule;

@@ -3,8 +3,8 @@
  * a `StorageUnavailableError` (503 at the API edge; the pool reconnects on the next call).
  */
 import pg from "pg";
-import { RecoveryConflictError, StandbyWriteError, StorageUnavailableError } from "../errors.js";
-import type { BlockWrite } from "../writer.js";
+import { RecoveryConflictError, StandbyWriteError, StorageUnavailableError } from "../contracts/errors.js";
+import type { BlockWrite } from "../contracts/writer.js";
 
 const { DatabaseError } = pg;
 

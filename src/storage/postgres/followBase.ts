@@ -3,8 +3,8 @@
  * the upstream, the fetched rows written with it in one transaction, and the newest version of a key.
  */
 import type pg from "pg";
-import type { BaseStateWrite, FollowBase, StateKeyRef } from "../followBase.js";
-import { prepareState } from "../prepareBlock.js";
+import type { BaseStateWrite, FollowBase, StateKeyRef } from "../contracts/followBase.js";
+import { prepareState } from "../shared/prepareBlock.js";
 import { u64FromColumn, u64Param } from "./columns.js";
 import { inTransaction } from "./connection.js";
 import { storageError } from "./errors.js";

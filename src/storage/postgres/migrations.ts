@@ -6,7 +6,7 @@
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import { moduleAbiJson } from "../../move/abi.js";
-import { StandbyWriteError, StorageError } from "../errors.js";
+import { StandbyWriteError, StorageError } from "../contracts/errors.js";
 import { isUnavailableError } from "./errors.js";
 import { DEFAULT_TRANSACTION_PARTITION_VERSIONS, PARTITION_VERSIONS_SETTING, partitionSpan } from "./partitions.js";
 import { MIGRATIONS } from "./schema.js";

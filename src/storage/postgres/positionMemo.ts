@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store's staleness rule over the shared memo (`../memo.ts`), for the reads that fix
+ * The PostgreSQL store's staleness rule over the shared memo (`../shared/answerMemo.ts`), for the reads that fix
  * a request's position (`memoLagMs`): the ledger row, and the answers at the newest version of
  * `readTableItem`, `readModulesVersion` and `readSummariesVersion`. Without it each of them is a
  * round trip, made by every request before anything else (bench/RESULTS.md).
@@ -12,8 +12,8 @@
  * Commits and prunes made through the store clear it, so a process sees its own writes at once.
  */
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { Snapshot } from "../reader.js";
-import { AnswerMemo } from "../memo.js";
+import type { Snapshot } from "../contracts/reader.js";
+import { AnswerMemo } from "../shared/answerMemo.js";
 
 /** Sign of how position `a` stands to `b`: ledger version first, then oldest version (both only grow). */
 function compare(a: LedgerInfo, b: LedgerInfo): number {

@@ -7,10 +7,10 @@
 import { formatAddress } from "../../ledger/address.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { ModulesPage, ResourcesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
-import type { StoredTxnFingerprint } from "../writer.js";
-import { resourcesPage, type StoredResource } from "../resourcesPage.js";
-import { unpackResourceValue } from "../resourceValue.js";
+import type { ModulesPage, ResourcesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../contracts/reader.js";
+import type { StoredTxnFingerprint } from "../contracts/writer.js";
+import { resourcesPage, type StoredResource } from "../shared/resourcesPage.js";
+import { unpackResourceValue } from "../shared/resourceValue.js";
 import {
   blockOf,
   fingerprintOf,
@@ -28,7 +28,7 @@ import {
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
-} from "../rules.js";
+} from "../shared/rules.js";
 import { optionalVersion, PG_COLUMNS, u64FromColumn, u64Param, versionSnapshot } from "./columns.js";
 import type { NamedStatements } from "./connection.js";
 import { askedOnce, ListedCode } from "./listedCode.js";

@@ -3,7 +3,7 @@
  * (`SQL`); node-postgres prepares each on a connection at its first use there (and again on a new
  * connection after a reconnect). Exported for EXPLAIN in benchmarks.
  */
-import { ledgerColumnList, summaryColumns, txnKindCode } from "../rules.js";
+import { ledgerColumnList, summaryColumns, txnKindCode } from "../shared/rules.js";
 
 export const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
 export const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";

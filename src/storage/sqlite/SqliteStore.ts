@@ -5,8 +5,8 @@
  * - `connection.ts`: opening the file (pragmas, migrations of `schema.ts`, wrong-file errors);
  * - `statements.ts`: the SQL, prepared once per connection; `columns.ts`: u64, timestamp and
  *   flag columns;
- * - `reads.ts`: the reads; `turns.ts`: read transactions (per read, or per event-loop turn);
- *   `memo.ts`: the memo's staleness rule (`PRAGMA data_version`);
+ * - `reads.ts`: the reads; `readTransactions.ts`: read transactions (per read, or per event-loop turn);
+ *   `dataVersionMemo.ts`: the memo's staleness rule (`PRAGMA data_version`);
  * - `commit.ts`: writing blocks; `intern.ts`: address and type ids; `resourcePacker.ts`: packing
  *   a large commit's resource values on a thread of their own;
  * - `prune.ts`: the prune steps; `followBase.ts`: a replica's base bookkeeping;
@@ -16,25 +16,25 @@
  */
 import type { Database as Db } from "better-sqlite3";
 import type { LedgerInfo } from "../../ledger/types.js";
-import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../writer.js";
-import type { ImmediateReads, Snapshot, WireReads } from "../reader.js";
-import type { Storage } from "../storage.js";
-import { PassThrough } from "../passThrough.js";
-import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../errors.js";
-import { keepLastWrites, prepareBlock, prepareKept } from "../prepareBlock.js";
-import { checkChainId } from "../rules.js";
+import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../contracts/writer.js";
+import type { ImmediateReads, Snapshot, WireReads } from "../contracts/reader.js";
+import type { Storage } from "../contracts/storage.js";
+import { PassThrough } from "../shared/forwarding.js";
+import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../contracts/errors.js";
+import { keepLastWrites, prepareBlock, prepareKept } from "../shared/prepareBlock.js";
+import { checkChainId } from "../shared/rules.js";
 import { BlockCommitter } from "./commit.js";
 import { openDatabase } from "./connection.js";
 import { FileIdentity } from "./fileIdentity.js";
 import { SqliteFollowBase } from "./followBase.js";
 import { Interner } from "./intern.js";
-import { DataVersionMemo } from "./memo.js";
+import { DataVersionMemo } from "./dataVersionMemo.js";
 import { DEFAULT_PRUNE_BATCH, type SqliteStoreOptions } from "./options.js";
 import { SqlitePruner } from "./prune.js";
 import { ledgerInfoReader, SqliteReads } from "./reads.js";
 import { ResourcePacker, type ResourceToPack } from "./resourcePacker.js";
 import { prepareStatements, type Statements } from "./statements.js";
-import { ReadTurns } from "./turns.js";
+import { ReadTurns } from "./readTransactions.js";
 
 export { NotADatabaseError } from "./connection.js";
 export { DEFAULT_PRUNE_BATCH, SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, type PruneBatch, type SqliteStoreOptions } from "./options.js";

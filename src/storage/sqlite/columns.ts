@@ -2,8 +2,8 @@
  * How SQLite stores what the reader and writer pass: u64 values as INTEGER (signed 64-bit) through
  * `BigInt.asIntN(64)` / `asUintN`, timestamps order-preserving, flags as 0/1.
  */
-import type { Snapshot } from "../reader.js";
-import { ledgerInfoOf, snapshotValue, type ColumnDecoder, type SnapshotTuple } from "../rules.js";
+import type { Snapshot } from "../contracts/reader.js";
+import { ledgerInfoOf, snapshotValue, type ColumnDecoder, type SnapshotTuple } from "../shared/rules.js";
 
 /** A u64 as SQLite INTEGER (signed 64-bit) and back. */
 export const u64ToSql = (v: bigint): bigint => BigInt.asIntN(64, v);

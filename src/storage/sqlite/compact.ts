@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import type { Database as Db } from "better-sqlite3";
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { StorageUnavailableError } from "../errors.js";
+import { StorageUnavailableError } from "../contracts/errors.js";
 import { openDatabase } from "./connection.js";
 
 /**

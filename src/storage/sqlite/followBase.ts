@@ -4,8 +4,8 @@
  * Its statements are prepared at first use: a store that never follows never needs them.
  */
 import type { Database as Db } from "better-sqlite3";
-import type { BaseStateWrite, FollowBase, StateKeyRef } from "../followBase.js";
-import { prepareState } from "../prepareBlock.js";
+import type { BaseStateWrite, FollowBase, StateKeyRef } from "../contracts/followBase.js";
+import { prepareState } from "../shared/prepareBlock.js";
 import type { BlockCommitter } from "./commit.js";
 import { versionParam } from "./columns.js";
 import type { Interner } from "./intern.js";

@@ -1,16 +1,16 @@
 /**
- * The SQLite store's reads: each a statement or a few in one read transaction (`turns.ts`), the
- * position reads at the newest version through the memo (`memo.ts`), answered in the calling turn
+ * The SQLite store's reads: each a statement or a few in one read transaction (`readTransactions.ts`), the
+ * position reads at the newest version through the memo (`dataVersionMemo.ts`), answered in the calling turn
  * (`immediate`); the wire reads' JSON written by the statements (`SUMMARY_JSON`, `codeRecord`).
  */
 import { formatAddress } from "../../ledger/address.js";
 import { CODE_HASH_DIGITS } from "../../ledger/codeHash.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { ImmediateReads, ModulesPage, ResourcesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../reader.js";
-import type { StoredTxnFingerprint } from "../writer.js";
-import { resourcesPage, type StoredResource } from "../resourcesPage.js";
-import { unpackResourceValue } from "../resourceValue.js";
+import type { ImmediateReads, ModulesPage, ResourcesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../contracts/reader.js";
+import type { StoredTxnFingerprint } from "../contracts/writer.js";
+import { resourcesPage, type StoredResource } from "../shared/resourcesPage.js";
+import { unpackResourceValue } from "../shared/resourceValue.js";
 import {
   blockOf,
   fingerprintOf,
@@ -23,11 +23,11 @@ import {
   userTxnGasOf,
   type ModuleCodeForm,
   type SummaryWindow,
-} from "../rules.js";
+} from "../shared/rules.js";
 import { SQLITE_COLUMNS, timestampToSql, u64FromSql, versionParam, versionSnapshot } from "./columns.js";
-import type { DataVersionMemo } from "./memo.js";
+import type { DataVersionMemo } from "./dataVersionMemo.js";
 import type { Statements } from "./statements.js";
-import type { ReadTurns } from "./turns.js";
+import type { ReadTurns } from "./readTransactions.js";
 
 const NO_KEY = Buffer.alloc(0);
 const ZERO_BYTE = Buffer.alloc(1);

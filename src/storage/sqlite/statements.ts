@@ -13,7 +13,7 @@ import {
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
-} from "../rules.js";
+} from "../shared/rules.js";
 import { I64_MAX } from "./columns.js";
 
 export const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;

@@ -9,7 +9,7 @@ import { formatAddress, toHex } from "../../../ledger/address.js";
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { NodeContext } from "../../context.js";
 import { ApiError } from "../../errors.js";
-import { withoutStack } from "../../../storage/errors.js";
+import { withoutStack } from "../../../storage/contracts/errors.js";
 import type { WireFormat } from "../../negotiate.js";
 import type { Answer, Position } from "../../operation.js";
 

@@ -16,7 +16,7 @@ import { moduleStateKey } from "../../../ledger/stateKey.js";
 import { moduleAbi } from "../../../move/abi.js";
 import { buildModule } from "../../../move/builder.js";
 import { Importer } from "../../../ingest/importer.js";
-import { readTransactions } from "../../../ingest/readInput.js";
+import { readTransactions } from "../../../ingest/files/readInput.js";
 import { openStore } from "../../../storage/open.js";
 import { sqliteBackend } from "../../../../test/helpers/backends.js";
 import { ChainBuilder, addr, deleteModule, writeModule } from "../../../../test/helpers/chain.js";

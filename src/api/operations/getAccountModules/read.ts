@@ -4,7 +4,7 @@
  * page's read.
  */
 import type { LedgerInfo, ModuleEntry } from "../../../ledger/types.js";
-import type { Snapshot } from "../../../storage/reader.js";
+import type { Snapshot } from "../../../storage/contracts/reader.js";
 import type { NodeContext } from "../../context.js";
 import type { JoinedRecords } from "../../moduleRecords.js";
 import { ApiError } from "../../errors.js";

@@ -7,7 +7,7 @@ import { formatAddress } from "../../../ledger/address.js";
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { NodeContext } from "../../context.js";
 import { ApiError, clip } from "../../errors.js";
-import { withoutStack } from "../../../storage/errors.js";
+import { withoutStack } from "../../../storage/contracts/errors.js";
 import type { WireFormat } from "../../negotiate.js";
 import type { Answer, Position } from "../../operation.js";
 

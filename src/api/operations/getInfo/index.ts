@@ -6,8 +6,8 @@
  * @example curl http://127.0.0.1:8080/v1/info
  */
 import type { LedgerInfo } from "../../../ledger/types.js";
-import type { FollowLagReport, StandbyReads } from "../../../storage/reader.js";
-import type { Storage } from "../../../storage/storage.js";
+import type { FollowLagReport, StandbyReads } from "../../../storage/contracts/reader.js";
+import type { Storage } from "../../../storage/contracts/storage.js";
 import { defineOperation, type Answer } from "../../operation.js";
 
 const u64 = { type: "string", format: "uint64" } as const;

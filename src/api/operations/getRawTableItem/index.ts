@@ -10,7 +10,7 @@
 import { formatAddress, toHex } from "../../../ledger/address.js";
 import { MAX_STATE_ITEM_BYTES } from "../../../ledger/stateKey.js";
 import { ApiError, clip } from "../../errors.js";
-import { withoutStack } from "../../../storage/errors.js";
+import { withoutStack } from "../../../storage/contracts/errors.js";
 import { addressParam, defineOperation, ref, u64Param } from "../../operation.js";
 import { rawTableItemRequest } from "../../schemas.js";
 

@@ -10,10 +10,10 @@ import type {
   ReplayProtector,
   TransactionSummary,
   UserTxnGas,
-} from "../ledger/types.js";
-import { moduleAbiJson } from "../move/abi.js";
-import type { ModuleWrite, PruneResult, PruneTarget, StoredTxnFingerprint, TxnKind } from "./writer.js";
-import type { SummaryQuery } from "./reader.js";
+} from "../../ledger/types.js";
+import { moduleAbiJson } from "../../move/abi.js";
+import type { ModuleWrite, PruneResult, PruneTarget, StoredTxnFingerprint, TxnKind } from "../contracts/writer.js";
+import type { SummaryQuery } from "../contracts/reader.js";
 
 // ---------------------------------------------------------------------------------------------
 // Stored codes

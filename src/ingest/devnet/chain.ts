@@ -9,8 +9,8 @@
  *   bursts that fill blocks at higher prices (so the gas estimate moves), and a block epilogue.
  */
 import { createHash } from "node:crypto";
-import { formatAddress, toHex } from "../ledger/address.js";
-import { appModuleBytecode, frameworkModules } from "./devnetModules.js";
+import { formatAddress, toHex } from "../../ledger/address.js";
+import { appModuleBytecode, frameworkModules } from "./modules.js";
 
 export const DEVNET_ACCOUNTS = 6;
 export const DEVNET_APP_ADDRESS = "0x" + "a11ce".padStart(64, "0");

@@ -6,7 +6,7 @@
  * - Pruning never removes the newest value of a key at or below the new oldest version, so every
  *   read at V >= the oldest version stays exact, at every moment of a prune.
  */
-import type { BlockInfo, ReplayProtector } from "../ledger/types.js";
+import type { BlockInfo, ReplayProtector } from "../../ledger/types.js";
 
 /** Kinds of transaction kept per version (so a re-import can check what it skips). */
 export type TxnKind =

@@ -3,7 +3,7 @@
  * (`memoKeys` in rules.ts), dropped together when the position moves, bounded in bytes (key, value
  * and a fixed overhead per entry; an entry over MEMO_ENTRY_BYTES is not kept). What makes the
  * answers stale is each dialect's own rule, around it: SQLite's `PRAGMA data_version`
- * (`sqlite/memo.ts`), PostgreSQL's position seen by a recent read (`postgres/positionMemo.ts`).
+ * (`sqlite/dataVersionMemo.ts`), PostgreSQL's position seen by a recent read (`postgres/positionMemo.ts`).
  */
 import { LRUCache } from "lru-cache";
 import { MEMO_BYTES, MEMO_ENTRY_BYTES, memoEntrySize } from "./rules.js";

@@ -8,7 +8,7 @@
  *    sees (superseded rows, and deletions that are the oldest row of their key);
  * 3. then what the dialect frees besides (SQLite: unused code, free pages).
  */
-import type { PruneResult, PruneTarget } from "./writer.js";
+import type { PruneResult, PruneTarget } from "../contracts/writer.js";
 import { NOTHING_PRUNED } from "./rules.js";
 
 /** One step of moving the oldest version up: whether it moved, whether it reached the target. */

@@ -6,8 +6,8 @@
  * large file is never read into memory.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { IngestError, parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
-import { encodeParsed } from "./parsedCodec.js";
+import { IngestError, parseAptosTransaction, type ParsedTxn } from "../aptosJson.js";
+import { encodeParsed } from "../parsedCodec.js";
 import { PARSED_BATCHES_AHEAD, PARSED_BATCH_TXNS, type FromParseThread, type ParseThreadData } from "./parsedInput.js";
 import { readTransactionsBlocking } from "./readInput.js";
 

@@ -4,10 +4,10 @@
  * unchanged, and a bulk commit as the dialect's two halves of it: written once here, as the base of
  * both stores.
  */
-import type { BlockInfo, ModuleEntry, UserTxnGas } from "../ledger/types.js";
-import type { LedgerReader, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode } from "./reader.js";
-import type { BaseStateWrite, FollowBase, StateKeyRef } from "./followBase.js";
-import type { BlockWrite, LedgerWriter, PreparedBlock, StoredTxnFingerprint } from "./writer.js";
+import type { BlockInfo, ModuleEntry, UserTxnGas } from "../../ledger/types.js";
+import type { LedgerReader, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode } from "../contracts/reader.js";
+import type { BaseStateWrite, FollowBase, StateKeyRef } from "../contracts/followBase.js";
+import type { BlockWrite, LedgerWriter, PreparedBlock, StoredTxnFingerprint } from "../contracts/writer.js";
 
 /** What a dialect's reads object answers for its store. */
 export type PassedReads = Pick<

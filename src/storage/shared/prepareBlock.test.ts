@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { codeHash } from "../ledger/codeHash.js";
+import { codeHash } from "../../ledger/codeHash.js";
 import { keepLastWrites, prepareBlock } from "./prepareBlock.js";
 import { packResourceValue, unpackResourceValue } from "./resourceValue.js";
 import { storedAbiText } from "./rules.js";
-import type { BlockWrite } from "./writer.js";
+import type { BlockWrite } from "../contracts/writer.js";
 
 const addr = (b: number) => new Uint8Array(32).fill(b);
 const BLOCK: BlockWrite = {

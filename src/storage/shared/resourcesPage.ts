@@ -4,9 +4,9 @@
  * ones from the `start` state key on, in the reference's state-key order (`resourceStateKey`),
  * and only the page's values are unpacked.
  */
-import { resourceStateKey } from "../ledger/stateKey.js";
-import { parseStructTag } from "../ledger/structTag.js";
-import type { ResourceEntry } from "./reader.js";
+import { resourceStateKey } from "../../ledger/stateKey.js";
+import { parseStructTag } from "../../ledger/structTag.js";
+import type { ResourceEntry } from "../contracts/reader.js";
 import { unpackResourceValue } from "./resourceValue.js";
 
 /** A live resource as a dialect reads it: its type and its stored (packed) value. */

@@ -22,12 +22,12 @@
  */
 import { LRUCache } from "lru-cache";
 import { createHash } from "node:crypto";
-import { toHex } from "../ledger/address.js";
-import type { LedgerInfo, ModuleEntry } from "../ledger/types.js";
-import { type BaseStateKey, StateBeforeBaseError, StorageUnavailableError } from "./errors.js";
-import { FIRST_SYNCED_RECORD } from "./followBase.js";
-import type { FollowLagReport, ModulesPage, ResourcesPage, Snapshot, StandbyReads, WantsCode, WireReads } from "./reader.js";
-import type { Storage } from "./storage.js";
+import { toHex } from "../../ledger/address.js";
+import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
+import { type BaseStateKey, StateBeforeBaseError, StorageUnavailableError } from "../contracts/errors.js";
+import { FIRST_SYNCED_RECORD } from "../contracts/followBase.js";
+import type { FollowLagReport, ModulesPage, ResourcesPage, Snapshot, StandbyReads, WantsCode, WireReads } from "../contracts/reader.js";
+import type { Storage } from "../contracts/storage.js";
 
 /**
  * The base record that names what a miss needs fetched (`BaseStateWrite.what`): its kind, then the

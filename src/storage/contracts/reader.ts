@@ -17,7 +17,7 @@
  * - Failures are `StorageError`s (`errors.ts`) or driver errors the reader's `errorKind` classifies.
  * - `LedgerInfo` values are plain values: compare their fields, never their identity.
  */
-import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../ledger/types.js";
+import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import type { StorageErrorKind } from "./errors.js";
 
 export type StorageKind = "sqlite" | "postgres";

@@ -6,9 +6,9 @@
  * here. An input error arrives after every transaction before it, as an `IngestError`.
  */
 import { Worker } from "node:worker_threads";
-import { builtThreadEntry } from "../storage/threadClient.js";
-import { IngestError, parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
-import { decodeParsed, type EncodedParsed } from "./parsedCodec.js";
+import { builtThreadEntry } from "../../storage/shared/threadClient.js";
+import { IngestError, parseAptosTransaction, type ParsedTxn } from "../aptosJson.js";
+import { decodeParsed, type EncodedParsed } from "../parsedCodec.js";
 import { readTransactions } from "./readInput.js";
 
 /** Transactions a batch of the parsing thread holds. */
@@ -31,7 +31,7 @@ export type FromParseThread =
 
 /** The parsed transactions of `files` (`-`: stdin), in batches, in order. */
 export function parsedTransactions(files: readonly string[]): AsyncGenerator<ParsedTxn[]> {
-  const entry = builtThreadEntry(import.meta.url, "ingest", "parseThread.js");
+  const entry = builtThreadEntry(import.meta.url, "ingest/files", "parseThread.js");
   return entry ? fromThread(entry, files) : parsedHere(files);
 }
 

@@ -3,7 +3,7 @@
  * framework-like modules at 0x1 and an app module at the devnet's app address that is upgraded
  * from time to time (each upgrade adds a function, so old versions serve the old ABI).
  */
-import { buildModule, type FunctionDesc, type ModuleDesc } from "../move/builder.js";
+import { buildModule, type FunctionDesc, type ModuleDesc } from "../../move/builder.js";
 
 const FRAMEWORK: ModuleDesc[] = [
   {

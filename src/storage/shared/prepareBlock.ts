@@ -3,8 +3,8 @@
  * a key within a block wins, each module's code hash and ABI text, each resource value packed
  * (`resourceValue.ts`). A dialect takes the prepared block and only maps it to its rows.
  */
-import { codeHash } from "../ledger/codeHash.js";
-import type { BlockWrite, ModuleWrite, PreparedBlock, PreparedModuleWrite, PreparedState, ResourceWrite } from "./writer.js";
+import { codeHash } from "../../ledger/codeHash.js";
+import type { BlockWrite, ModuleWrite, PreparedBlock, PreparedModuleWrite, PreparedState, ResourceWrite } from "../contracts/writer.js";
 import { packResourceValue } from "./resourceValue.js";
 import { storedAbiText } from "./rules.js";
 
@@ -28,7 +28,7 @@ export class PreparedModule implements PreparedModuleWrite {
   }
 }
 
-export type { PreparedBlock, PreparedResource, PreparedState } from "./writer.js";
+export type { PreparedBlock, PreparedResource, PreparedState } from "../contracts/writer.js";
 
 /** Packs one resource value (a non-null one); the default packs it here. */
 export type PackValue = (r: ResourceWrite & { json: string }) => Buffer;

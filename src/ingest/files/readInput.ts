@@ -6,7 +6,7 @@ import { closeSync, createReadStream, openSync, readSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
-import { IngestError } from "./aptosJson.js";
+import { IngestError } from "../aptosJson.js";
 
 export async function* readTransactions(path: string): AsyncGenerator<unknown> {
   try {

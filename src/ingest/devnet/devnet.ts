@@ -7,11 +7,11 @@
  * position moves only after the commit, so a failure never leaves a gap. Every attempt is reported
  * to the `WriterStatus` (log and `/-/healthy`).
  */
-import type { Storage } from "../storage/storage.js";
-import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount, type DevnetChainOptions, type DevnetPosition } from "./devnetChain.js";
-import { Importer } from "./importer.js";
-import { parseAddress } from "../ledger/address.js";
-import { WriterStatus } from "./writerStatus.js";
+import type { Storage } from "../../storage/contracts/storage.js";
+import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount, type DevnetChainOptions, type DevnetPosition } from "./chain.js";
+import { Importer } from "../importer.js";
+import { parseAddress } from "../../ledger/address.js";
+import { WriterStatus } from "../writerStatus.js";
 
 export interface DevnetOptions extends DevnetChainOptions {
   blockIntervalMs: number;
