@@ -23,7 +23,8 @@ import { FetchShares, type FetchSharesOptions } from "./ingest/follow/fetchShare
 import { UpstreamClient } from "./ingest/follow/client.js";
 import { FOLLOWER, type FollowFrom, Follower, type FollowerLog, type FollowLag } from "./ingest/follow/sync.js";
 import { DEFAULT_PRUNE_WINDOW, DEVNET_PRUNE_WINDOW, formatPruneWindow, parsePruneWindow, type PruneWindow, pruneNow } from "./ledger/pruning.js";
-import { BaseRecords, HeadStartedStorage, mayBeHeadStarted } from "./storage/replica/HeadStartedStorage.js";
+import { BaseRecords } from "./storage/replica/baseRecords.js";
+import { HeadStartedStorage, mayBeHeadStarted } from "./storage/replica/HeadStartedStorage.js";
 import type { Storage } from "./storage/contracts/storage.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
 import type { SqliteStoreOptions } from "./storage/sqlite/SqliteStore.js";

@@ -15,7 +15,7 @@ import { codeHash } from "../src/ledger/codeHash.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BaseStateKey } from "../src/storage/contracts/errors.js";
 import { FIRST_SYNCED_RECORD } from "../src/storage/contracts/followBase.js";
-import { baseRecordName } from "../src/storage/replica/HeadStartedStorage.js";
+import { baseRecordName } from "../src/storage/replica/baseRecords.js";
 import type { BlockWrite, UserTxnWrite } from "../src/storage/contracts/writer.js";
 import type { Storage } from "../src/storage/contracts/storage.js";
 import { replayKindCode, txnKindCode } from "../src/storage/shared/rules.js";

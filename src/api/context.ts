@@ -7,7 +7,7 @@ import type { LedgerInfo } from "../ledger/types.js";
 import type { GasHistorySource } from "../ledger/gas.js";
 import { FetchRefusedError, StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/contracts/errors.js";
 import type { Storage } from "../storage/contracts/storage.js";
-import { baseRecordName } from "../storage/replica/HeadStartedStorage.js";
+import { baseRecordName } from "../storage/replica/baseRecords.js";
 import { ApiError } from "./errors.js";
 import { ErrorLog } from "./errorLog.js";
 import { headerWriter, type HeaderWriter } from "./headers.js";

@@ -27,7 +27,7 @@ import { moduleStateKey } from "../../ledger/stateKey.js";
 import { moduleAbi } from "../../move/abi.js";
 import type { GasHistorySource } from "../../ledger/gas.js";
 import type { BaseStateWrite } from "../../storage/contracts/followBase.js";
-import { BaseRecords, baseRecordName, keyText } from "../../storage/replica/HeadStartedStorage.js";
+import { BaseRecords, baseRecordName, keyText } from "../../storage/replica/baseRecords.js";
 import type { Storage } from "../../storage/contracts/storage.js";
 import type { ModuleWrite } from "../../storage/contracts/writer.js";
 import { type BaseStateKey, StateBeforeBaseError, StatePrunedError, StorageError, UpstreamUnavailableError } from "../../storage/contracts/errors.js";

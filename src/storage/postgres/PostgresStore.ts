@@ -24,11 +24,10 @@
  * `numeric(20,0)` (domain `u64`). How the two schemas differ, and why, in `../README.md`.
  */
 import pg from "pg";
-import type { LedgerInfo } from "../../ledger/types.js";
 import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../contracts/writer.js";
 import type { Storage } from "../contracts/storage.js";
-import { PassThrough } from "../shared/forwarding.js";
-import type { Snapshot, StandbyReads, WireReads } from "../contracts/reader.js";
+import { Forwarding, type MethodsOf } from "../shared/forwarding.js";
+import type { StandbyReads, WireReads } from "../contracts/reader.js";
 import { StandbyWriteError, StorageError, type StorageErrorKind } from "../contracts/errors.js";
 import { prepareBlock } from "../shared/prepareBlock.js";
 import { checkChainId } from "../shared/rules.js";
@@ -71,7 +70,12 @@ export const pools = new WeakMap<PostgresStore, pg.Pool>();
 /** The named statements of each store, for the test helpers in `testing.ts` (never for production code). */
 export const namedStatements = new WeakMap<PostgresStore, NamedStatements>();
 
-export class PostgresStore extends PassThrough implements Storage {
+/**
+ * The reads of `PostgresReads` and the follow-base calls of `PostgresFollowBase` are forwarded to
+ * them whole (`Forwarding`); what is written here is the store's own: the chain id, writes,
+ * prunes, and the driver's errors.
+ */
+export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & MethodsOf<PostgresFollowBase>>() implements Storage {
   readonly kind = "postgres" as const;
   /** Every read is a round trip: no reads in the calling turn. */
   readonly immediate = null;
@@ -86,9 +90,9 @@ export class PostgresStore extends PassThrough implements Storage {
   private readonly sql: NamedStatements;
   /** The reads' connections (`read_connections`), or null: the reads go through the pool. */
   private readonly pipelined: PipelinedConnections | null;
-  protected readonly reads: PostgresReads;
+  private readonly reads: PostgresReads;
   private readonly pruner: PostgresPruner;
-  protected readonly followBase: PostgresFollowBase;
+  private readonly followBase: PostgresFollowBase;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -113,6 +117,7 @@ export class PostgresStore extends PassThrough implements Storage {
     this.pruner = new PostgresPruner(pool, settings);
     this.followBase = new PostgresFollowBase(pool);
     this.standby = standby ? { replayLagSeconds: () => this.sql.rows<{ s: number }>("replayLag", []).then((r) => Number(r[0]!.s)) } : null;
+    this.forwardTo(this.reads, this.followBase);
   }
 
   /**
@@ -157,22 +162,6 @@ export class PostgresStore extends PassThrough implements Storage {
       this.memo.clear();
     }
     checkChainId(await this.getChainId(), chainId);
-  }
-
-  getLedgerInfo(fresh = false): Promise<LedgerInfo | null> {
-    return this.reads.getLedgerInfo(fresh);
-  }
-
-  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    return this.reads.readTableItem(handle, key, version);
-  }
-
-  readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.reads.readModulesVersion(address, version);
-  }
-
-  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    return this.reads.readSummariesVersion(sender, end);
   }
 
   /**
@@ -225,6 +214,11 @@ export class PostgresStore extends PassThrough implements Storage {
       await new Promise<void>((r) => setImmediate(r));
     }
     return prepared;
+  }
+
+  /** Several consecutive blocks in one atomic commit: prepared, then written (tests and benches). */
+  async commitBlocks(writes: BlockWrite[]): Promise<void> {
+    return this.commitPrepared(await this.prepareBlocks(writes));
   }
 
   /** The prepared blocks in one transaction, one `commit` statement a block. */

@@ -231,7 +231,7 @@ export const MIGRATIONS: readonly string[] = [
   ANALYZE transactions;
   `,
   `
-  -- Base records named by a digest of what they name (baseRecordName, src/storage/headStarted.ts):
+  -- Base records named by a digest of what they name (baseRecordName, src/storage/replica/baseRecords.ts):
   -- the kind, then the SHA-256 of the name the record had, which was its canonical text. The
   -- first-synced record has no kind and keeps its name.
   UPDATE follow_base SET what = split_part(what, ':', 1) || ':' || encode(sha256(convert_to(what, 'UTF8')), 'hex') WHERE strpos(what, ':') > 0;

@@ -19,82 +19,18 @@
  * - It offers no `immediate` reads: a read that may miss must be able to wait for the fetch.
  * - The gas estimator's walk below the first synced block fails as unavailable (503): those blocks
  *   are the upstream's, and an estimate without them would differ from the upstream's.
+ * - Which read needs what is declared once a read (`baseStateRules.ts`); every other call is the
+ *   backend's, forwarded whole (`forwardMethods`).
  */
-import { LRUCache } from "lru-cache";
-import { createHash } from "node:crypto";
 import { toHex } from "../../ledger/address.js";
-import type { LedgerInfo, ModuleEntry } from "../../ledger/types.js";
+import type { LedgerInfo } from "../../ledger/types.js";
 import { type BaseStateKey, StateBeforeBaseError, StorageUnavailableError } from "../contracts/errors.js";
 import { FIRST_SYNCED_RECORD } from "../contracts/followBase.js";
-import type { FollowLagReport, ModulesPage, ResourcesPage, Snapshot, StandbyReads, WantsCode, WireReads } from "../contracts/reader.js";
+import type { FollowLagReport, Snapshot, StandbyReads, WireReads } from "../contracts/reader.js";
 import type { Storage } from "../contracts/storage.js";
-
-/**
- * The base record that names what a miss needs fetched (`BaseStateWrite.what`): its kind, then the
- * SHA-256 (hex) of its canonical text, `kind:` and the hex of the address or table handle, then
- * `:` and the table key's hex or the resource type (what the record was named before digests, so a
- * migration renames old records: SQLite's and PostgreSQL's schema). At most 75 characters, whatever
- * the size of the key a client sent.
- */
-export function baseRecordName(key: BaseStateKey): string {
-  const text = createHash("sha256");
-  switch (key.kind) {
-    case "modules":
-    case "resources":
-      text.update(`${key.kind}:${toHex(key.address)}`);
-      break;
-    case "table_item":
-      text.update(`table_item:${toHex(key.handle)}:`).update(toHex(key.key));
-      break;
-    case "resource":
-      text.update(`resource:${toHex(key.address)}:`).update(key.type);
-      break;
-  }
-  return `${key.kind}:${text.digest("hex")}`;
-}
-
-/** Base record names each of `BaseRecords`' two sets keeps (about 150 bytes each). */
-export const BASE_RECORDS_KEPT = 50_000;
-
-/**
- * What this process knows of base records, in bounded memory (least recently used names go first):
- * names the store has recorded (forgotten, the store is read again), and names whose state the
- * upstream answered absent, which are kept only here (a forgotten one is fetched again). A
- * replica's `HeadStartedStorage` and its base-state service share one.
- */
-export class BaseRecords {
-  private readonly recorded: LRUCache<string, true>;
-  private readonly absent: LRUCache<string, true>;
-
-  constructor(kept = BASE_RECORDS_KEPT) {
-    this.recorded = new LRUCache({ max: kept });
-    this.absent = new LRUCache({ max: kept });
-  }
-
-  /** Whether `what` is known stored or known absent: a read needs nothing fetched for it. */
-  has(what: string): boolean {
-    return this.recorded.has(what) || this.absent.has(what);
-  }
-
-  noteRecorded(what: string): void {
-    this.recorded.set(what, true);
-  }
-
-  /** The upstream's own "not found" of what `what` names, at the base (exact for good: the base never changes). */
-  noteAbsent(what: string): void {
-    this.absent.set(what, true);
-  }
-
-  /** How many names are held (for the tests of the bound). */
-  get size(): number {
-    return this.recorded.size + this.absent.size;
-  }
-}
-
-/** A table key as a message names it: its first 32 bytes' hex, and its size when longer. */
-export function keyText(key: Uint8Array): string {
-  return key.length <= 32 ? toHex(key) : `${toHex(key.subarray(0, 32))}… (${key.length} bytes)`;
-}
+import { Forwarding, forwardMethods, type Method, type MethodsOf } from "../shared/forwarding.js";
+import { BaseRecords, baseRecordName, keyText } from "./baseRecords.js";
+import { BASE_STATE_RULES, type BaseNeed } from "./baseStateRules.js";
 
 /**
  * Whether `store` may be a head-started ledger: it has a first-synced record above 0, or it holds
@@ -112,7 +48,7 @@ export async function mayBeHeadStarted(store: Storage): Promise<boolean> {
   return first !== null ? first > 0n : !hasBlock;
 }
 
-export class HeadStartedStorage implements Storage {
+export class HeadStartedStorage extends Forwarding<Omit<MethodsOf<Storage>, "followLag">>() implements Storage {
   readonly kind: Storage["kind"];
   /** Every read here may miss and be run again after a fetch: none is answered in the calling turn. */
   readonly immediate = null;
@@ -129,18 +65,11 @@ export class HeadStartedStorage implements Storage {
     /** What is known of the base records (shared with the base-state service that fetches them). */
     readonly records: BaseRecords = new BaseRecords(),
   ) {
+    super();
     this.kind = inner.kind;
     this.standby = inner.standby;
-    const wire = inner.wire;
-    // Summaries are local; a module page may need the account's base modules, as `readModules`.
-    this.wire = wire && {
-      readSummaries: (q) => wire.readSummaries(q),
-      readModules: async (address, version, start, limit, code) => {
-        const snap = await wire.readModules(address, version, start, limit, code);
-        await this.checkModules(address, version, snap);
-        return snap;
-      },
-    };
+    this.wire = inner.wire && this.checked(inner.wire);
+    forwardMethods(this, inner, (name, read) => this.withRule(name, read));
   }
 
   followLag(): FollowLagReport | null {
@@ -161,121 +90,86 @@ export class HeadStartedStorage implements Storage {
     return this.base ?? null;
   }
 
-  // --- reads that may miss the base ---------------------------------------------------------------
-
-  async readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null> {
-    const snap = await this.inner.readTableItem(handle, key, version);
-    const base = await this.baseVersion();
-    const v = version ?? snap?.info.ledgerVersion;
-    if (base === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
-    const newest = await this.inner.newestStateVersion({ kind: "table_item", handle, key }, v);
-    if (newest !== null && newest >= base) return snap; // a synced write (or the base row) answers
-    await this.requireRecord({ kind: "table_item", handle, key }, v, base, `table item ${keyText(key)} of table ${toHex(handle)}`);
-    return snap;
+  /** A capability of the backend with its reads' rules applied. */
+  private checked<T extends object>(capability: T): T {
+    const reads = {};
+    forwardMethods(reads, capability, (name, read) => this.withRule(name, read));
+    return reads as T;
   }
 
-  async readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null> {
-    const snap = await this.inner.readModulesVersion(address, version);
-    await this.checkModules(address, version, snap);
-    return snap;
+  /** `read` (bound to the backend), checked by the rule of its name when it has one. */
+  private withRule(name: string, read: Method): Method {
+    const rule = (BASE_STATE_RULES as Record<string, ((...args: unknown[]) => BaseNeed) | undefined>)[name];
+    if (!rule) return read;
+    return async (...args: unknown[]) => {
+      const need = rule(...args);
+      if (need.kind !== "snapshot") await this.checkBefore(need);
+      const answer = (await read(...args)) as unknown;
+      if (need.kind === "snapshot") await this.checkSnapshot(need.state, need.version, answer as Snapshot<unknown> | null);
+      return answer;
+    };
   }
 
-  async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
-    const snap = await this.inner.readModules(address, version, start, limit, code);
-    await this.checkModules(address, version, snap);
-    return snap;
-  }
-
-  async readModule(address: Uint8Array, name: string, version: bigint | undefined, code?: WantsCode): Promise<Snapshot<ModuleEntry | null> | null> {
-    const snap = await this.inner.readModule(address, name, version, code);
-    await this.checkModules(address, version, snap);
-    return snap;
-  }
-
-  async readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
-    const snap = await this.inner.readResource(address, type, version);
-    const base = await this.baseVersion();
-    const v = version ?? snap?.info.ledgerVersion;
-    if (base === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
-    const newest = await this.inner.newestStateVersion({ kind: "resource", address, type }, v);
-    if (newest !== null && newest >= base) return snap; // a synced write (or the base row) answers
-    await this.requireRecord({ kind: "resource", address, type }, v, base, `resource ${type} of ${toHex(address)}`);
-    return snap;
-  }
-
-  async readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
-    const snap = await this.inner.readResources(address, version, start, limit);
-    const base = await this.baseVersion();
-    const v = version ?? snap?.info.ledgerVersion;
-    if (base === null || !snap || v === undefined || !inWindow(snap.info, v)) return snap;
-    await this.requireRecord({ kind: "resources", address }, v, base, `resources of ${toHex(address)}`);
-    return snap;
-  }
-
-  async getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
-    const base = await this.baseVersion();
-    if (base !== null) {
-      const newest = await this.inner.newestStateVersion({ kind: "resource", address, type }, version);
-      if (newest === null || newest < base) await this.requireRecord({ kind: "resource", address, type }, version, base, `resource ${type} of ${toHex(address)}`);
-    }
-    return this.inner.getResource(address, type, version);
-  }
-
-  async getBlockByVersion(v: bigint) {
-    const base = await this.baseVersion();
-    if (base !== null && v <= base) {
-      throw new StorageUnavailableError(`the block holding version ${v} is before this ledger's first synced block (version ${base + 1n}): not stored yet`);
-    }
-    return this.inner.getBlockByVersion(v);
-  }
-
-  /** A module read's snapshot stands once the account's base modules are stored (when it needs them). */
-  private async checkModules(address: Uint8Array, version: bigint | undefined, snap: Snapshot<unknown> | null): Promise<void> {
+  /** A read's snapshot stands once what it needs at the base is stored (when it needs it). */
+  private async checkSnapshot(state: BaseStateKey, version: bigint | undefined, snap: Snapshot<unknown> | null): Promise<void> {
     const base = await this.baseVersion();
     const v = version ?? snap?.info.ledgerVersion;
     if (base === null || !snap || v === undefined || !inWindow(snap.info, v)) return;
-    await this.requireRecord({ kind: "modules", address }, v, base, `modules of ${toHex(address)}`);
+    await this.requireState(state, v, base);
   }
 
-  /** Throws the typed miss unless the base record of `key` exists. */
-  private async requireRecord(key: BaseStateKey, version: bigint, base: bigint, label: string): Promise<void> {
-    const what = baseRecordName(key);
+  /** Before a read that answers no position: its state, or its block, must be this ledger's. */
+  private async checkBefore(need: Exclude<BaseNeed, { kind: "snapshot" }>): Promise<void> {
+    const base = await this.baseVersion();
+    if (base === null) return;
+    if (need.kind === "block") {
+      if (need.version <= base) {
+        throw new StorageUnavailableError(
+          `the block holding version ${need.version} is before this ledger's first synced block (version ${base + 1n}): not stored yet`,
+        );
+      }
+      return;
+    }
+    await this.requireState(need.state, need.version, base);
+  }
+
+  /**
+   * Throws the typed miss unless `state` at `version` is this ledger's: a single key some synced
+   * block wrote at or below the version (or whose base row is stored), or a key or list whose
+   * base record exists.
+   */
+  private async requireState(state: BaseStateKey, version: bigint, base: bigint): Promise<void> {
+    if (state.kind === "table_item" || state.kind === "resource") {
+      const newest = await this.inner.newestStateVersion(state, version);
+      if (newest !== null && newest >= base) return; // a synced write (or the base row) answers
+    }
+    const what = baseRecordName(state);
     if (this.records.has(what)) return;
     if ((await this.inner.getBaseRecord(what)) !== null) {
       this.records.noteRecorded(what);
       return;
     }
     throw new StateBeforeBaseError(
-      key,
+      state,
       version,
       base,
-      `the ${label} at version ${version} is state from before this ledger's first synced block (version ${base + 1n}): this ledger starts at version ${base + 1n} of its chain and the state before it is fetched from the upstream only by serve --follow`,
+      `the ${stateLabel(state)} at version ${version} is state from before this ledger's first synced block (version ${base + 1n}): this ledger starts at version ${base + 1n} of its chain and the state before it is fetched from the upstream only by serve --follow`,
     );
   }
+}
 
-  // --- everything else is the backend's ------------------------------------------------------------
-
-  getChainId = () => this.inner.getChainId();
-  initChain: Storage["initChain"] = (chainId) => this.inner.initChain(chainId);
-  getLedgerInfo = (fresh?: boolean) => this.inner.getLedgerInfo(fresh);
-  getModuleCode: Storage["getModuleCode"] = (codeHash) => this.inner.getModuleCode(codeHash);
-  readSummaries: Storage["readSummaries"] = (q) => this.inner.readSummaries(q);
-  readSummariesVersion: Storage["readSummariesVersion"] = (s, e) => this.inner.readSummariesVersion(s, e);
-  getBlockByHeight: Storage["getBlockByHeight"] = (h) => this.inner.getBlockByHeight(h);
-  getFirstBlockAtOrAfter: Storage["getFirstBlockAtOrAfter"] = (t) => this.inner.getFirstBlockAtOrAfter(t);
-  getUserTxnGas: Storage["getUserTxnGas"] = (f, l) => this.inner.getUserTxnGas(f, l);
-  errorKind: Storage["errorKind"] = (e) => this.inner.errorKind(e);
-  fileProblem: Storage["fileProblem"] = () => this.inner.fileProblem();
-  getFingerprints: Storage["getFingerprints"] = (f, t) => this.inner.getFingerprints(f, t);
-  commitBlocks: Storage["commitBlocks"] = (w) => this.inner.commitBlocks(w);
-  prepareBlocks: Storage["prepareBlocks"] = (w) => this.inner.prepareBlocks(w);
-  commitPrepared: Storage["commitPrepared"] = (b) => this.inner.commitPrepared(b);
-  commitBlock: Storage["commitBlock"] = (w) => this.inner.commitBlock(w);
-  prune: Storage["prune"] = (t) => this.inner.prune(t);
-  getBaseRecord: Storage["getBaseRecord"] = (w) => this.inner.getBaseRecord(w);
-  writeBaseState: Storage["writeBaseState"] = (w) => this.inner.writeBaseState(w);
-  newestStateVersion: Storage["newestStateVersion"] = (k, u) => this.inner.newestStateVersion(k, u);
-  close = () => this.inner.close();
+/** What a miss's message calls the state it needs. */
+function stateLabel(state: BaseStateKey): string {
+  switch (state.kind) {
+    case "table_item":
+      return `table item ${keyText(state.key)} of table ${toHex(state.handle)}`;
+    case "resource":
+      return `resource ${state.type} of ${toHex(state.address)}`;
+    case "modules":
+      return `modules of ${toHex(state.address)}`;
+    case "resources":
+      return `resources of ${toHex(state.address)}`;
+  }
 }
 
 function inWindow(info: LedgerInfo, v: bigint): boolean {

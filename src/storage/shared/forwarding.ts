@@ -1,100 +1,61 @@
 /**
- * The calls each dialect answers in objects of its own (its reads, `sqlite/reads.ts` and
- * `postgres/reads.ts`; its follow-base bookkeeping, `followBase.ts`) and its store passes through
- * unchanged, and a bulk commit as the dialect's two halves of it: written once here, as the base of
- * both stores.
+ * Forwarding without a forward per method: a store answers most of its contracts' calls with
+ * objects of its parts (its dialect's reads, `sqlite/reads.ts` and `postgres/reads.ts`; its
+ * follow-base bookkeeping, `followBase.ts`), and a replica with the store it wraps. Each takes
+ * every method of the part it does not define itself, so a method added to a part's class is
+ * answered with nothing written here or in the store.
  */
-import type { BlockInfo, ModuleEntry, UserTxnGas } from "../../ledger/types.js";
-import type { LedgerReader, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode } from "../contracts/reader.js";
-import type { BaseStateWrite, FollowBase, StateKeyRef } from "../contracts/followBase.js";
-import type { BlockWrite, LedgerWriter, PreparedBlock, StoredTxnFingerprint } from "../contracts/writer.js";
 
-/** What a dialect's reads object answers for its store. */
-export type PassedReads = Pick<
-  LedgerReader,
-  | "readModules"
-  | "getModuleCode"
-  | "readSummaries"
-  | "readResource"
-  | "readResources"
-  | "readModule"
-  | "getResource"
-  | "getBlockByVersion"
-  | "getBlockByHeight"
-  | "getFirstBlockAtOrAfter"
-  | "getUserTxnGas"
-> &
-  Pick<LedgerWriter, "getFingerprints">;
+/** A method as a part has it: called with the part as `this`. */
+// biome-ignore lint/complexity/noBannedTypes: any method of any part; its type is the contract's
+export type Method = Function;
 
-export abstract class PassThrough implements PassedReads, FollowBase {
-  protected abstract readonly reads: PassedReads;
-  protected abstract readonly followBase: FollowBase;
+/** The methods of `T` (its function-valued members), without its data members. */
+export type MethodsOf<T> = { [K in keyof T as T[K] extends Method ? K : never]: T[K] };
 
-  abstract prepareBlocks(writes: BlockWrite[]): Promise<PreparedBlock[]>;
-  abstract commitPrepared(blocks: PreparedBlock[]): Promise<void>;
-
-  /** Several consecutive blocks in one atomic commit (bulk import): prepared, then written. */
-  async commitBlocks(writes: BlockWrite[]): Promise<void> {
-    return this.commitPrepared(await this.prepareBlocks(writes));
+/**
+ * The names of every method `part` has: its own function-valued properties, then those of its
+ * class and the classes it extends.
+ */
+export function methodNames(part: object): string[] {
+  const names: string[] = [];
+  const seen = new Set<string>(["constructor"]);
+  for (let o: object | null = part; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      if (typeof Object.getOwnPropertyDescriptor(o, name)?.value === "function") names.push(name);
+    }
   }
+  return names;
+}
 
-  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
-    return this.reads.readModules(address, version, start, limit, code);
+/**
+ * Gives `target` each method of `part` that `target` does not have itself (its own or its
+ * class's), as `part` gives it now (through a proxy's trap, when `part` is one), bound to `part`,
+ * or what `wrap` makes of it.
+ */
+export function forwardMethods(target: object, part: object, wrap?: (name: string, bound: Method) => Method): void {
+  const slots = target as Record<string, unknown>;
+  const methods = part as Record<string, Method>;
+  for (const name of methodNames(part)) {
+    if (name in target) continue;
+    const bound = methods[name]!.bind(part);
+    slots[name] = wrap ? wrap(name, bound) : bound;
   }
+}
 
-  getModuleCode(codeHash: string): Promise<Uint8Array | null> {
-    return this.reads.getModuleCode(codeHash);
-  }
+/**
+ * The base of a class whose instances answer the methods of `Parts` with parts made in its
+ * constructor, which ends with `this.forwardTo(...)`: the class then type-checks as having them.
+ */
+export function Forwarding<Parts extends object>(): abstract new () => Forwarded & Parts {
+  return Forwarded as unknown as abstract new () => Forwarded & Parts;
+}
 
-  readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null> {
-    return this.reads.readSummaries(q);
-  }
-
-  readResource(address: Uint8Array, type: string, version: bigint | undefined): Promise<Snapshot<string | null> | null> {
-    return this.reads.readResource(address, type, version);
-  }
-
-  readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null> {
-    return this.reads.readResources(address, version, start, limit);
-  }
-
-  readModule(address: Uint8Array, name: string, version: bigint | undefined, code?: WantsCode): Promise<Snapshot<ModuleEntry | null> | null> {
-    return this.reads.readModule(address, name, version, code);
-  }
-
-  getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null> {
-    return this.reads.getResource(address, type, version);
-  }
-
-  getBlockByVersion(version: bigint): Promise<BlockInfo | null> {
-    return this.reads.getBlockByVersion(version);
-  }
-
-  getBlockByHeight(height: bigint): Promise<BlockInfo | null> {
-    return this.reads.getBlockByHeight(height);
-  }
-
-  getFirstBlockAtOrAfter(timestampUsec: bigint): Promise<BlockInfo | null> {
-    return this.reads.getFirstBlockAtOrAfter(timestampUsec);
-  }
-
-  getUserTxnGas(first: bigint, last: bigint): Promise<UserTxnGas[]> {
-    return this.reads.getUserTxnGas(first, last);
-  }
-
-  getFingerprints(from: bigint, to: bigint): Promise<StoredTxnFingerprint[]> {
-    return this.reads.getFingerprints(from, to);
-  }
-
-  getBaseRecord(what: string): Promise<bigint | null> {
-    return this.followBase.getBaseRecord(what);
-  }
-
-  writeBaseState(w: BaseStateWrite): Promise<void> {
-    return this.followBase.writeBaseState(w);
-  }
-
-  newestStateVersion(key: StateKeyRef, upTo: bigint): Promise<bigint | null> {
-    return this.followBase.newestStateVersion(key, upTo);
+abstract class Forwarded {
+  /** Forwards the methods of `parts` this object does not define (the first part to have one wins). */
+  protected forwardTo(...parts: object[]): void {
+    for (const part of parts) forwardMethods(this, part);
   }
 }

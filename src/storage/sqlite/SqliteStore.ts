@@ -19,7 +19,7 @@ import type { LedgerInfo } from "../../ledger/types.js";
 import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../contracts/writer.js";
 import type { ImmediateReads, Snapshot, WireReads } from "../contracts/reader.js";
 import type { Storage } from "../contracts/storage.js";
-import { PassThrough } from "../shared/forwarding.js";
+import { Forwarding, type MethodsOf } from "../shared/forwarding.js";
 import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../contracts/errors.js";
 import { keepLastWrites, prepareBlock, prepareKept } from "../shared/prepareBlock.js";
 import { checkChainId } from "../shared/rules.js";
@@ -42,7 +42,12 @@ export { DEFAULT_PRUNE_BATCH, SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, type 
 /** The connection of each store, for the test helpers in `testing.ts` (never for production code). */
 export const connections = new WeakMap<SqliteStore, Db>();
 
-export class SqliteStore extends PassThrough implements Storage {
+/**
+ * The reads of `SqliteReads` and the follow-base calls of `SqliteFollowBase` are forwarded to them
+ * whole (`Forwarding`); what is written here is the store's own: the chain id, the position reads
+ * in the calling turn made promises, writes, prunes, and the file checks.
+ */
+export class SqliteStore extends Forwarding<MethodsOf<SqliteReads> & MethodsOf<SqliteFollowBase>>() implements Storage {
   readonly kind = "sqlite" as const;
   /** The position reads in the calling turn: better-sqlite3 reads synchronously in process. */
   readonly immediate: ImmediateReads;
@@ -54,12 +59,12 @@ export class SqliteStore extends PassThrough implements Storage {
   private readonly statements: Statements;
   private readonly turns: ReadTurns;
   private readonly memo: DataVersionMemo;
-  protected readonly reads: SqliteReads;
+  private readonly reads: SqliteReads;
   private readonly committer: BlockCommitter;
   private readonly ids: Interner;
   private readonly packer = new ResourcePacker();
   private readonly pruner: SqlitePruner;
-  protected readonly followBase: SqliteFollowBase;
+  private readonly followBase: SqliteFollowBase;
   private readonly file: FileIdentity;
 
   constructor(readonly path: string, opts: SqliteStoreOptions = {}) {
@@ -79,6 +84,7 @@ export class SqliteStore extends PassThrough implements Storage {
     const write = <T>(f: () => T): T => this.write(f);
     this.pruner = new SqlitePruner(this.db, this.statements, { ...DEFAULT_PRUNE_BATCH, ...opts.pruneBatch }, readLedgerInfo, write);
     this.followBase = new SqliteFollowBase(this.db, this.committer, this.ids, write);
+    this.forwardTo(this.reads, this.followBase);
   }
 
   async getChainId(): Promise<number | null> {
@@ -152,6 +158,11 @@ export class SqliteStore extends PassThrough implements Storage {
       return v;
     };
     return kept.map((w) => prepareKept(w, next));
+  }
+
+  /** Several consecutive blocks in one atomic commit: prepared, then written (tests and benches). */
+  async commitBlocks(writes: BlockWrite[]): Promise<void> {
+    return this.commitPrepared(await this.prepareBlocks(writes));
   }
 
   /** The prepared blocks in one transaction. */

@@ -220,7 +220,7 @@ export const MIGRATIONS: readonly string[] = [
   UPDATE modules SET code_id = (SELECT c.id FROM code c WHERE c.code_hash = modules.code_hash) WHERE code_hash IS NOT NULL;
   `,
   `
-  -- Base records named by a digest of what they name (baseRecordName, src/storage/headStarted.ts):
+  -- Base records named by a digest of what they name (baseRecordName, src/storage/replica/baseRecords.ts):
   -- the kind, then the SHA-256 of the name the record had, which was its canonical text. The
   -- first-synced record has no kind and keeps its name.
   UPDATE follow_base SET what = substr(what, 1, instr(what, ':')) || base_record_digest(what) WHERE instr(what, ':') > 0;
