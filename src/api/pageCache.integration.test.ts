@@ -9,7 +9,8 @@
  */
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parsePruneWindow, pruneNow } from "../ledger/pruning.js";
+import { parsePruneWindow } from "../ledger/pruning.js";
+import { pruneNow } from "../ingest/pruneToWindow.js";
 import { buildModule } from "../move/builder.js";
 import { openStore } from "../storage/open.js";
 import { backendFactories, sqliteBackend } from "../../test/helpers/backends.js";

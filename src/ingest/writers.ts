@@ -9,7 +9,8 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { pruneNow, type PruneWindow } from "../ledger/pruning.js";
+import type { PruneWindow } from "../ledger/pruning.js";
+import { pruneNow } from "./pruneToWindow.js";
 import type { BaseStateWrite } from "../storage/contracts/followBase.js";
 import type { Storage } from "../storage/contracts/storage.js";
 import type { PruneResult, PruneTarget } from "../storage/contracts/writer.js";

@@ -1,11 +1,9 @@
 /**
  * The pruning window (DECISIONS §8): a number of versions (`90000000`, the reference node's
  * default) or a duration of chain time (`7d`, `12h`, `30m`, `45s`) measured back from the newest
- * block's timestamp. The oldest kept version is the first version of the first block kept whole.
+ * block's timestamp. The oldest kept version is the first version of the first block kept whole
+ * (`pruneTarget` in `src/ingest/pruneToWindow.ts` finds it in a store).
  */
-import type { Storage } from "../storage/contracts/storage.js";
-import type { PruneResult, PruneTarget } from "../storage/contracts/writer.js";
-
 export type PruneWindow = { kind: "versions"; versions: bigint } | { kind: "time"; micros: bigint; text: string };
 
 export const DEFAULT_PRUNE_WINDOW = "90000000";
@@ -27,36 +25,4 @@ export function parsePruneWindow(text: string): PruneWindow {
 
 export function formatPruneWindow(w: PruneWindow): string {
   return w.kind === "versions" ? w.versions.toString() : w.text;
-}
-
-/** What finding the prune target reads: the ledger position and blocks. */
-export type PruneTargetSource = Pick<Storage, "getLedgerInfo" | "getBlockByVersion" | "getBlockByHeight" | "getFirstBlockAtOrAfter">;
-
-/** What pruning to the window needs: the target's reads, and the prune itself. */
-export type PruneStore = PruneTargetSource & Pick<Storage, "prune">;
-
-/** Where the window puts the oldest kept block now, or null when nothing is to be pruned. */
-export async function pruneTarget(store: PruneTargetSource, window: PruneWindow): Promise<PruneTarget | null> {
-  const info = await store.getLedgerInfo(true);
-  if (!info) return null;
-  let block;
-  if (window.kind === "versions") {
-    const keepFrom = info.ledgerVersion + 1n - window.versions;
-    if (keepFrom <= info.oldestVersion) return null;
-    const holding = await store.getBlockByVersion(keepFrom);
-    if (!holding) return null;
-    block = holding.firstVersion === keepFrom ? holding : await store.getBlockByHeight(holding.height + 1n);
-  } else {
-    const since = info.timestampUsec > window.micros ? info.timestampUsec - window.micros : 0n;
-    block = await store.getFirstBlockAtOrAfter(since);
-  }
-  if (!block || block.height <= info.oldestBlockHeight) return null;
-  return { oldestVersion: block.firstVersion, oldestBlockHeight: block.height };
-}
-
-/** Prunes to the window now. */
-export async function pruneNow(store: PruneStore, window: PruneWindow): Promise<(PruneResult & PruneTarget) | null> {
-  const target = await pruneTarget(store, window);
-  if (!target) return null;
-  return { ...target, ...(await store.prune(target)) };
 }

@@ -1,5 +1,6 @@
 /** Starts a real node on a real port (127.0.0.1, ephemeral) over a real database. */
-import { parsePruneWindow, pruneNow } from "../../src/ledger/pruning.js";
+import { pruneNow } from "../../src/ingest/pruneToWindow.js";
+import { parsePruneWindow } from "../../src/ledger/pruning.js";
 import { startNode, type RunningNode, type ServeOptions } from "../../src/server.js";
 import { openStore } from "../../src/storage/open.js";
 import { type Backend, backendFactories } from "./backends.js";

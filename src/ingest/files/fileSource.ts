@@ -6,7 +6,8 @@
  * On a bad line or transaction the whole blocks read before it are committed (the last one too
  * when it visibly ended), then the import fails naming it and the ledger version reached.
  */
-import { pruneNow, type PruneWindow } from "../../ledger/pruning.js";
+import type { PruneWindow } from "../../ledger/pruning.js";
+import { pruneNow } from "../pruneToWindow.js";
 import type { PruneResult, PruneTarget } from "../../storage/contracts/writer.js";
 import type { Storage } from "../../storage/contracts/storage.js";
 import { IngestError, type UnknownKind } from "../aptosJson.js";
