@@ -1,5 +1,5 @@
 /**
- * Feeds transactions, in strict version order, into a Storage one whole block at a time
+ * Feeds transactions, in strict version order, into a store one whole block at a time
  * (DECISIONS §16).
  *
  * - A block starts with a `block_metadata_transaction` (or the genesis transaction) and ends just
@@ -25,10 +25,13 @@
  *   thrown there, as if that commit had failed then; a batch before it stays committed.
  *   `finish()` returns only once every queued block is committed.
  */
-import type { BlockWrite, ModuleWrite, ResourceWrite, StoredTxnFingerprint, TableItemWrite, TxnWrite } from "../storage/contracts/writer.js";
-import type { Storage } from "../storage/contracts/storage.js";
+import type { LedgerReader } from "../storage/contracts/reader.js";
+import type { BlockWrite, LedgerWriter, ModuleWrite, ResourceWrite, StoredTxnFingerprint, TableItemWrite, TxnWrite } from "../storage/contracts/writer.js";
 import type { BlockEndInfo } from "../ledger/types.js";
 import { IngestError, parseAptosTransaction, type ParsedTxn, type UnknownKind } from "./aptosJson.js";
+
+/** What the importer writes through: the writer, and the reader's position it starts after. */
+export type ImportStore = LedgerWriter & Pick<LedgerReader, "getLedgerInfo">;
 
 export interface ImportStats {
   committedBlocks: number;
@@ -82,10 +85,10 @@ export class Importer {
   /** Told of each thing of an unknown kind in a transaction taken (a metric, a log line). */
   onUnknown: ((u: UnknownKind, version: bigint) => void) | null = null;
 
-  private constructor(private readonly store: Storage) {}
+  private constructor(private readonly store: ImportStore) {}
 
   /** Opens an importer positioned after the stored ledger; stores `chainId` on the first import. */
-  static async open(store: Storage, chainId: number): Promise<Importer> {
+  static async open(store: ImportStore, chainId: number): Promise<Importer> {
     await store.initChain(chainId);
     const imp = new Importer(store);
     const info = await store.getLedgerInfo(true);

@@ -4,14 +4,14 @@
  * server's prune command run it.
  */
 import type { PruneWindow } from "../ledger/pruning.js";
-import type { Storage } from "../storage/contracts/storage.js";
-import type { PruneResult, PruneTarget } from "../storage/contracts/writer.js";
+import type { LedgerReader } from "../storage/contracts/reader.js";
+import type { LedgerWriter, PruneResult, PruneTarget } from "../storage/contracts/writer.js";
 
 /** What finding the prune target reads: the ledger position and blocks. */
-export type PruneTargetSource = Pick<Storage, "getLedgerInfo" | "getBlockByVersion" | "getBlockByHeight" | "getFirstBlockAtOrAfter">;
+export type PruneTargetSource = Pick<LedgerReader, "getLedgerInfo" | "getBlockByVersion" | "getBlockByHeight" | "getFirstBlockAtOrAfter">;
 
 /** What pruning to the window needs: the target's reads, and the prune itself. */
-export type PruneStore = PruneTargetSource & Pick<Storage, "prune">;
+export type PruneStore = PruneTargetSource & Pick<LedgerWriter, "prune">;
 
 /** Where the window puts the oldest kept block now, or null when nothing is to be pruned. */
 export async function pruneTarget(store: PruneTargetSource, window: PruneWindow): Promise<PruneTarget | null> {

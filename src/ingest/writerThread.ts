@@ -4,9 +4,9 @@
  * reports to the serving thread by message.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { Storage } from "../storage/contracts/storage.js";
+import type { LedgerReader } from "../storage/contracts/reader.js";
 import { openStore } from "../storage/open.js";
-import { LocalWriters, type FromWriterThread, type ToWriterThread, type WriterThreadData } from "./writers.js";
+import { LocalWriters, type FromWriterThread, type ToWriterThread, type WriterThreadData, type WritersStore } from "./writers.js";
 import { WriterStatus } from "./writerStatus.js";
 
 const port = parentPort!;
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const data = workerData as WriterThreadData;
   let writers: LocalWriters;
   let close: () => Promise<void>;
-  let store: Storage;
+  let store: WritersStore & Pick<LedgerReader, "close">;
   try {
     store = await openStore(data.db, data.open);
     close = () => store.close();

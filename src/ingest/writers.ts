@@ -10,18 +10,20 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { PruneWindow } from "../ledger/pruning.js";
-import { pruneNow } from "./pruneToWindow.js";
+import { pruneNow, type PruneStore } from "./pruneToWindow.js";
 import type { BaseStateWrite } from "../storage/contracts/followBase.js";
-import type { Storage } from "../storage/contracts/storage.js";
 import type { PruneResult, PruneTarget } from "../storage/contracts/writer.js";
 import type { OpenOptions } from "../storage/open.js";
-import { Devnet, type DevnetOptions } from "./devnet/devnet.js";
+import { Devnet, type DevnetOptions, type DevnetStore } from "./devnet/devnet.js";
 import type { UnknownKind } from "./aptosJson.js";
 import { UpstreamClient } from "./follow/client.js";
-import { Follower, type FollowFrom, type FollowLag } from "./follow/sync.js";
+import { Follower, type FollowFrom, type FollowLag, type FollowStore } from "./follow/sync.js";
 import type { WriterStatus } from "./writerStatus.js";
 
 export type PruneOutcome = (PruneResult & PruneTarget) | null;
+
+/** What the writers write through: the devnet's, the follower's and the pruner's store. */
+export type WritersStore = DevnetStore & FollowStore & PruneStore;
 
 /** What the writers tell the serving process besides their status. */
 export interface WriterEvents {
@@ -72,7 +74,7 @@ export class LocalWriters implements Writers {
   private following: Promise<void> | null = null;
 
   private constructor(
-    private readonly store: Storage,
+    private readonly store: WritersStore,
     readonly devnet: Devnet | null,
     readonly follower: Follower | null,
     private readonly opts: WritersOptions,
@@ -81,7 +83,7 @@ export class LocalWriters implements Writers {
   ) {}
 
   /** Opens the devnet (writing genesis into an empty ledger) before anything is served. */
-  static async open(store: Storage, opts: WritersOptions, status: WriterStatus, events: WriterEvents): Promise<LocalWriters> {
+  static async open(store: WritersStore, opts: WritersOptions, status: WriterStatus, events: WriterEvents): Promise<LocalWriters> {
     const devnet = opts.devnet ? await Devnet.open(store, opts.devnet, status) : null;
     return new LocalWriters(store, devnet, opts.follow ? openFollower(store, opts.follow, status, events) : null, opts, status, events);
   }
@@ -127,7 +129,7 @@ export class LocalWriters implements Writers {
 }
 
 /** The follower of `serve --follow` over `store`, reporting to `status` and `events`. */
-function openFollower(store: Storage, o: FollowWriterOptions, status: WriterStatus, events: WriterEvents): Follower {
+function openFollower(store: FollowStore, o: FollowWriterOptions, status: WriterStatus, events: WriterEvents): Follower {
   const client = new UpstreamClient(o.upstream, {
     apiKey: o.apiKey,
     maxRequestsPerSecond: o.maxRequestsPerSecond,
@@ -255,7 +257,7 @@ export class WriterThread implements Writers {
   }
 
   /**
-   * Writes a follower's base state (`Storage.writeBaseState`) on the thread's connection.
+   * Writes a follower's base state (`FollowBase.writeBaseState`) on the thread's connection.
    * Resolves on a later turn than the reply's, so that a read of this thread (whose read
    * transaction lasts a turn) sees the write.
    */

@@ -27,7 +27,7 @@ export interface GasEstimate {
 }
 
 /**
- * What the estimator reads from storage (implemented by the storage layer; `Storage` has
+ * What the estimator reads from storage (implemented by the storage layer; `LedgerReader` has
  * these methods with these meanings).
  */
 export interface GasHistorySource {
@@ -238,7 +238,7 @@ export class GasEstimator {
    * Estimates gas unit prices for the ledger position `ledger`.
    *
    * @param ledger The latest ledger info (its `epoch` and `ledgerVersion` drive the walk).
-   * @param source Storage reads; errors it throws propagate (nothing is cached then).
+   * @param source The store's reads; errors it throws propagate (nothing is cached then).
    * @returns low / market / aggressive as JSON numbers.
    * @throws {RangeError} when a value exceeds 2^53 − 1.
    * @throws {GasScheduleError} when the ledger's gas schedule is malformed.

@@ -66,9 +66,9 @@ export interface ModuleEntry {
   /** The module's state key bytes (see `src/ledger/stateKey.ts`), also the paging cursor. */
   stateKey: Uint8Array;
   name: string;
-  /** sha256 hex of the bytecode, computed at ingest; `Storage.getModuleCode` gives the bytes. */
+  /** sha256 hex of the bytecode, computed at ingest; `LedgerReader.getModuleCode` gives the bytes. */
   codeHash: string;
-  /** The bytecode, when a read asked for it and the store read it with the list (`Storage.readModules`). */
+  /** The bytecode, when a read asked for it and the store read it with the list (`LedgerReader.readModules`). */
   bytecode?: Uint8Array;
   /**
    * The ABI JSON text stored with the bytecode when it was written (`moduleAbiJson` in
@@ -79,7 +79,7 @@ export interface ModuleEntry {
   /**
    * The module as the modules operation sends it in JSON, `{"bytecode":"0x…","abi":…}` (the
    * `MoveModuleBytecode` schema's bytes), when a read asked for that form and the store wrote it
-   * (`Storage.readModules`); `bytecode` is then absent.
+   * (`LedgerReader.readModules`); `bytecode` is then absent.
    */
   record?: string;
 }

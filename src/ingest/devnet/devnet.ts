@@ -7,9 +7,9 @@
  * position moves only after the commit, so a failure never leaves a gap. Every attempt is reported
  * to the `WriterStatus` (log and `/-/healthy`).
  */
-import type { Storage } from "../../storage/contracts/storage.js";
+import type { LedgerReader } from "../../storage/contracts/reader.js";
 import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount, type DevnetChainOptions, type DevnetPosition } from "./chain.js";
-import { Importer } from "../importer.js";
+import { type ImportStore, Importer } from "../importer.js";
 import { parseAddress } from "../../ledger/address.js";
 import { WriterStatus } from "../writerStatus.js";
 
@@ -25,6 +25,9 @@ interface PendingBlock {
   height: bigint;
 }
 
+/** What the devnet writes through: the importer's store, and the summaries it resumes its accounts' sequence numbers from. */
+export type DevnetStore = ImportStore & Pick<LedgerReader, "readSummaries">;
+
 export class Devnet {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
@@ -38,7 +41,7 @@ export class Devnet {
     readonly status: WriterStatus,
   ) {}
 
-  static async open(store: Storage, partial: Partial<DevnetOptions> = {}, status = new WriterStatus()): Promise<Devnet> {
+  static async open(store: DevnetStore, partial: Partial<DevnetOptions> = {}, status = new WriterStatus()): Promise<Devnet> {
     const opts: DevnetOptions = { ...defaultDevnetChainOptions, blockIntervalMs: 1000, ...partial };
     const importer = await Importer.open(store, opts.chainId);
     const info = await store.getLedgerInfo(true);

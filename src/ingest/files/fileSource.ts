@@ -7,16 +7,16 @@
  * when it visibly ended), then the import fails naming it and the ledger version reached.
  */
 import type { PruneWindow } from "../../ledger/pruning.js";
-import { pruneNow } from "../pruneToWindow.js";
+import { pruneNow, type PruneStore } from "../pruneToWindow.js";
 import type { PruneResult, PruneTarget } from "../../storage/contracts/writer.js";
-import type { Storage } from "../../storage/contracts/storage.js";
+import type { LedgerReader } from "../../storage/contracts/reader.js";
 import { IngestError, type UnknownKind } from "../aptosJson.js";
-import { type ImportStats, Importer } from "../importer.js";
+import { type ImportStats, type ImportStore, Importer } from "../importer.js";
 import { parsedTransactions } from "./parsedInput.js";
 
 export interface ImportFilesOptions {
   /** Opens the ledger (called at the first transaction). */
-  open: () => Promise<Storage>;
+  open: () => Promise<ImportStore & PruneStore & Pick<LedgerReader, "close">>;
   /** Chain id of a new ledger. */
   chainId: number;
   /** Prune to this window once the import is done. */
@@ -35,7 +35,7 @@ export interface ImportFilesResult {
 }
 
 export async function importFiles(files: readonly string[], o: ImportFilesOptions): Promise<ImportFilesResult> {
-  let store: Storage | null = null;
+  let store: (ImportStore & PruneStore & Pick<LedgerReader, "close">) | null = null;
   let importer: Importer | null = null;
   try {
     let n = 0;

@@ -26,9 +26,9 @@ import { formatAddress, toHex } from "../../ledger/address.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
 import { moduleAbi } from "../../move/abi.js";
 import type { GasHistorySource } from "../../ledger/gas.js";
-import type { BaseStateWrite } from "../../storage/contracts/followBase.js";
 import { BaseRecords, baseRecordName, keyText } from "../../storage/replica/baseRecords.js";
-import type { Storage } from "../../storage/contracts/storage.js";
+import type { BaseStateWrite, FollowBase } from "../../storage/contracts/followBase.js";
+import type { LedgerReader } from "../../storage/contracts/reader.js";
 import type { ModuleWrite } from "../../storage/contracts/writer.js";
 import { type BaseStateKey, StateBeforeBaseError, StatePrunedError, StorageError, UpstreamUnavailableError } from "../../storage/contracts/errors.js";
 import { type UpstreamClient, type UpstreamResponse, parseJson } from "./client.js";
@@ -58,6 +58,12 @@ export interface BaseStateOptions {
   shares?: FetchShares;
 }
 
+/**
+ * What the service reads and writes: the base bookkeeping, the position, and the reads that tell
+ * whether the upstream's newer answer is the base's (a resource, an account's resources and modules).
+ */
+export type BaseStateStore = FollowBase & Pick<LedgerReader, "getLedgerInfo" | "getResource" | "readResources" | "readModulesVersion">;
+
 export class BaseStateService {
   /** What is known stored or absent (bounded; the store is the truth of what is stored). */
   readonly records: BaseRecords;
@@ -68,7 +74,7 @@ export class BaseStateService {
 
   constructor(
     /** The backend's storage, without the miss checks: what the fetch checks, reads and writes. */
-    private readonly store: Storage,
+    private readonly store: BaseStateStore,
     private readonly client: UpstreamClient,
     private readonly o: BaseStateOptions,
   ) {

@@ -17,10 +17,10 @@
  *   with backoff, and the recovery reported; only a permanent stop ends `run`.
  */
 import { defaultGasConfig } from "../../ledger/gasConfig.js";
-import { FIRST_SYNCED_RECORD } from "../../storage/contracts/followBase.js";
-import type { Storage } from "../../storage/contracts/storage.js";
+import { FIRST_SYNCED_RECORD, type FollowBase } from "../../storage/contracts/followBase.js";
+import type { LedgerReader } from "../../storage/contracts/reader.js";
 import { describeUnknown, IngestError, type ParsedTxn, type UnknownKind } from "../aptosJson.js";
-import { Importer } from "../importer.js";
+import { type ImportStore, Importer } from "../importer.js";
 import { WriterStatus } from "../writerStatus.js";
 import { notJsonError, parseJson, UpstreamClient, UpstreamGarbageError, type UpstreamResponse, UpstreamUnavailableError } from "./client.js";
 import { PageParser, type PendingPage, pageTxns } from "./pages.js";
@@ -176,6 +176,9 @@ async function blockStartAtHeight(client: UpstreamClient, height: bigint): Promi
   return u64(json as Json, "first_version", `block at height ${height}`);
 }
 
+/** What the follower writes through: the importer's store, the base bookkeeping, and the stored chain id it checks. */
+export type FollowStore = ImportStore & FollowBase & Pick<LedgerReader, "getChainId">;
+
 export class Follower {
   private stopping = false;
   /** The ledger's chain id, once known: every head and page must carry it. */
@@ -198,7 +201,7 @@ export class Follower {
   private readonly pages = new PageParser();
 
   constructor(
-    private readonly store: Storage,
+    private readonly store: FollowStore,
     private readonly client: UpstreamClient,
     private readonly o: FollowerOptions,
   ) {
