@@ -7,35 +7,27 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Storage } from "../storage/contracts/storage.js";
 import type { BlockWrite, PreparedBlock } from "../storage/contracts/writer.js";
 import { SqliteStore } from "../storage/sqlite/SqliteStore.js";
 import { DevnetChain, defaultDevnetChainOptions } from "./devnet/chain.js";
-import { Importer } from "./importer.js";
+import { type ImportStore, Importer } from "./importer.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-importer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/**
- * `store` whose commits fail whenever `fail()` says so, and whose batches' preparations whenever
- * `failPrepare()` does; `batched` false hides the batched calls (the Importer then commits block by block).
- */
-function flaky(store: SqliteStore, fail: () => boolean, failPrepare: () => boolean, batched: boolean): Storage {
+/** `store` whose commits fail whenever `fail()` says so, and whose batches' preparations whenever `failPrepare()` does. */
+function flaky(store: SqliteStore, fail: () => boolean, failPrepare: () => boolean): ImportStore {
   const boom = async () => {
     throw new Error("database is locked");
   };
   return new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop === "commitBlocks" || prop === "prepareBlocks" || prop === "commitPrepared") {
-        if (!batched) return undefined;
-        if (prop === "prepareBlocks") return (ws: BlockWrite[]) => (failPrepare() ? boom() : target.prepareBlocks(ws));
-        if (prop === "commitPrepared") return (bs: PreparedBlock[]) => (fail() ? boom() : target.commitPrepared(bs));
-      }
-      if (prop === "commitBlock") return (w: Parameters<Storage["commitBlock"]>[0]) => (fail() ? boom() : target.commitBlock(w));
+      if (prop === "prepareBlocks") return (ws: BlockWrite[]) => (failPrepare() ? boom() : target.prepareBlocks(ws));
+      if (prop === "commitPrepared") return (bs: PreparedBlock[]) => (fail() ? boom() : target.commitPrepared(bs));
       const v = Reflect.get(target, prop, receiver);
       return typeof v === "function" ? v.bind(target) : v;
     },
-  }) as Storage;
+  });
 }
 
 /**
@@ -43,7 +35,7 @@ function flaky(store: SqliteStore, fail: () => boolean, failPrepare: () => boole
  * where `failing` fails: the second batch's preparation, or the first batch's write. Records the
  * batches written.
  */
-function overlapping(store: SqliteStore, failing: "prepare" | "write"): { store: Storage; written: PreparedBlock[][]; heal: () => void } {
+function overlapping(store: SqliteStore, failing: "prepare" | "write"): { store: ImportStore; written: PreparedBlock[][]; heal: () => void } {
   let prepares = 0;
   let healed = false;
   let secondPrepared!: () => void;
@@ -73,7 +65,7 @@ function overlapping(store: SqliteStore, failing: "prepare" | "write"): { store:
       const v = Reflect.get(target, prop, receiver);
       return typeof v === "function" ? v.bind(target) : v;
     },
-  }) as Storage;
+  }) as ImportStore;
   return { store: wrapped, written, heal: () => (healed = true) };
 }
 
@@ -98,36 +90,34 @@ describe("Importer under failing commits", () => {
   const txns = [...chain.genesis()];
   for (let b = 0; b < BLOCKS; b++) txns.push(...chain.nextBlock(1_700_000_000_000_000n + BigInt(b)));
 
-  for (const batched of [true, false]) {
-    it(`retries the same transaction or finish until it commits, leaving no gap (${batched ? "commitBlocks" : "commitBlock"})`, async () => {
-      const db = join(dir, `${batched}.db`);
-      const real = new SqliteStore(db);
-      let calls = 0;
-      let prepares = 0;
-      // Two of every three commit attempts fail, and one of every three preparations of a batch.
-      const store = flaky(real, () => calls++ % 3 !== 2, () => prepares++ % 3 === 0, batched);
-      const imp = await Importer.open(store, 4);
-      const pushes = { failures: 0 };
-      for (const t of txns) await retry(() => imp.push(t), pushes);
-      const finish = { failures: 0 };
-      await retry(() => imp.finish(), finish);
-      // Commits failed both inside a push (a block start flushing the queue) and in finish.
-      expect(pushes.failures).toBeGreaterThan(0);
-      expect(finish.failures).toBeGreaterThan(0);
-      const info = await real.getLedgerInfo(true);
-      expect(info!.ledgerVersion).toBe(BigInt(txns.length - 1));
-      expect(info!.blockHeight).toBe(BigInt(BLOCKS));
-      const fps = await real.getFingerprints(0n, info!.ledgerVersion);
-      expect(fps.map((f) => f.version)).toEqual(txns.map((_, i) => BigInt(i)));
-      for (let h = 1n; h <= BigInt(BLOCKS); h++) {
-        const [b, prev] = [await real.getBlockByHeight(h), await real.getBlockByHeight(h - 1n)];
-        expect(b!.firstVersion, `block ${h}`).toBe(prev!.lastVersion + 1n);
-      }
-      expect(imp.stats.committedTxns).toBe(txns.length);
-      expect(imp.stats.committedBlocks).toBe(BLOCKS + 1);
-      await real.close();
-    });
-  }
+  it("retries the same transaction or finish until it commits, leaving no gap", async () => {
+    const db = join(dir, "flaky.db");
+    const real = new SqliteStore(db);
+    let calls = 0;
+    let prepares = 0;
+    // Two of every three commit attempts fail, and one of every three preparations of a batch.
+    const store = flaky(real, () => calls++ % 3 !== 2, () => prepares++ % 3 === 0);
+    const imp = await Importer.open(store, 4);
+    const pushes = { failures: 0 };
+    for (const t of txns) await retry(() => imp.push(t), pushes);
+    const finish = { failures: 0 };
+    await retry(() => imp.finish(), finish);
+    // Commits failed both inside a push (a block start flushing the queue) and in finish.
+    expect(pushes.failures).toBeGreaterThan(0);
+    expect(finish.failures).toBeGreaterThan(0);
+    const info = await real.getLedgerInfo(true);
+    expect(info!.ledgerVersion).toBe(BigInt(txns.length - 1));
+    expect(info!.blockHeight).toBe(BigInt(BLOCKS));
+    const fps = await real.getFingerprints(0n, info!.ledgerVersion);
+    expect(fps.map((f) => f.version)).toEqual(txns.map((_, i) => BigInt(i)));
+    for (let h = 1n; h <= BigInt(BLOCKS); h++) {
+      const [b, prev] = [await real.getBlockByHeight(h), await real.getBlockByHeight(h - 1n)];
+      expect(b!.firstVersion, `block ${h}`).toBe(prev!.lastVersion + 1n);
+    }
+    expect(imp.stats.committedTxns).toBe(txns.length);
+    expect(imp.stats.committedBlocks).toBe(BLOCKS + 1);
+    await real.close();
+  });
 
   // 400 blocks, four 5,000-transaction batches: the second is prepared while the first is in flight.
   const few = [...DevnetChain.fresh(defaultDevnetChainOptions).genesis()];
@@ -200,7 +190,7 @@ describe("Importer under failing commits", () => {
         const v = Reflect.get(target, prop, receiver);
         return typeof v === "function" ? v.bind(target) : v;
       },
-    }) as Storage;
+    }) as ImportStore;
     const imp = await Importer.open(store, 4);
     const some = few.slice(0, few.findIndex((t) => (t as { type: string }).type === "block_metadata_transaction") + 40);
     for (const t of some) await imp.push(t);

@@ -226,31 +226,22 @@ export class Importer {
   }
 
   /**
-   * Commits the queued whole blocks (one atomic commit when the store can, else one per block).
-   * The queue is emptied block by block only after each commit succeeded: a throw leaves exactly
-   * the blocks not yet committed, for the next call to commit.
+   * Starts the commit of the queued whole blocks as one batch (one atomic commit), once at most
+   * one other is in flight. A failed commit puts its blocks back in the queue (`settle`), for the
+   * next call to commit.
    */
   private async flush(): Promise<void> {
     await this.settle(COMMITS_IN_FLIGHT - 1);
     if (this.batch.length === 0) return;
-    if (this.store.commitPrepared) {
-      const blocks = this.batch;
-      const prepared = this.store.prepareBlocks(blocks);
-      const before = this.inFlight[this.inFlight.length - 1]?.done;
-      // Written after the batch before it, and never when that failed (this rejects with its error).
-      const done = Promise.all([prepared, before]).then(([p]) => this.store.commitPrepared(p));
-      // Settled by `settle`; never an unhandled rejection meanwhile.
-      done.catch(() => undefined);
-      this.inFlight.push({ blocks, txns: this.batchTxns, done });
-      this.batch = [];
-    } else {
-      while (this.batch.length > 0) {
-        const w = this.batch[0]!;
-        await this.store.commitBlock(w);
-        this.committed(w);
-        this.batch.shift();
-      }
-    }
+    const blocks = this.batch;
+    const prepared = this.store.prepareBlocks(blocks);
+    const before = this.inFlight[this.inFlight.length - 1]?.done;
+    // Written after the batch before it, and never when that failed (this rejects with its error).
+    const done = Promise.all([prepared, before]).then(([p]) => this.store.commitPrepared(p));
+    // Settled by `settle`; never an unhandled rejection meanwhile.
+    done.catch(() => undefined);
+    this.inFlight.push({ blocks, txns: this.batchTxns, done });
+    this.batch = [];
     this.batchTxns = 0;
   }
 
@@ -286,7 +277,7 @@ export class Importer {
   /** Queues the open block, and commits the queue when it is full (retried by the next call). */
   private async queuePending(): Promise<void> {
     this.queueBlock();
-    if (this.batch.length > 0 && (this.batchTxns >= BATCH_TXNS || !this.store.commitPrepared)) await this.flush();
+    if (this.batch.length > 0 && this.batchTxns >= BATCH_TXNS) await this.flush();
   }
 
   /** Moves the open block, when there is one, to the commit queue. Synchronous: nothing to fail half-way. */

@@ -603,8 +603,3 @@ export class Follower {
     });
   }
 }
-
-/** Errors that name what went wrong and need no stack: they end the command with their message. */
-export function isFollowStop(e: unknown): boolean {
-  return e instanceof FollowError || e instanceof IngestError || e instanceof UpstreamGarbageError;
-}
