@@ -54,7 +54,7 @@ import { moduleStateKey } from "../src/ledger/stateKey.js";
 import type { BlockWrite } from "../src/storage/contracts/writer.js";
 import type { Storage } from "../src/storage/contracts/storage.js";
 import { PostgresStore, SQL as POSTGRES_SQL } from "../src/storage/postgres/PostgresStore.js";
-import { moduleEntryOf, type ModuleRow } from "../src/storage/shared/rules.js";
+import { moduleEntryOf, type ModuleRow } from "../src/storage/shared/rows.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 import { PgCluster } from "../test/helpers/postgres.js";
 import { OUT, median } from "./common.js";

@@ -30,7 +30,7 @@ import { Forwarding, type MethodsOf } from "../shared/forwarding.js";
 import type { StandbyReads, WireReads } from "../contracts/reader.js";
 import { StandbyWriteError, StorageError, type StorageErrorKind } from "../contracts/errors.js";
 import { prepareBlock } from "../shared/prepareBlock.js";
-import { checkChainId } from "../shared/rules.js";
+import { checkChainId } from "../shared/storedCodes.js";
 import { commitValues } from "./commit.js";
 import { clientConfig, inTransaction, NamedStatements, openPool, poolSender } from "./connection.js";
 import { commitError, storageError } from "./errors.js";

@@ -4,7 +4,7 @@
  */
 import { parseAddress } from "../../ledger/address.js";
 import type { PreparedBlock } from "../shared/prepareBlock.js";
-import { replayKindCode, txnKindCode } from "../shared/rules.js";
+import { replayKindCode, txnKindCode } from "../shared/storedCodes.js";
 import { u64Param } from "./columns.js";
 
 /**

@@ -20,7 +20,7 @@ import type pg from "pg";
 import type { PoolClient } from "pg";
 import type { PruneResult, PruneTarget } from "../contracts/writer.js";
 import { runPrune, type OldestStep } from "../shared/pruneLoop.js";
-import { NOTHING_PRUNED, planPrune, STATE_TABLES } from "../shared/rules.js";
+import { NOTHING_PRUNED, planPrune, STATE_TABLES } from "../shared/prunePlan.js";
 import { u64FromColumn, u64Param } from "./columns.js";
 import { breaksConnection, storageError } from "./errors.js";
 import { existingPartitions, partitionName, partitionOf } from "./partitions.js";

@@ -16,7 +16,6 @@ import {
   fingerprintOf,
   LEDGER_COLUMNS,
   ledgerInfoOf,
-  memoKeys,
   moduleEntryOf,
   snapshotValue,
   summaryOf,
@@ -28,7 +27,8 @@ import {
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
-} from "../shared/rules.js";
+} from "../shared/rows.js";
+import { memoKeys } from "../shared/memoKeys.js";
 import { optionalVersion, PG_COLUMNS, u64FromColumn, u64Param, versionSnapshot } from "./columns.js";
 import type { NamedStatements } from "./connection.js";
 import { askedOnce, ListedCode } from "./listedCode.js";

@@ -1,12 +1,12 @@
 /**
  * The read memo both dialects keep: answers of the reads at the newest position, keyed by read
- * (`memoKeys` in rules.ts), dropped together when the position moves, bounded in bytes (key, value
+ * (`memoKeys.ts`), dropped together when the position moves, bounded in bytes (key, value
  * and a fixed overhead per entry; an entry over MEMO_ENTRY_BYTES is not kept). What makes the
  * answers stale is each dialect's own rule, around it: SQLite's `PRAGMA data_version`
  * (`sqlite/dataVersionMemo.ts`), PostgreSQL's position seen by a recent read (`postgres/positionMemo.ts`).
  */
 import { LRUCache } from "lru-cache";
-import { MEMO_BYTES, MEMO_ENTRY_BYTES, memoEntrySize } from "./rules.js";
+import { MEMO_BYTES, MEMO_ENTRY_BYTES, memoEntrySize } from "./memoKeys.js";
 
 export class AnswerMemo<V extends object> {
   private readonly answers = new LRUCache<string, V>({ maxSize: MEMO_BYTES, maxEntrySize: MEMO_ENTRY_BYTES });

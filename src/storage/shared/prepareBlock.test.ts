@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { codeHash } from "../../ledger/codeHash.js";
 import { keepLastWrites, prepareBlock } from "./prepareBlock.js";
 import { packResourceValue, unpackResourceValue } from "./resourceValue.js";
-import { storedAbiText } from "./rules.js";
+import { storedAbiText } from "./storedCodes.js";
 import type { BlockWrite } from "../contracts/writer.js";
 
 const addr = (b: number) => new Uint8Array(32).fill(b);

@@ -6,7 +6,7 @@
 import { codeHash } from "../../ledger/codeHash.js";
 import type { BlockWrite, ModuleWrite, PreparedBlock, PreparedModuleWrite, PreparedState, ResourceWrite } from "../contracts/writer.js";
 import { packResourceValue } from "./resourceValue.js";
-import { storedAbiText } from "./rules.js";
+import { storedAbiText } from "./storedCodes.js";
 
 /** A module write with its code's content hash, and the ABI text stored with the code. */
 export class PreparedModule implements PreparedModuleWrite {

@@ -9,7 +9,7 @@
  * 3. then what the dialect frees besides (SQLite: unused code, free pages).
  */
 import type { PruneResult, PruneTarget } from "../contracts/writer.js";
-import { NOTHING_PRUNED } from "./rules.js";
+import { NOTHING_PRUNED } from "./prunePlan.js";
 
 /** One step of moving the oldest version up: whether it moved, whether it reached the target. */
 export interface OldestStep {

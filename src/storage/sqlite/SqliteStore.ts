@@ -22,7 +22,7 @@ import type { Storage } from "../contracts/storage.js";
 import { Forwarding, type MethodsOf } from "../shared/forwarding.js";
 import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../contracts/errors.js";
 import { keepLastWrites, prepareBlock, prepareKept } from "../shared/prepareBlock.js";
-import { checkChainId } from "../shared/rules.js";
+import { checkChainId } from "../shared/storedCodes.js";
 import { BlockCommitter } from "./commit.js";
 import { openDatabase } from "./connection.js";
 import { FileIdentity } from "./fileIdentity.js";

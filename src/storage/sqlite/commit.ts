@@ -4,7 +4,7 @@
  */
 import type { Database as Db } from "better-sqlite3";
 import type { PreparedBlock, PreparedState } from "../shared/prepareBlock.js";
-import { replayKindCode, txnKindCode } from "../shared/rules.js";
+import { replayKindCode, txnKindCode } from "../shared/storedCodes.js";
 import { timestampToSql, u64ToSql } from "./columns.js";
 import type { Interner } from "./intern.js";
 import type { Statements } from "./statements.js";

@@ -14,7 +14,7 @@ import type { Database as Db, Statement } from "better-sqlite3";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { PruneResult, PruneTarget } from "../contracts/writer.js";
 import { runPrune, type OldestStep, type PruneSteps } from "../shared/pruneLoop.js";
-import { planPrune, STATE_TABLES, type StateTable } from "../shared/rules.js";
+import { planPrune, STATE_TABLES, type StateTable } from "../shared/prunePlan.js";
 import { AUTO_VACUUM_INCREMENTAL } from "./connection.js";
 import type { PruneBatch } from "./options.js";
 import { I64_MAX } from "./columns.js";

@@ -11,19 +11,9 @@ import type { ImmediateReads, ModulesPage, ResourcesPage, Snapshot, SummariesJso
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
 import { resourcesPage, type StoredResource } from "../shared/resourcesPage.js";
 import { unpackResourceValue } from "../shared/resourceValue.js";
-import {
-  blockOf,
-  fingerprintOf,
-  ledgerInfoOf,
-  memoKeys,
-  snapshotValue,
-  summaryOf,
-  summaryRange,
-  summaryWindow,
-  userTxnGasOf,
-  type ModuleCodeForm,
-  type SummaryWindow,
-} from "../shared/rules.js";
+import { blockOf, fingerprintOf, ledgerInfoOf, snapshotValue, summaryOf, userTxnGasOf, type ModuleCodeForm } from "../shared/rows.js";
+import { memoKeys } from "../shared/memoKeys.js";
+import { summaryRange, summaryWindow, type SummaryWindow } from "../shared/summaryWindow.js";
 import { SQLITE_COLUMNS, timestampToSql, u64FromSql, versionParam, versionSnapshot } from "./columns.js";
 import type { DataVersionMemo } from "./dataVersionMemo.js";
 import type { Statements } from "./statements.js";

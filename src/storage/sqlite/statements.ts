@@ -6,14 +6,14 @@ import type { Database as Db, Statement } from "better-sqlite3";
 import {
   ledgerColumnList,
   summaryColumns,
-  txnKindCode,
   type BlockRow,
   type FingerprintRow,
   type LedgerTuple,
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
-} from "../shared/rules.js";
+} from "../shared/rows.js";
+import { txnKindCode } from "../shared/storedCodes.js";
 import { I64_MAX } from "./columns.js";
 
 export const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
@@ -61,7 +61,7 @@ export function prepareStatements(db: Db) {
   const rows = <P extends unknown[], R>(sql: string): Statement<P, R> => db.prepare<P, R>(sql).safeIntegers(true);
   /**
    * Reads as row arrays, for the hot paths (no row object to build): the result type is the
-   * typed tuple one rules.ts mapper reads.
+   * typed tuple one `shared/rows.ts` mapper reads.
    */
   const tuples = <P extends unknown[], R extends unknown[]>(sql: string): Statement<P, R> =>
     db.prepare<P, R>(sql).safeIntegers(true).raw(true);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { summaryRange, summaryWindow } from "./rules.js";
+import { summaryRange, summaryWindow } from "./summaryWindow.js";
 
 describe("summaryWindow", () => {
   it("builds the window whole from the query's four fields and the version, whatever else the query object holds", () => {
