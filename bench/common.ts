@@ -1,4 +1,4 @@
-/** Shared pieces of the benchmarks: child servers, autocannon runs, medians, RESULTS.md sections. */
+/** Shared pieces of the benchmarks: child servers, autocannon runs, medians, the results history's sections. */
 import type autocannon from "autocannon";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -86,9 +86,9 @@ export async function load(opts: autocannon.Options, pid?: number): Promise<Load
   };
 }
 
-/** Replaces (or appends) the section `## title` of bench/RESULTS.md. */
+/** Replaces (or appends) the section `## title` of the results history, bench/results/archive.md. */
 export function writeSection(title: string, body: string): void {
-  const path = `${ROOT}bench/RESULTS.md`;
+  const path = `${ROOT}bench/results/archive.md`;
   let text = existsSync(path) ? readFileSync(path, "utf8") : "# Benchmark results\n";
   const head = `## ${title}\n`;
   const start = text.indexOf(head);

@@ -28,7 +28,7 @@
  *
  * - `--perf-map`: the servers run with Node's `--perf-basic-prof`, and each dump (a row's counted
  *   requests, `bench/out/callgrind/<size>-b<build>-r<repetition>-row<row>.<pid>.1-<thread>`) gets a copy with
- *   its JavaScript named (bench/callgrindNames.mjs) for `callgrind_annotate --inclusive=yes`.
+ *   its JavaScript named (bench/tools/callgrindNames.mjs) for `callgrind_annotate --inclusive=yes`.
  *
  * - `--cache-sim`: callgrind also simulates the caches and the branch predictor (`--cache-sim=yes
  *   --branch-sim=yes`), and a third table gives the main thread's misses a request (first-level
@@ -240,7 +240,7 @@ async function measureRow(build: Build, db: string, row: Row, seed: number, tag:
     await new Promise((r) => s.child.once("exit", r));
     if (PERF_MAP) {
       const dumps = readdirSync(DUMPS).filter((f) => f.startsWith(s.prefix.slice(DUMPS.length)) && /\.\d+-\d+$/.test(f));
-      execFileSync(process.execPath, [`${ROOT}bench/callgrindNames.mjs`, ...dumps.map((f) => `${DUMPS}${f}`)], { stdio: "inherit" });
+      execFileSync(process.execPath, [`${ROOT}bench/tools/callgrindNames.mjs`, ...dumps.map((f) => `${DUMPS}${f}`)], { stdio: "inherit" });
     }
   }
 }

@@ -10,7 +10,7 @@
  *   each on its own loopback port, all started before measuring.
  * - Load: autocannon (10 connections) from this process. For every operation the rounds
  *   alternate the three servers, so noise hits all of them alike; medians are reported.
- * - Writes the "PostgreSQL" section of bench/RESULTS.md (other sections are kept).
+ * - Writes the "PostgreSQL" section of bench/results/archive.md (other sections are kept).
  *
  * Runtime about 3 minutes with the defaults (4 operations x 3 servers x 3 rounds x 4 s, plus
  * import and warm-up).
@@ -195,9 +195,9 @@ const OPS: Array<{ name: string; opts: (base: string) => autocannon.Options }> =
   { name: "GET /v1/estimate_gas_price", opts: (b) => ({ url: `${b}/estimate_gas_price` }) },
 ];
 
-/** Replaces (or appends) the section `## title` of bench/RESULTS.md, keeping the others. */
+/** Replaces (or appends) the section `## title` of bench/results/archive.md, keeping the others. */
 function writeSection(title: string, body: string): void {
-  const path = `${ROOT}bench/RESULTS.md`;
+  const path = `${ROOT}bench/results/archive.md`;
   let text = existsSync(path) ? readFileSync(path, "utf8") : "# Benchmark results\n";
   const head = `## ${title}\n`;
   const section = `${head}\n${body.trim()}\n\n`;

@@ -16,7 +16,7 @@
  *   processes (postmaster and all its children: backends, WAL sender, checkpointer…) and of the
  *   standby's (backends, startup/replay, WAL receiver). On this 2-core machine everything shares the
  *   cores, so the figure that carries over is CPU per request, and what the primary was spared.
- * - Writes the "PostgreSQL hot standby (issue 33)" section of bench/RESULTS.md.
+ * - Writes the "PostgreSQL hot standby (issue 33)" section of bench/results/archive.md.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";

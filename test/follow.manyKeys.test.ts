@@ -2,7 +2,7 @@
  * 100,000 distinct missing table keys through a replica (`serve --follow`, the built CLI, a real
  * SQLite file, real HTTP), against a fake upstream that answers each with its own 404
  * `table_item_not_found` at once: every key is asked upstream once and answered 404, and neither
- * the node's memory nor its file grows with them (README, "The replica's base state, decided").
+ * the node's memory nor its file grows with them (docs/following.md, "The replica's base state, decided").
  * The requests come from many client addresses (`X-Forwarded-For` behind `--trust-proxy`), so
  * the fairness bound, which this test is not about, never refuses one.
  */

@@ -35,7 +35,7 @@ const SUPPORTED = ["br", "gzip", "deflate", "identity"];
  * Every encoding is made at its fastest level first: most bodies are sent once (a page of a random
  * account or version, a body made per request), so a miss pays the least CPU for its bytes. For
  * brotli that is quality 0, its one-pass compressor: no more instructions than quality 1 and less
- * time, for about a tenth more bytes; zlib's is level 1 (bench/RESULTS.md, "Measurements behind
+ * time, for about a tenth more bytes; zlib's is level 1 (bench/results/archive.md, "Measurements behind
  * the code's choices" and "API overhead against the floor"). A body sent again and again is worth
  * the best level once, made off the event loop: see `EncodedBody`.
  */

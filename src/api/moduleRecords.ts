@@ -7,7 +7,7 @@
  * the order they were written (a ring), with an index from hash to place: keeping a record
  * allocates nothing the garbage collector tracks beyond its index entry, and one overwritten frees
  * nothing (a buffer a record made the collector trace and free every evicted record:
- * bench/RESULTS.md, issue 35 part R). A record listed again when it is among the oldest quarter is
+ * bench/results/archive.md, issue 35 part R). A record listed again when it is among the oldest quarter is
  * written again at the newest end, so a module pages keep listing stays.
  *
  * The ABI is the text storage keeps with the bytecode (`ModuleEntry.abi`, computed when the code

@@ -144,7 +144,7 @@ export interface Answer {
    * The answer is this error (sent as every error is, with `NodeContext.sendError`): for an
    * operation whose error is a common answer, such as the 404 of a missing table item. Returned,
    * not thrown: a throw makes V8 walk the stack frames even when the error is caught, which costs
-   * more than the rest of such a request (bench/RESULTS.md).
+   * more than the rest of such a request (bench/results/archive.md).
    */
   error?: ApiError;
 }

@@ -10,7 +10,7 @@
  * eviction and the garbage collection of bodies nobody reads again, and push out the pages that
  * are asked for again. That holds while the cache still has room too: a fresh node that kept every
  * page would spend its first megabytes storing pages nobody reads again, its heap growing with each
- * (bench/RESULTS.md, "Measurements behind the code's choices").
+ * (bench/results/archive.md, "Measurements behind the code's choices").
  */
 import { LRUCache } from "lru-cache";
 import type { EncodedBody } from "./compression.js";
@@ -28,7 +28,7 @@ export interface Page<M> {
  * 32-bit hashes of it) in an open-addressed table of numbers, not as a string in a `Set`: on
  * traffic that misses, a `Set` of many thousands of keys costs each lookup several cache misses
  * (its buckets and the keys compared along a chain), more time than hashing the key here
- * (bench/RESULTS.md, part T). Two keys with one fingerprint would at worst store a page on its
+ * (bench/results/archive.md, part T). Two keys with one fingerprint would at worst store a page on its
  * first ask; the page cache's keys stay exact.
  */
 export class SeenOnce {

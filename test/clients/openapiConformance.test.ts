@@ -319,7 +319,7 @@ describe(`bodies conform to the reference OpenAPI document (${backend.name})`, (
       if (id === "get_raw_table_item") want.contentTypes["200"] = ["application/x-bcs"];
       expect(shape(mine.get(id)!), id).toEqual(want);
     }
-    // The four state reads: the same tags and parameters (their error statuses differ: 406 for BCS, see README).
+    // The four state reads: the same tags and parameters (their error statuses differ: 406 for BCS, see docs/differences.md).
     for (const id of ["get_account", "get_account_resource", "get_account_resources", "get_account_module"]) {
       const { tags, parameters } = shape(theirs.get(id)!);
       expect({ tags: shape(mine.get(id)!).tags, parameters: shape(mine.get(id)!).parameters }, id).toEqual({ tags, parameters });

@@ -2,7 +2,7 @@
  * The official TypeScript SDK (`@aptos-labs/ts-sdk`, pinned) against a real node on a real port,
  * started with `aptosHeaders: true` (`--aptos-headers`), as its users would run it. Where the SDK
  * misbehaves, the test asserts what really happens, so that a fixed SDK shows up as a failure here
- * and the README's warnings can be revisited.
+ * and the warnings of docs/differences.md can be revisited.
  */
 import aptosClient, { bcsRequest } from "@aptos-labs/aptos-client";
 import {

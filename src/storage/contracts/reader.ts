@@ -93,7 +93,7 @@ export interface SummariesJsonPage {
 
 /**
  * Capability of a reader whose database writes the API's JSON text for less than the rows and the
- * API's own encoding cost (both dialects: bench/RESULTS.md). Its bytes must equal what the API's
+ * API's own encoding cost (both dialects: bench/results/archive.md). Its bytes must equal what the API's
  * serializer writes for the rows the plain reads give: `test/wireReads.test.ts` checks it.
  */
 export interface WireReads {

@@ -2,7 +2,7 @@
  * The PostgreSQL store's staleness rule over the shared memo (`../shared/answerMemo.ts`), for the reads that fix
  * a request's position (`memoLagMs`): the ledger row, and the answers at the newest version of
  * `readTableItem`, `readModulesVersion` and `readSummariesVersion`. Without it each of them is a
- * round trip, made by every request before anything else (bench/RESULTS.md).
+ * round trip, made by every request before anything else (bench/results/archive.md).
  *
  * SQLite checks its memo with `PRAGMA data_version`, in process. PostgreSQL has no such check
  * short of a round trip, so this memo trusts the position the store's reads last saw for `lagMs`:

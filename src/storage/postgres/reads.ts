@@ -92,7 +92,7 @@ export class PostgresReads {
   /**
    * The page in one statement, with the code of every listed module when `code` is given (in
    * `form`), kept for the rows `code` says yes to. The code comes from the module rows the page
-   * reads anyway, where a second statement for it cost a round trip (bench/RESULTS.md). The
+   * reads anyway, where a second statement for it cost a round trip (bench/results/archive.md). The
    * statement leaves out the code of the modules the account's last page listed that `code` does
    * not want (`ListedCode`); those it lists for the first time carry theirs whether wanted or not.
    */

@@ -136,7 +136,7 @@ export const SQL = {
   // row the page reads anyway: the "record" is the JSON `ModuleRecords.record` builds (bytecode
   // instead where the row has no ABI text, as migration 5 left rows it did not fill). No code for
   // the modules whose hash is in $6 (`ListedCode`: the caller holds their records). The page is a
-  // lateral join on the one ledger row, so that row is read once (bench/RESULTS.md).
+  // lateral join on the one ledger row, so that row is read once (bench/results/archive.md).
   modulesPage: `${ACCOUNT_KEYS}
                 ${LEDGER_SELECT}, changed.version AS changed, page.*
                 FROM ledger l

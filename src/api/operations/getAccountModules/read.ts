@@ -39,7 +39,7 @@ export type ModulesVersion = Snapshot<bigint | null> & { rows?: ModuleEntry[] };
  * has not seen, on a store whose reads are round trips, reads its page with the position in one
  * read (`readModules` gives that version as `changed`): one round trip where there were two. A
  * request seen before asks for the position alone: its page is likely cached, and reading it with
- * the position would cost the database the whole page (bench/RESULTS.md).
+ * the position would cost the database the whole page (bench/results/archive.md).
  */
 export function resolveModulesVersion(
   reads: PositionReads,

@@ -6,7 +6,7 @@
  * `callgrind_annotate --inclusive=yes <dump>.named` shows the JavaScript by name, steady-state and
  * in instructions (the dumps of `npm run bench:instructions -- --perf-map`).
  *
- *   node bench/callgrindNames.mjs DUMP... [--map /tmp/perf-PID.map]
+ *   node bench/tools/callgrindNames.mjs DUMP... [--map /tmp/perf-PID.map]
  *
  * The map file is read from the dump's `pid:` line unless given.
  */

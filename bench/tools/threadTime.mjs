@@ -1,6 +1,6 @@
 /**
- * Where a server's CPU time goes by thread, under one request mix of bench/profileMiss.mjs's after a
- * long warm-up: `node bench/threadTime.mjs --row summaries-25 [--floor] [--db FILE] [--warmup 20]
+ * Where a server's CPU time goes by thread, under one request mix of bench/tools/rowMixes.mjs after a
+ * long warm-up: `node bench/tools/threadTime.mjs --row summaries-25 [--floor] [--db FILE] [--warmup 20]
  * [--duration 10] [--dist DIR] [--node-args "--max-semi-space-size=16"] [--server-args "..."]
  * [--perf FILE] [--strace FILE] [--rate N] [--connections 10] [--log FILE]`.
  *
@@ -20,7 +20,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { option, rowMixes, serverUrl } from "./rowMixes.mjs";
 
-const ROOT = new URL("../", import.meta.url).pathname;
+const ROOT = new URL("../../", import.meta.url).pathname;
 const argv = process.argv.slice(2);
 const FLOOR = argv.includes("--floor");
 const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);

@@ -6,7 +6,7 @@
  * rate by its own load generator on core 1, so both see the same co-runners; their ratio is the
  * figure, over rounds that alternate which one starts first.
  *
- *   node bench/pairTime.mjs --row summaries-25 [--db FILE] [--rounds 5] [--warmup 10] [--duration 8]
+ *   node bench/tools/pairTime.mjs --row summaries-25 [--db FILE] [--rounds 5] [--warmup 10] [--duration 8]
  *        [--rate 1000] --a "node:--single-threaded-gc" --b "node:" [--a-dist DIR] [--b-dist DIR]
  *        [--a-row ROW] [--b-row ROW] [--a-node PATH] [--b-node PATH]
  *
@@ -14,14 +14,14 @@
  * FLAGS), `floor:FLAGS` (bench/floorServer.ts) or `fastify:FLAGS` (the floor behind a bare Fastify); `--a-dist`/`--b-dist` serve another checkout's
  * build; `--a-row`/`--b-row` give a side a row of its own (the compressed miss against the plain
  * one, on two servers of the same build); `--a-node`/`--b-node` run a side's server on another Node
- * binary (a build on one Node line against another; by default the node running this script). Rows: those of bench/threadTime.mjs. CPU time is every thread's (`/proc/PID/task/TID/schedstat`).
+ * binary (a build on one Node line against another; by default the node running this script). Rows: those of bench/tools/rowMixes.mjs. CPU time is every thread's (`/proc/PID/task/TID/schedstat`).
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { option, rowMixes, serverUrl } from "./rowMixes.mjs";
 
-const ROOT = new URL("../", import.meta.url).pathname;
+const ROOT = new URL("../../", import.meta.url).pathname;
 const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);
 const ROW = option("row", "summaries-25");
 const ROUNDS = Number(option("rounds", "5"));

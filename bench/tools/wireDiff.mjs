@@ -1,7 +1,7 @@
 /**
  * The same requests to two builds over the same ledger, answers compared byte for byte (status,
  * headers but `date` and `x-request-id`, body as sent): a change to the miss path must not change
- * the wire. `node bench/wireDiff.mjs --db bench/out/scale-1000000.db --compare DIR [--requests 3000]`
+ * the wire. `node bench/tools/wireDiff.mjs --db bench/out/scale-1000000.db --compare DIR [--requests 3000]`
  * (DIR: another checkout with a build, e.g. a worktree of main). The requests are the random rows of
  * bench/scale.bench.ts (from `<db>.targets.json`), JSON and BCS, plain and compressed, a few bad
  * inputs, and the modules pages of every account with modules at a few versions, followed by cursor.
@@ -15,7 +15,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { readFileSync } from "node:fs";
 import { option, serverUrl } from "./rowMixes.mjs";
 
-const ROOT = new URL("../", import.meta.url).pathname;
+const ROOT = new URL("../../", import.meta.url).pathname;
 const argv = process.argv.slice(2);
 const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);
 const COMPARE = option("compare", null);

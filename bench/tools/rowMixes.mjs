@@ -1,6 +1,6 @@
 /**
- * What the plain-node bench scripts (profileMiss, threadTime, pairTime, wireDiff, v8SlowPaths,
- * pageCacheMemory) share: their `--name value` options, a started server's URL, and the request mixes of bench:scale's rows by short name,
+ * What the plain-node bench tools (threadTime, pairTime, wireDiff) share: their `--name value`
+ * options, a started server's URL, and the request mixes of bench:scale's rows by short name,
  * drawn from the targets scale.bench.ts saves beside a ledger (`<db>.targets.json`).
  */
 
