@@ -1,4 +1,4 @@
-import type { ImmediateReads } from "../storage/reader.js";
+import type { ImmediateReads } from "../storage/pageReads.js";
 
 /**
  * A value now or later: what version resolution passes on when the store may answer in the

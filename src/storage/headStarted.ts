@@ -26,7 +26,8 @@ import { toHex } from "../ledger/address.js";
 import type { LedgerInfo, ModuleEntry } from "../ledger/types.js";
 import { type BaseStateKey, StateBeforeBaseError, StorageUnavailableError } from "./errors.js";
 import { FIRST_SYNCED_RECORD } from "./followBase.js";
-import type { FollowLagReport, ModulesPage, ResourcesPage, Snapshot, StandbyReads, WantsCode, WireReads } from "./reader.js";
+import type { FollowLagReport, ModulesPage, ResourcesPage, Snapshot, StandbyReads } from "./reader.js";
+import type { WantsCode, WireReads } from "./pageReads.js";
 import type { Storage } from "./storage.js";
 
 /**

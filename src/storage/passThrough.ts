@@ -5,25 +5,25 @@
  * both stores.
  */
 import type { BlockInfo, ModuleEntry, UserTxnGas } from "../ledger/types.js";
-import type { LedgerReader, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, WantsCode } from "./reader.js";
+import type { LedgerReader, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery } from "./reader.js";
+import type { PageReads, WantsCode } from "./pageReads.js";
 import type { BaseStateWrite, FollowBase, StateKeyRef } from "./followBase.js";
 import type { BlockWrite, LedgerWriter, PreparedBlock, StoredTxnFingerprint } from "./writer.js";
 
 /** What a dialect's reads object answers for its store. */
 export type PassedReads = Pick<
   LedgerReader,
-  | "readModules"
   | "getModuleCode"
   | "readSummaries"
   | "readResource"
   | "readResources"
-  | "readModule"
   | "getResource"
   | "getBlockByVersion"
   | "getBlockByHeight"
   | "getFirstBlockAtOrAfter"
   | "getUserTxnGas"
 > &
+  Pick<PageReads, "readModules" | "readModule"> &
   Pick<LedgerWriter, "getFingerprints">;
 
 export abstract class PassThrough implements PassedReads, FollowBase {

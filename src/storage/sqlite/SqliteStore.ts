@@ -17,7 +17,8 @@
 import type { Database as Db } from "better-sqlite3";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../writer.js";
-import type { ImmediateReads, Snapshot, WireReads } from "../reader.js";
+import type { Snapshot } from "../reader.js";
+import type { ImmediateReads, WireReads } from "../pageReads.js";
 import type { Storage } from "../storage.js";
 import { PassThrough } from "../passThrough.js";
 import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../errors.js";

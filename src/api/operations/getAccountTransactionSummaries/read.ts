@@ -4,7 +4,8 @@
  * before) and the page's read.
  */
 import type { LedgerInfo } from "../../../ledger/types.js";
-import type { Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery } from "../../../storage/reader.js";
+import type { Snapshot, SummariesPage, SummaryQuery } from "../../../storage/reader.js";
+import type { SummariesJsonPage } from "../../../storage/pageReads.js";
 import type { NodeContext } from "../../context.js";
 import { ApiError } from "../../errors.js";
 import type { PositionReads } from "../../operation.js";
