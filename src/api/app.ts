@@ -5,11 +5,10 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { pino } from "pino";
-import type { Storage } from "../storage/storage.js";
 import { typedKind } from "../storage/errors.js";
 import { EncodedBody } from "./compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
-import { NodeContext } from "./context.js";
+import { NodeContext, type ApiStore } from "./context.js";
 import { arrivalHook, operationHandler, stampArrival, strictBody } from "./handler.js";
 import { ApiError, clip } from "./errors.js";
 import { NodeMetrics, type OperationMetrics } from "./metrics.js";
@@ -44,7 +43,8 @@ function openApiFormats(ajv: { addFormat(name: string, format: true): unknown })
 }
 
 export interface BuildAppOptions {
-  store: Storage;
+  /** The ledger's reads and the page strategy's (a `Storage` is both). */
+  store: ApiStore;
   config?: Partial<ApiConfig>;
   /** pino options, or false for silence (tests). */
   logger?: boolean | object;
@@ -65,7 +65,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   const log = createLogger(opts.logger ?? false);
   const ctx = new NodeContext(opts.store, config, log);
   let openConnections = () => 0;
-  const metrics = new NodeMetrics({ store: opts.store, pages: ctx.pages, openConnections: () => openConnections() });
+  const metrics = new NodeMetrics({ store: opts.store, pages: ctx.pages.cache, openConnections: () => openConnections() });
   ctx.metrics = metrics;
   ctx.onStorageError = (status) => metrics.storageErrors.inc({ status: String(status) });
   // Node refuses a headers timeout longer than the request timeout.

@@ -7,11 +7,11 @@
  * 2. resolve the version: read the ledger position, with what the operation's `resolve` reads in
  *    the same snapshot, and judge the requested versions against it (`refusedVersions`: 404 above
  *    the newest, 410 below the oldest kept);
- * 3. read: the page the page cache holds under the operation's `pageKey`, else its `read`;
+ * 3. read: the page the page cache holds under the operation's `pageKey` (`Pages.cached`), else its `read`;
  * 4. encode: the operation's `encode`, in the negotiated format (a page is offered to the cache);
  * 5. send: check the versions again against the position the answer is exact for, then send it
  *    with the ledger headers, its content type and, when asked for, compressed.
- * Version resolution is where the store may answer in the calling turn (`LedgerStore.immediate`):
+ * Version resolution is where the store may answer in the calling turn (`Pages.positions`):
  * a memoized position and a cached page are sent without a promise. Store failures become the one
  * error class here, whichever step they happen in, and an error of the class is sent from here too.
  */
@@ -21,7 +21,7 @@ import type { LedgerInfo } from "../ledger/types.js";
 import { EncodedBody } from "./compression.js";
 import type { NodeContext, RouteConfig } from "./context.js";
 import { ApiError, quote } from "./errors.js";
-import { after, type Later } from "./later.js";
+import { after, type NowOrLater } from "./pages/nowOrLater.js";
 import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
 import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type Position } from "./operation.js";
 import { addressPath, checkDecimalQuery, identifierPath, paramKind, type ParamKind, structTagPath, u64Query } from "./params.js";
@@ -191,12 +191,6 @@ export function strictBody(op: AnyOperation): preValidationHookHandler | undefin
   };
 }
 
-/** The cached form of a page: its body, and what an answer sends or checks besides it. */
-interface CachedPage {
-  cursor: string | null | undefined;
-  firstVersion: bigint | null | undefined;
-}
-
 /** Whether two positions answer the same: the same newest and oldest versions. */
 function samePosition(a: LedgerInfo, b: LedgerInfo): boolean {
   return a === b || (a.ledgerVersion === b.ledgerVersion && a.oldestVersion === b.oldestVersion);
@@ -209,7 +203,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const pageKey = op.pageKey?.(ctx);
   const { resolve, settledAt, settledRead } = op;
   // (a settled page is read with the position only where the position is a round trip of its own)
-  const readsSettledPages = settledRead !== undefined && ctx.store.immediate === null;
+  const readsSettledPages = settledRead !== undefined && ctx.pages.roundTrips;
   const parseParams = inputParser(propertyKinds(op.params));
   const parseQuery = inputParser(propertyKinds(op.query));
   const parseBody = inputParser(propertyKinds(op.body));
@@ -225,9 +219,9 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   let lastJson: unknown;
   let lastText = "";
   // Each step runs in the same turn as the one before while the store answers at once
-  // (`Storage.immediate`): a memoized read is answered without a promise per step.
-  return function handleOperation(req: FastifyRequest, reply: FastifyReply): Later<undefined> {
-    let done: Later<undefined>;
+  // (`Pages.positions`): a memoized read is answered without a promise per step.
+  return function handleOperation(req: FastifyRequest, reply: FastifyReply): NowOrLater<undefined> {
+    let done: NowOrLater<undefined>;
     try {
       done = steps(req, reply);
     } catch (e) {
@@ -236,7 +230,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     return done instanceof Promise ? done.catch((e: unknown) => failed(req, reply, e)) : done;
   };
 
-  function steps(req: FastifyRequest, reply: FastifyReply): Later<undefined> {
+  function steps(req: FastifyRequest, reply: FastifyReply): NowOrLater<undefined> {
     // 1. validate
     const input: Input<unknown, unknown, unknown> = {
       params: parseParams(req.params) as never,
@@ -250,18 +244,14 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     }
     // 2. resolve the version
     const requested = requestedVersions(input.query as Record<string, bigint | undefined>);
-    return after(resolveVersion(input, requested.at, format, req.ip), (at): Later<undefined> => {
+    return after(resolveVersion(input, requested.at, format, req.ip), (at): NowOrLater<undefined> => {
       const refused = refusedVersions(at.info, requested);
       if (refused) return ctx.sendError(req, reply, refused, refused, route);
       // 3. read: the page the cache holds, else the operation's read
       if (pageKey === undefined) return readAndSend(req, reply, input, format, requested, at, null);
       const key = pageKey(input, at, format);
-      const page = ctx.pages.get<CachedPage>(key);
-      const first = page?.meta.firstVersion;
-      // a page serves until pruning passes its first version
-      if (page && (first === undefined || first === null || first >= at.info.oldestVersion)) {
-        return send(req, reply, format, requested, at.info, { body: page.body, cursor: page.meta.cursor }, null, false);
-      }
+      const page = ctx.pages.cached(key, at.info);
+      if (page) return send(req, reply, format, requested, at.info, { body: page.body, cursor: page.meta.cursor }, null, false);
       return readAndSend(req, reply, input, format, requested, at, key);
     });
   }
@@ -272,13 +262,13 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
    * `settledAt` names a committed version for (unless `settledRead` reads its page with it).
    * `client`: the address of the client asking (`NodeContext.readWithBase`).
    */
-  function resolveVersion(input: Input<unknown, unknown, unknown>, version: bigint | undefined, format: WireFormat, client: string): Later<Position<unknown>> {
+  function resolveVersion(input: Input<unknown, unknown, unknown>, version: bigint | undefined, format: WireFormat, client: string): NowOrLater<Position<unknown>> {
     const what = () => failureText(input);
     const settled = settledAt?.(input);
     if (resolve === undefined || settled !== undefined) {
       const withPage = readsSettledPages && settled !== undefined ? settledRead!(input, format, ctx) : undefined;
       if (withPage !== undefined) return resolvedBy(withPage, version, what, client);
-      return after(ctx.readLedger(what, resolve === undefined), (info): Later<Position<unknown>> => {
+      return after(ctx.readLedger(what, resolve === undefined), (info): NowOrLater<Position<unknown>> => {
         if (resolve === undefined || (info !== null && settled! <= info.ledgerVersion)) {
           return { info: nonEmpty(info), version: version ?? nonEmpty(info).ledgerVersion, found: undefined };
         }
@@ -295,12 +285,12 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     format: WireFormat,
     what: () => string,
     client: string,
-  ): Later<Position<unknown>> {
-    return resolvedBy(() => resolve(ctx.reads, input, version, format, ctx), version, what, client);
+  ): NowOrLater<Position<unknown>> {
+    return resolvedBy(() => resolve(ctx.pages.positions, input, version, format, ctx), version, what, client);
   }
 
   /** The position `read` fixes with what it reads in the same snapshot (`Position.found`). */
-  function resolvedBy(read: () => Later<{ info: LedgerInfo } | null>, version: bigint | undefined, what: () => string, client: string): Later<Position<unknown>> {
+  function resolvedBy(read: () => NowOrLater<{ info: LedgerInfo } | null>, version: bigint | undefined, what: () => string, client: string): NowOrLater<Position<unknown>> {
     return after(ctx.readSnapshot(read, what, client), (found) => ({ info: found.info, version: version ?? found.info.ledgerVersion, found }));
   }
 
@@ -311,7 +301,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
    * (`refusedVersions`, `Answer.error`). Anything else goes to the app's error handler, which maps
    * it to the class first; all of them are sent with `NodeContext.sendError`.
    */
-  function failed(req: FastifyRequest, reply: FastifyReply, e: unknown): Later<undefined> {
+  function failed(req: FastifyRequest, reply: FastifyReply, e: unknown): NowOrLater<undefined> {
     if (!(e instanceof ApiError)) throw e;
     return ctx.sendError(req, reply, e, e, route);
   }
@@ -325,7 +315,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     requested: RequestedVersions,
     at: { info: LedgerInfo | null } | null,
     key: string | null,
-  ): Later<undefined> {
+  ): NowOrLater<undefined> {
     const info = at?.info ?? null;
     const value = ctx.readWithBase(
       () => read(input, at, format),
@@ -347,15 +337,13 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     answer: Answer,
     key: string | null,
     read: boolean,
-  ): Later<undefined> {
+  ): NowOrLater<undefined> {
     const refused = answer.error ?? (answer.exactAt ? refusedVersions(answer.exactAt, requested) : null);
     if (refused) return ctx.sendError(req, reply, refused, refused, route);
     const exactAt = answer.exactAt ?? at;
     // A page read at another position than the key's (a block or a prune came in between) may not
     // be the page of this key: sent, not cached.
-    if (key !== null && answer.body instanceof EncodedBody && exactAt !== null && at !== null && samePosition(exactAt, at)) {
-      ctx.pages.offer<CachedPage>(key, { body: answer.body, meta: { cursor: answer.cursor, firstVersion: answer.firstVersion } });
-    }
+    if (key !== null && exactAt !== null && at !== null && samePosition(exactAt, at)) ctx.pages.offer(key, answer);
     const ledger = ledgerHeaders && exactAt ? ctx.headers.ledger(exactAt) : undefined;
     // Made for this request: a page read (not the cache's), or a body that is not one the app holds (the spec, an asset).
     const made = read && (key !== null || !(answer.body instanceof EncodedBody));

@@ -12,7 +12,7 @@ import type { EncodedBody } from "./compression.js";
 import type { NodeContext } from "./context.js";
 import type { ApiError } from "./errors.js";
 import { ledgerHeaderSchemas } from "./headers.js";
-import type { Later, PositionReads } from "./later.js";
+import type { NowOrLater, PositionReads } from "./pages/nowOrLater.js";
 
 export type { PositionReads };
 import type { WireFormat } from "./negotiate.js";
@@ -209,7 +209,7 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, L extends Ledg
     version: bigint | undefined,
     format: WireFormat,
     ctx: NodeContext,
-  ) => Later<(T & { info: LedgerInfo }) | null>;
+  ) => NowOrLater<(T & { info: LedgerInfo }) | null>;
   /**
    * A committed version the answer ends at, if the request names one: an answer that ends at or
    * below the ledger's newest version never changes, so the position alone resolves it and
@@ -217,7 +217,7 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, L extends Ledg
    */
   settledAt?: (input: Input<P, Q, B>) => bigint | undefined;
   /**
-   * On a store whose reads are round trips (no `Storage.immediate`), a settled request's read of
+   * On a store whose reads are round trips (`Pages.roundTrips`), a settled request's read of
    * its page with the position (`resolve`'s answer, in one round trip where the position and then
    * the page took two); undefined to resolve it by the position alone (a request the page cache
    * has seen: its page is likely held).

@@ -1,14 +1,14 @@
 /**
- * The store reads of the summaries operation: the version resolution's read (the position and
- * the sender's newest transaction in the window, with the page itself for a request not seen
- * before) and the page's read.
+ * The reads of the summaries operation, through the page strategy (`Pages`): the version
+ * resolution's read (the position and the sender's newest transaction in the window, with the
+ * page itself on a request's first ask, `Pages.firstAsk`) and the page's read.
  */
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { Snapshot, SummariesPage, SummaryQuery } from "../../../storage/reader.js";
 import type { SummariesJsonPage } from "../../../storage/pageReads.js";
 import type { NodeContext } from "../../context.js";
 import { ApiError } from "../../errors.js";
-import type { PositionReads } from "../../operation.js";
+import type { PositionReads } from "../../pages/nowOrLater.js";
 import type { WireFormat } from "../../negotiate.js";
 import type { Position } from "../../operation.js";
 import { pageLimit, settledEnd, summariesPageKey, type SummariesQuery } from "./page.js";
@@ -32,7 +32,7 @@ export type SummariesVersion = Snapshot<bigint | null> & { page?: SummariesPage 
  * `newest` is that version): one round trip where there were two.
  */
 export function resolveSummariesVersion(
-  reads: PositionReads,
+  _reads: PositionReads,
   input: { params: { address: Uint8Array }; query: SummariesQuery },
   _version: bigint | undefined,
   format: WireFormat,
@@ -41,7 +41,7 @@ export function resolveSummariesVersion(
   const { address } = input.params;
   const ask = pageAsk(ctx, address, input.query, format);
   if (ask) return readWithPosition(ctx, ask, format);
-  return reads.readSummariesVersion(address, settledEnd(input.query));
+  return ctx.pages.summariesVersion(address, settledEnd(input.query));
 }
 
 /**
@@ -60,20 +60,15 @@ export function settledSummariesRead(
 
 /** The page with the position it was read at, as version resolution's answer (its `newest` names the page). */
 function readWithPosition(ctx: NodeContext, ask: SummaryQuery, format: WireFormat): Promise<SummariesVersion | null> {
-  return readStorePage(ctx, ask, format).then((snap) => snap && { info: snap.info, value: snap.value.newest, page: snap.value });
+  return ctx.pages.readSummaries(ask, format).then((snap) => snap && { info: snap.info, value: snap.value.newest, page: snap.value });
 }
 
 /** The page to read with the position: on a store whose reads are round trips, for a request the page cache has not seen. */
 function pageAsk(ctx: NodeContext, sender: Uint8Array, query: SummariesQuery, format: WireFormat): SummaryQuery | undefined {
-  if (ctx.store.immediate) return undefined;
+  if (!ctx.pages.roundTrips) return undefined;
   const limit = pageLimit(query, ctx.config);
   if (!ctx.pages.firstAsk(summariesPageKey(sender, query, limit, format, "asked"))) return undefined;
   return { sender, start: query.start_version, end: query.end_version, limit };
-}
-
-/** A page as the store reads it: its JSON where the store writes it (`WireReads`), else its rows. */
-function readStorePage(ctx: NodeContext, q: SummaryQuery, format: WireFormat): Promise<Snapshot<SummariesPage | SummariesJsonPage> | null> {
-  return format === "json" && ctx.store.wire ? ctx.store.wire.readSummaries(q) : ctx.store.readSummaries(q);
 }
 
 /**
@@ -92,7 +87,7 @@ export async function readSummariesPage(
   const found = at.found?.page;
   if (found) return { page: found, info: at.info };
   const q = { sender, start: query.start_version, end: query.end_version, limit: pageLimit(query, ctx.config) };
-  const snapshot = await readStorePage(ctx, q, format);
+  const snapshot = await ctx.pages.readSummaries(q, format);
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   return { page: snapshot.value, info: snapshot.info };
 }

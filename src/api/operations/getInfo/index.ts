@@ -7,7 +7,7 @@
  */
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { FollowLagReport, StandbyReads } from "../../../storage/reader.js";
-import type { Storage } from "../../../storage/storage.js";
+import type { LedgerReader } from "../../../storage/reader.js";
 import { defineOperation, type Answer } from "../../operation.js";
 
 const u64 = { type: "string", format: "uint64" } as const;
@@ -103,7 +103,7 @@ export const getInfo = defineOperation({
 });
 
 /** The stored chain id, or null when there is none or it cannot be read: /v1/info answers without it. */
-async function chainIdOrNull(store: Storage): Promise<number | null> {
+async function chainIdOrNull(store: LedgerReader): Promise<number | null> {
   try {
     return await store.getChainId();
   } catch {
