@@ -14,10 +14,10 @@ const argv = process.argv.slice(2);
 const DB = argv[argv.indexOf("--db") + 1];
 if (argv.indexOf("--db") === -1 || !DB) throw new Error("--db PATH: a copy of a bench ledger, migrated to schema 5");
 const { moduleAbi, moduleAbiJson } = await import(`${ROOT}dist/move/abi.js`);
-const { jsonSerializer } = await import(`${ROOT}dist/api/handler.js`);
-const { ref } = await import(`${ROOT}dist/api/operation.js`);
+const { jsonSerializer } = await import(`${ROOT}dist/api/http/serialize.js`);
+const { ref } = await import(`${ROOT}dist/api/http/operation.js`);
 const { moveModule } = await import(`${ROOT}dist/api/schemas.js`);
-const { ModuleRecords } = await import(`${ROOT}dist/api/moduleRecords.js`);
+const { ModuleRecords } = await import(`${ROOT}dist/api/pages/moduleRecords.js`);
 
 const db = new Database(DB, { readonly: true });
 db.pragma("cache_size = -32768");

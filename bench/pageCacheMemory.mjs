@@ -14,8 +14,8 @@ import { option } from "./rowMixes.mjs";
 const DIST = option("dist", new URL("../", import.meta.url).pathname).replace(/\/?$/, "/");
 const BYTES = Number(option("bytes", "1200"));
 const PAGES = Number(option("pages", "20000"));
-const { PageCache } = await import(`${DIST}dist/api/pageCache.js`);
-const { EncodedBody, Refiner } = await import(`${DIST}dist/api/compression.js`);
+const { PageCache } = await import(`${DIST}dist/api/pages/pageCache.js`);
+const { EncodedBody, Refiner } = await import(`${DIST}dist/api/http/compression.js`);
 
 const cache = new PageCache(64 << 20);
 const refiner = new Refiner();

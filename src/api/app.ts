@@ -6,21 +6,21 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { pino } from "pino";
 import { typedKind } from "../storage/errors.js";
-import { EncodedBody } from "./compression.js";
+import { EncodedBody } from "./http/compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
 import { NodeContext, type ApiStore } from "./context.js";
-import { arrivalHook, operationHandler, stampArrival, strictBody } from "./handler.js";
-import { ApiError, clip } from "./errors.js";
-import { NodeMetrics, type OperationMetrics } from "./metrics.js";
+import { arrivalHook, operationHandler, stampArrival, strictBody } from "./http/operationHandler.js";
+import { ApiError, clip } from "./http/apiError.js";
+import { NodeMetrics, type OperationMetrics } from "./observability/metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
-import { JSON_TYPE } from "./negotiate.js";
-import { paramKinds, queryParamMessage, type ParamKind } from "./params.js";
-import { installProxy, type ProxyOptions } from "./proxy.js";
-import { requestId } from "./requestId.js";
-import { routeSchema, sendsLedgerHeaders, type AnyOperation } from "./operation.js";
+import { JSON_TYPE } from "./http/negotiate.js";
+import { paramKinds, queryParamMessage, type ParamKind } from "./http/params.js";
+import { installProxy, type ProxyOptions } from "./proxy/upstreamProxy.js";
+import { requestId } from "./observability/requestId.js";
+import { routeSchema, sendsLedgerHeaders, type AnyOperation } from "./http/operation.js";
 import { operations } from "./operations/index.js";
 import { DOC_FORMATS, sharedSchemas } from "./schemas.js";
-import { answerRawEvents, capConnections, clientErrorHandler } from "./transport.js";
+import { answerRawEvents, capConnections, clientErrorHandler } from "./http/transport.js";
 
 declare module "fastify" {
   interface FastifyRequest {

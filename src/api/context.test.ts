@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { RecoveryConflictError, StateBeforeBaseError, StatePrunedError, StorageUnavailableError, UpstreamUnavailableError } from "../storage/errors.js";
 import { defaultApiConfig } from "./config.js";
 import { NodeContext, type ApiStore } from "./context.js";
-import { ApiError } from "./errors.js";
+import { ApiError } from "./http/apiError.js";
 import type { LedgerInfo } from "../ledger/types.js";
 
 const info: LedgerInfo = { chainId: 4, ledgerVersion: 9n, oldestVersion: 0n, timestampUsec: 0n, epoch: 1n, blockHeight: 1n, oldestBlockHeight: 0n };

@@ -10,17 +10,17 @@ import { FetchRefusedError, StateBeforeBaseError, StatePrunedError, typedKind } 
 import type { PageReads } from "../storage/pageReads.js";
 import type { LedgerReader } from "../storage/reader.js";
 import { baseRecordName } from "../storage/headStarted.js";
-import { ApiError } from "./errors.js";
-import { ErrorLog } from "./errorLog.js";
-import { headerWriter, type HeaderWriter } from "./headers.js";
+import { ApiError } from "./http/apiError.js";
+import { ErrorLog } from "./observability/errorLog.js";
+import { headerWriter, type HeaderWriter } from "./http/ledgerHeaders.js";
 import type { ApiConfig } from "./config.js";
 import { Pages } from "./pages/pages.js";
-import { Compression, type EncodedBody } from "./compression.js";
+import { Compression, type EncodedBody } from "./http/compression.js";
 import type { WriterStatus } from "../ingest/writerStatus.js";
-import type { NodeMetrics } from "./metrics.js";
+import type { NodeMetrics } from "./observability/metrics.js";
 import { after, guard, type NowOrLater } from "./pages/nowOrLater.js";
-import { JSON_TYPE } from "./negotiate.js";
-import { ResponseHead } from "./responseHead.js";
+import { JSON_TYPE } from "./http/negotiate.js";
+import { ResponseHead } from "./http/responseHead.js";
 
 /**
  * Fetches the state a replica's read missed (`StateBeforeBaseError`) and stores it, so the read

@@ -5,8 +5,8 @@ import { moduleAbi, moduleAbiJson, type MoveModuleAbi } from "../../move/abi.js"
 import type { ModuleEntry } from "../../ledger/types.js";
 import { closeJoined, ModuleRecords } from "./moduleRecords.js";
 import { genesisModules, goldenNullAbiBytecodes, guidV9 } from "../../../test/helpers/moveFixtures.js";
-import { jsonSerializer } from "../serialize.js";
-import { ref } from "../operation.js";
+import { jsonSerializer } from "../http/serialize.js";
+import { ref } from "../http/operation.js";
 import { moveModule, moveModuleBytecode } from "../schemas.js";
 
 describe("ModuleRecords", () => {

@@ -21,7 +21,7 @@
 import type { ModuleEntry } from "../../ledger/types.js";
 import { moduleAbi, type MoveModuleAbi } from "../../move/abi.js";
 import { DEFAULT_MODULE_CACHE_BYTES } from "../config.js";
-import { jsonSerializer } from "../serialize.js";
+import { jsonSerializer } from "../http/serialize.js";
 import { moveModule } from "../schemas.js";
 
 const OPEN = 0x5b; // [

@@ -5,10 +5,10 @@
 import { formatAddress } from "../../../ledger/address.js";
 import type { LedgerInfo, ModuleEntry } from "../../../ledger/types.js";
 import type { NodeContext } from "../../context.js";
-import { ApiError, clip } from "../../errors.js";
+import { ApiError, clip } from "../../http/apiError.js";
 import { withoutStack } from "../../../storage/errors.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Answer, Position } from "../../operation.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Answer, Position } from "../../http/operation.js";
 
 /** The reference's 404 for a module the account does not have at the version. */
 export function moduleNotFound(address: Uint8Array, name: string, version: bigint, info: LedgerInfo): ApiError {

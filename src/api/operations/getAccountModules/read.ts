@@ -7,10 +7,10 @@ import type { LedgerInfo, ModuleEntry } from "../../../ledger/types.js";
 import type { Snapshot } from "../../../storage/reader.js";
 import type { NodeContext } from "../../context.js";
 import type { JoinedRecords } from "../../pages/moduleRecords.js";
-import { ApiError } from "../../errors.js";
-import type { NowOrLater, PositionReads } from "../../pages/nowOrLater.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Position } from "../../operation.js";
+import { ApiError } from "../../http/apiError.js";
+import type { PositionReads } from "../../http/operation.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Position } from "../../http/operation.js";
 import { modulesPageKey, pageLimit, readCursor, type ModulesQuery } from "./page.js";
 
 /** A page of modules as read, for `encode`. */
@@ -42,7 +42,7 @@ export function resolveModulesVersion(
   version: bigint | undefined,
   format: WireFormat,
   ctx: NodeContext,
-): NowOrLater<ModulesVersion | null> {
+): ModulesVersion | null | Promise<ModulesVersion | null> {
   const { address } = input.params;
   const ask = pageAsk(ctx, address, version, input.query, format);
   if (!ask) return ctx.pages.modulesVersion(address, version);

@@ -3,8 +3,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { formatAddress } from "../../../ledger/address.js";
 import type { TransactionSummary } from "../../../ledger/types.js";
-import { jsonSerializer } from "../../serialize.js";
-import { ref } from "../../operation.js";
+import { jsonSerializer } from "../../http/serialize.js";
+import { ref } from "../../http/operation.js";
 import { transactionSummary } from "../../schemas.js";
 import { summariesBcs, summariesJson } from "./encode.js";
 

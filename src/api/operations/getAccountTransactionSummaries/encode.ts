@@ -4,9 +4,9 @@
  */
 import { formatAddress } from "../../../ledger/address.js";
 import type { TransactionSummary } from "../../../ledger/types.js";
-import { EncodedBody } from "../../compression.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Answer } from "../../operation.js";
+import { EncodedBody } from "../../http/compression.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Answer } from "../../http/operation.js";
 import type { SummariesRead } from "./read.js";
 
 /** The page of `read` in `format`, with its first version (a cached copy serves until it is pruned) and the position it was read in. */

@@ -8,7 +8,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/transaction_summaries?limit=10'
  */
-import { defineOperation, limitParam, ref, u64Param, accountPathParams } from "../../operation.js";
+import { defineOperation, limitParam, ref, u64Param, accountPathParams } from "../../http/operation.js";
 import { transactionSummary } from "../../schemas.js";
 import { encodeSummariesPage } from "./encode.js";
 import { pageLimit, pageName, settledEnd, summariesPageKey } from "./page.js";

@@ -7,10 +7,10 @@ import type { LedgerInfo } from "../../../ledger/types.js";
 import type { Snapshot, SummariesPage, SummaryQuery } from "../../../storage/reader.js";
 import type { SummariesJsonPage } from "../../../storage/pageReads.js";
 import type { NodeContext } from "../../context.js";
-import { ApiError } from "../../errors.js";
-import type { PositionReads } from "../../pages/nowOrLater.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Position } from "../../operation.js";
+import { ApiError } from "../../http/apiError.js";
+import type { PositionReads } from "../../http/operation.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Position } from "../../http/operation.js";
 import { pageLimit, settledEnd, summariesPageKey, type SummariesQuery } from "./page.js";
 
 /** A page of summaries as read, for `encode`. */

@@ -20,8 +20,8 @@
  * @example curl 'http://127.0.0.1:8080/v1/-/healthy?duration_secs=30'
  */
 import { WriterStatus } from "../../../ingest/writerStatus.js";
-import { ApiError } from "../../errors.js";
-import { defineOperation, type Answer } from "../../operation.js";
+import { ApiError } from "../../http/apiError.js";
+import { defineOperation, type Answer } from "../../http/operation.js";
 
 const U32_MAX = 4294967295;
 

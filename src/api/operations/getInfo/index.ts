@@ -8,7 +8,7 @@
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { FollowLagReport, StandbyReads } from "../../../storage/reader.js";
 import type { LedgerReader } from "../../../storage/reader.js";
-import { defineOperation, type Answer } from "../../operation.js";
+import { defineOperation, type Answer } from "../../http/operation.js";
 
 const u64 = { type: "string", format: "uint64" } as const;
 

@@ -4,15 +4,15 @@
  * resolves its version (`resolve`), its page cache key (`pageKey`), its `read` and its `encode`.
  * Everything every operation shares (parsing, negotiation, version resolution, the page cache,
  * ledger headers, content type, compression, error mapping) is done once, by `operationHandler`
- * in `handler.ts`; the OpenAPI document and each operation's status list come from these same
+ * in `operationHandler.ts`; the OpenAPI document and each operation's status list come from these same
  * objects (`routeSchema`).
  */
-import type { LedgerInfo } from "../ledger/types.js";
+import type { LedgerInfo } from "../../ledger/types.js";
 import type { EncodedBody } from "./compression.js";
-import type { NodeContext } from "./context.js";
-import type { ApiError } from "./errors.js";
-import { ledgerHeaderSchemas } from "./headers.js";
-import type { NowOrLater, PositionReads } from "./pages/nowOrLater.js";
+import type { NodeContext } from "../context.js";
+import type { ApiError } from "./apiError.js";
+import { ledgerHeaderSchemas } from "./ledgerHeaders.js";
+import type { NowOrLater, PositionReads } from "../pages/nowOrLater.js";
 
 export type { PositionReads };
 import type { WireFormat } from "./negotiate.js";

@@ -16,17 +16,17 @@
  * error class here, whichever step they happen in, and an error of the class is sent from here too.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, preValidationHookHandler } from "fastify";
-import { parseHexBytes } from "../ledger/address.js";
-import type { LedgerInfo } from "../ledger/types.js";
+import { parseHexBytes } from "../../ledger/address.js";
+import type { LedgerInfo } from "../../ledger/types.js";
 import { EncodedBody } from "./compression.js";
-import type { NodeContext, RouteConfig } from "./context.js";
-import { ApiError, quote } from "./errors.js";
-import { after, type NowOrLater } from "./pages/nowOrLater.js";
+import type { NodeContext, RouteConfig } from "../context.js";
+import { ApiError, quote } from "./apiError.js";
+import { after, type NowOrLater } from "../pages/nowOrLater.js";
 import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
 import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type Position } from "./operation.js";
 import { addressPath, checkDecimalQuery, identifierPath, paramKind, type ParamKind, structTagPath, u64Query } from "./params.js";
 import { jsonSerializer } from "./serialize.js";
-import { sharedSchemas } from "./schemas.js";
+import { sharedSchemas } from "../schemas.js";
 
 /** Versions a request names: the one to read at, and bounds that must not have been pruned. */
 export interface RequestedVersions {
@@ -128,9 +128,6 @@ export function inputParser(kinds: Array<[string, ParamKind]>): (raw: unknown) =
   // Generated from the route schemas' own property names (checked above), once at registration.
   return new Function(...kinds.map((_, i) => `p${i}`), source)(...kinds.map(([, kind]) => PARSERS[kind])) as (raw: unknown) => Record<string, unknown>;
 }
-
-/** Compiled response serializers (kept here too for the code that imported them from the handler). */
-export { jsonSerializer } from "./serialize.js";
 
 /**
  * The operation route's one onRequest hook: stamps the request's arrival (the duration metrics

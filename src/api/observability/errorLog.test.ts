@@ -1,10 +1,10 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { StorageUnavailableError, UpstreamUnavailableError } from "../storage/errors.js";
-import { defaultApiConfig } from "./config.js";
-import { NodeContext, type ApiStore } from "./context.js";
-import { ApiError } from "./errors.js";
+import { StorageUnavailableError, UpstreamUnavailableError } from "../../storage/errors.js";
+import { defaultApiConfig } from "../config.js";
+import { NodeContext, type ApiStore } from "../context.js";
+import { ApiError } from "../http/apiError.js";
 import { ErrorLog, LINES_PER_WINDOW, WINDOW_MS } from "./errorLog.js";
 
 /** An ErrorLog over pino writing into `lines` (synchronously, one JSON object a line). */

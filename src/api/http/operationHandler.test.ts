@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "./errors.js";
-import { inputParser, versionsReader } from "./handler.js";
+import { ApiError } from "./apiError.js";
+import { inputParser, versionsReader } from "./operationHandler.js";
 
 describe("inputParser", () => {
   const parse = inputParser([
