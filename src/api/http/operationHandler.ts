@@ -59,21 +59,11 @@ const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: NO_BOUNDS };
 /** The input of an operation that declares none. */
 const NOTHING = Object.freeze({});
 
-/**
- * The reader of the versions an operation's request names (`Operation.ledger`), compiled at
- * registration with the query's property names written out, as `inputParser`: a shared
- * `query[name]` would see every operation's query shape and several names, a megamorphic load a
- * request.
- */
+/** The reader of the versions an operation's request names (`Operation.ledger`), by its parameter names. */
 export function versionsReader(versions: { at?: string; bounds?: readonly string[] } | null): (query: Record<string, bigint | undefined>) => RequestedVersions {
   if (versions === null) return () => NO_VERSIONS;
   const { at, bounds = [] } = versions;
-  for (const name of [...(at ? [at] : []), ...bounds]) if (!PLAIN_NAME.test(name)) throw new Error(`version parameter ${JSON.stringify(name)} is not a plain name`);
-  const atRead = at ? `query.${at}` : "undefined";
-  const boundsRead = bounds.length > 0 ? `[${bounds.map((name) => `query.${name}`).join(", ")}]` : "NO_BOUNDS";
-  const source = `return function requestedVersions(query) {\nreturn { at: ${atRead}, bounds: ${boundsRead} };\n};`;
-  // Generated from the operation's own parameter names (checked above), once at registration.
-  return new Function("NO_BOUNDS", source)(NO_BOUNDS) as (query: Record<string, bigint | undefined>) => RequestedVersions;
+  return (query) => ({ at: at ? query[at] : undefined, bounds: bounds.length > 0 ? bounds.map((name) => query[name]) : NO_BOUNDS });
 }
 
 /** The kind of each property of an input schema, as parsing goes by them. */
@@ -110,23 +100,19 @@ const PARSERS: Record<ParamKind, PropertyParser> = {
   "as-is": (_name, v) => v,
 };
 
-/** A property name fit to be written into generated code as it is. */
-const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/u;
-
-/**
- * The parser of one input object (path, query or body), compiled at registration with its
- * property names written out, as Fastify compiles its validators: each read and the object it
- * returns have one shape per operation, where a loop over the names would read and write by
- * computed name at sites every route shares. A property that is absent stays undefined.
- */
+/** The parser of one input object (path, query or body): each property by its kind; an absent one stays undefined. */
 export function inputParser(kinds: Array<[string, ParamKind]>): (raw: unknown) => Record<string, unknown> {
   if (kinds.length === 0) return () => NOTHING;
-  for (const [name] of kinds) if (!PLAIN_NAME.test(name)) throw new Error(`input property ${JSON.stringify(name)} is not a plain name`);
-  const reads = kinds.map(([name], i) => `const v${i} = values.${name};`).join("\n");
-  const fields = kinds.map(([name], i) => `${name}: v${i} === undefined ? undefined : p${i}("${name}", v${i}),`).join("\n");
-  const source = `return function parseInput(raw) {\nconst values = raw ?? {};\n${reads}\nreturn {\n${fields}\n};\n};`;
-  // Generated from the route schemas' own property names (checked above), once at registration.
-  return new Function(...kinds.map((_, i) => `p${i}`), source)(...kinds.map(([, kind]) => PARSERS[kind])) as (raw: unknown) => Record<string, unknown>;
+  const parsers = kinds.map(([name, kind]) => [name, PARSERS[kind]] as const);
+  return (raw) => {
+    const values = (raw ?? {}) as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [name, parse] of parsers) {
+      const v = values[name];
+      out[name] = v === undefined ? undefined : parse(name, v);
+    }
+    return out;
+  };
 }
 
 /**
@@ -211,10 +197,6 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   // The route's config as the app registers it (app.ts), held here: Fastify builds
   // `req.routeOptions` anew on each read. Read from the request where the app has no metrics.
   const route: RouteConfig | undefined = ctx.metrics ? { ledgerHeaders, metrics: ctx.metrics.operation(op.operationId) } : undefined;
-  // The last JSON answer and its text: an operation that answers with the same object again
-  // (the gas estimate between blocks) is serialized once.
-  let lastJson: unknown;
-  let lastText = "";
   // Each step runs in the same turn as the one before while the store answers at once
   // (`Pages.positions`): a memoized read is answered without a promise per step.
   return function handleOperation(req: FastifyRequest, reply: FastifyReply): NowOrLater<undefined> {
@@ -363,13 +345,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     made: boolean,
   ): undefined {
     let body = answer.body;
-    if (body === undefined) {
-      if (answer.json !== lastJson) {
-        lastText = serialize(answer.json);
-        lastJson = answer.json;
-      }
-      body = lastText;
-    }
+    if (body === undefined) body = serialize(answer.json);
     ctx.compression.send(req, reply, 200, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), ledger, more, route?.metrics, made);
     return undefined;
   }

@@ -25,7 +25,7 @@ import { defineOperation, type Answer } from "../../http/operation.js";
 
 const U32_MAX = 4294967295;
 
-/** The answer of a healthy node (one object: serialized once). */
+/** The answer of a healthy node. */
 const HEALTHY: Answer = { json: { message: "aptos-node:ok" } };
 
 /** How long a failed storage read keeps the node unhealthy (a corrupt database: until restart). */

@@ -53,7 +53,7 @@ export const getInfo = defineOperation({
   ledger: "latest-or-empty",
   failure: "Failed to read the ledger",
   read: (ctx) => {
-    // The same answer object while the ledger has not moved, so it is serialized once per block.
+    // The same answer while the ledger has not moved: built once per block.
     let last: { version: bigint; oldest: bigint; answer: Answer } | null = null;
     const standby = ctx.store.standby;
     return function getInfo(_input, { info }): Answer | Promise<Answer> {
