@@ -108,7 +108,7 @@ export interface Position<T = undefined> {
   version: bigint;
   /**
    * What the operation's `resolve` read returned with the ledger position, in one snapshot;
-   * undefined when the position alone resolved the request (no `resolve`, or `settledAt`).
+   * undefined when the position alone resolved the request (no `resolve`).
    */
   found: T | undefined;
 }
@@ -210,23 +210,6 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, L extends Ledg
     format: WireFormat,
     ctx: NodeContext,
   ) => NowOrLater<(T & { info: LedgerInfo }) | null>;
-  /**
-   * A committed version the answer ends at, if the request names one: an answer that ends at or
-   * below the ledger's newest version never changes, so the position alone resolves it and
-   * `resolve` is skipped (`Position.found` undefined), or `settledRead` reads it with its page.
-   */
-  settledAt?: (input: Input<P, Q, B>) => bigint | undefined;
-  /**
-   * On a store whose reads are round trips (`Pages.roundTrips`), a settled request's read of
-   * its page with the position (`resolve`'s answer, in one round trip where the position and then
-   * the page took two); undefined to resolve it by the position alone (a request the page cache
-   * has seen: its page is likely held).
-   */
-  settledRead?: (
-    input: Input<P, Q, B>,
-    format: WireFormat,
-    ctx: NodeContext,
-  ) => (() => Promise<(T & { info: LedgerInfo }) | null>) | undefined;
   /**
    * Makes the page cache key of a request's answer, by the resolved position: everything the encoded
    * answer depends on. An answer found under it is sent without `read` and `encode`; one read is

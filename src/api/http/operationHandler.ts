@@ -184,9 +184,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const read = op.read(ctx);
   const encode = op.encode ? op.encode(ctx) : null;
   const pageKey = op.pageKey?.(ctx);
-  const { resolve, settledAt, settledRead } = op;
-  // (a settled page is read with the position only where the position is a round trip of its own)
-  const readsSettledPages = settledRead !== undefined && ctx.pages.roundTrips;
+  const { resolve } = op;
   const parseParams = inputParser(propertyKinds(op.params));
   const parseQuery = inputParser(propertyKinds(op.query));
   const parseBody = inputParser(propertyKinds(op.body));
@@ -237,40 +235,16 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
 
   /**
    * The position to read at: the ledger position with what the operation's `resolve` reads in the
-   * same snapshot; the position alone for an operation without one, or for a request that
-   * `settledAt` names a committed version for (unless `settledRead` reads its page with it).
+   * same snapshot (`Position.found`), or the position alone for an operation without one.
    * `client`: the address of the client asking (`NodeContext.readWithBase`).
    */
   function resolveVersion(input: Input<unknown, unknown, unknown>, version: bigint | undefined, format: WireFormat, client: string): NowOrLater<Position<unknown>> {
     const what = () => failureText(input);
-    const settled = settledAt?.(input);
-    if (resolve === undefined || settled !== undefined) {
-      const withPage = readsSettledPages && settled !== undefined ? settledRead!(input, format, ctx) : undefined;
-      if (withPage !== undefined) return resolvedBy(withPage, version, what, client);
-      return after(ctx.readLedger(what, resolve === undefined), (info): NowOrLater<Position<unknown>> => {
-        if (resolve === undefined || (info !== null && settled! <= info.ledgerVersion)) {
-          return { info: nonEmpty(info), version: version ?? nonEmpty(info).ledgerVersion, found: undefined };
-        }
-        return resolveWith(resolve, input, version, format, what, client);
-      });
+    if (resolve === undefined) {
+      return after(ctx.readLedger(what, true), (info) => ({ info: nonEmpty(info), version: version ?? nonEmpty(info).ledgerVersion, found: undefined }));
     }
-    return resolveWith(resolve, input, version, format, what, client);
-  }
-
-  function resolveWith(
-    resolve: NonNullable<AnyOperation["resolve"]>,
-    input: Input<unknown, unknown, unknown>,
-    version: bigint | undefined,
-    format: WireFormat,
-    what: () => string,
-    client: string,
-  ): NowOrLater<Position<unknown>> {
-    return resolvedBy(() => resolve(ctx.pages.positions, input, version, format, ctx), version, what, client);
-  }
-
-  /** The position `read` fixes with what it reads in the same snapshot (`Position.found`). */
-  function resolvedBy(read: () => NowOrLater<{ info: LedgerInfo } | null>, version: bigint | undefined, what: () => string, client: string): NowOrLater<Position<unknown>> {
-    return after(ctx.readSnapshot(read, what, client), (found) => ({ info: found.info, version: version ?? found.info.ledgerVersion, found }));
+    const found = ctx.readSnapshot(() => resolve(ctx.pages.positions, input, version, format, ctx), what, client);
+    return after(found, (f) => ({ info: f.info, version: version ?? f.info.ledgerVersion, found: f }));
   }
 
   /**

@@ -8,6 +8,8 @@
  * - On a store whose reads are round trips, a request the cache has not seen reads its page with
  *   the position in one read (`firstAsk`): one round trip where there were two. A request seen
  *   before asks for the position alone: its page is likely cached.
+ * - A page that ends at a committed version never changes: the position alone names it
+ *   (`summariesVersion`).
  * - A page read brings the code of the modules whose record is not held, and comes as JSON text
  *   where the store writes it (`WireReads`).
  */
@@ -18,7 +20,7 @@ import type { ApiConfig } from "../config.js";
 import { EncodedBody } from "../http/compression.js";
 import type { WireFormat } from "../http/negotiate.js";
 import { ModuleRecords } from "./moduleRecords.js";
-import type { PositionReads } from "./nowOrLater.js";
+import { after, type NowOrLater, type PositionReads } from "./nowOrLater.js";
 import { PageCache, type Page } from "./pageCache.js";
 
 /** What a cached page's answer sends or checks besides its body. */
@@ -74,9 +76,16 @@ export class Pages {
     return this.positions.readModulesVersion(address, version);
   }
 
-  /** The version naming a sender's summaries pages that end at `end`, with the position. */
-  summariesVersion(sender: Uint8Array, end: bigint | undefined) {
-    return this.positions.readSummariesVersion(sender, end);
+  /**
+   * The version naming a sender's summaries pages that end at `end`, with the position. A page
+   * that ends at a committed version never changes: the position alone names it (`value` null).
+   */
+  summariesVersion(sender: Uint8Array, end: bigint | undefined): NowOrLater<Snapshot<bigint | null> | null> {
+    if (end === undefined) return this.positions.readSummariesVersion(sender, end);
+    return after(this.positions.getLedgerInfo(), (info) => {
+      if (info === null) return null;
+      return end <= info.ledgerVersion ? { info, value: null } : this.positions.readSummariesVersion(sender, end);
+    });
   }
 
   /**

@@ -27,9 +27,8 @@ export type SummariesVersion = Snapshot<bigint | null> & { page?: SummariesPage 
 /**
  * Version resolution's read: the ledger position with the version of the sender's newest
  * transaction in the window, which names the page in the page cache (a page that ends at a
- * committed `end_version` needs no read of the account: `settledAt`). A request the cache has not
- * seen, on a store whose reads are round trips, reads its page with the position in one read (its
- * `newest` is that version): one round trip where there were two.
+ * committed `end_version` needs no read of the account: `Pages.summariesVersion`). A request's
+ * first ask (`Pages.firstAsk`) reads its page with the position (its `newest` is that version).
  */
 export function resolveSummariesVersion(
   _reads: PositionReads,
@@ -42,20 +41,6 @@ export function resolveSummariesVersion(
   const ask = pageAsk(ctx, address, input.query, format);
   if (ask) return readWithPosition(ctx, ask, format);
   return ctx.pages.summariesVersion(address, settledEnd(input.query));
-}
-
-/**
- * A settled request's resolution on a store whose reads are round trips (`settledRead`): its page
- * with the position when the page cache has not seen the request, whatever the memo of the
- * position would say; else undefined (the position alone, the page likely cached).
- */
-export function settledSummariesRead(
-  input: { params: { address: Uint8Array }; query: SummariesQuery },
-  format: WireFormat,
-  ctx: NodeContext,
-): (() => Promise<SummariesVersion | null>) | undefined {
-  const ask = pageAsk(ctx, input.params.address, input.query, format);
-  return ask && (() => readWithPosition(ctx, ask, format));
 }
 
 /** The page with the position it was read at, as version resolution's answer (its `newest` names the page). */
