@@ -63,7 +63,13 @@ const NOTHING = Object.freeze({});
 export function versionsReader(versions: { at?: string; bounds?: readonly string[] } | null): (query: Record<string, bigint | undefined>) => RequestedVersions {
   if (versions === null) return () => NO_VERSIONS;
   const { at, bounds = [] } = versions;
-  return (query) => ({ at: at ? query[at] : undefined, bounds: bounds.length > 0 ? bounds.map((name) => query[name]) : NO_BOUNDS });
+  return (query) => {
+    const version = at ? query[at] : undefined;
+    if (bounds.length === 0) return { at: version, bounds: NO_BOUNDS };
+    const values: Array<bigint | undefined> = [];
+    for (let i = 0; i < bounds.length; i++) values.push(query[bounds[i]!]);
+    return { at: version, bounds: values };
+  };
 }
 
 /** The kind of each property of an input schema, as parsing goes by them. */
@@ -103,13 +109,15 @@ const PARSERS: Record<ParamKind, PropertyParser> = {
 /** The parser of one input object (path, query or body): each property by its kind; an absent one stays undefined. */
 export function inputParser(kinds: Array<[string, ParamKind]>): (raw: unknown) => Record<string, unknown> {
   if (kinds.length === 0) return () => NOTHING;
-  const parsers = kinds.map(([name, kind]) => [name, PARSERS[kind]] as const);
+  const names = kinds.map(([name]) => name);
+  const parsers = kinds.map(([, kind]) => PARSERS[kind]);
   return (raw) => {
     const values = (raw ?? {}) as Record<string, unknown>;
     const out: Record<string, unknown> = {};
-    for (const [name, parse] of parsers) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
       const v = values[name];
-      out[name] = v === undefined ? undefined : parse(name, v);
+      out[name] = v === undefined ? undefined : parsers[i]!(name, v);
     }
     return out;
   };
