@@ -2,8 +2,9 @@ import type { ImmediateReads } from "../../storage/pageReads.js";
 
 /**
  * A value now or later: what version resolution passes on when the store may answer in the
- * calling turn (`PageReads.immediate`). Only the handler and the context's position reads
- * chain such values (`after`, `guard`); an operation's code is plain values or plain async.
+ * calling turn (`PageReads.immediate`). Only the handler, the context's position reads and the
+ * page strategy (`Pages`) chain such values (`after`, `guard`); an operation's code is plain
+ * values or plain async.
  */
 export type NowOrLater<T> = T | Promise<T>;
 
