@@ -88,11 +88,12 @@ module.exports = {
       name: "operations-not-to-later",
       comment:
         "An operation's code is plain values or plain async: the sync-or-async plumbing of version " +
-        "resolution (src/api/later.ts: Later, after, guard) belongs to handler.ts and context.ts only. " +
+        "resolution (src/api/pages/nowOrLater.ts: NowOrLater, after, guard) belongs to the handler, the " +
+        "context and the page strategy only. " +
         "Operations get the position reads' type from operation.ts.",
       severity: "error",
       from: { path: "^src/api/operations/" },
-      to: { path: "^src/api/later\\.ts$" },
+      to: { path: "^src/api/pages/nowOrLater\\.ts$" },
     },
     {
       name: "api-not-to-sql",

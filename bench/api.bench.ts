@@ -69,7 +69,7 @@ function saveResponse(dir: string, name: string, r: RawResponse): void {
 
 /**
  * Saves a page as the node sends it, plain and brotli. A page sent often is re-encoded at brotli's
- * best quality in the background (src/api/compression.ts): ask until it comes smaller (at most
+ * best quality in the background (src/api/http/compression.ts): ask until it comes smaller (at most
  * 5 s), so the bytes are the ones the measured runs receive.
  */
 async function savePage(dir: string, name: string, url: string): Promise<void> {

@@ -5,7 +5,7 @@
  *   node --import tsx bench/move-decode.bench.ts
  */
 import { moduleAbi } from "../src/move/abi.js";
-import { ModuleRecords } from "../src/api/moduleRecords.js";
+import { ModuleRecords } from "../src/api/pages/moduleRecords.js";
 import { codeHash } from "../src/ledger/codeHash.js";
 import { genesisModules } from "../test/helpers/moveFixtures.js";
 

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import cluster, { type Worker } from "node:cluster";
 import { readFileSync } from "node:fs";
 import type { ApiConfig } from "./api/config.js";
-import type { FollowerState, NodeMetrics } from "./api/metrics.js";
+import type { FollowerState, NodeMetrics } from "./api/observability/metrics.js";
 import type { DevnetOptions } from "./ingest/devnet/devnet.js";
 import { type ImportFilesOptions, type ImportFilesResult, importFiles } from "./ingest/files/fileSource.js";
 import {
@@ -239,7 +239,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     throw e;
   }
   // Loaded here, not with this module: `follow`, `import` and `prune` start without the API's modules.
-  const [{ buildApp }, { serveMetrics }] = await Promise.all([import("./api/app.js"), import("./api/metrics.js")]);
+  const [{ buildApp }, { serveMetrics }] = await Promise.all([import("./api/app.js"), import("./api/observability/metrics.js")]);
   const { app, ctx } = await buildApp({
     store,
     logger: o.logger ?? false,

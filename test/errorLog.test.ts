@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LINES_PER_WINDOW } from "../src/api/errorLog.js";
+import { LINES_PER_WINDOW } from "../src/api/observability/errorLog.js";
 import { requireBuiltCli } from "./helpers/cli.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { parsePrometheus, type Exposition } from "./helpers/prometheus.js";

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERROR_CODES } from "../src/api/errors.js";
+import { ERROR_CODES } from "../src/api/http/apiError.js";
 import { sqliteBackend } from "./helpers/backends.js";
 import { ChainBuilder, addr, u64le, writeTable } from "./helpers/chain.js";
 import { serveChain, stopNode, type TestNode } from "./helpers/node.js";

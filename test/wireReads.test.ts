@@ -4,8 +4,8 @@
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsonSerializer } from "../src/api/handler.js";
-import { ref } from "../src/api/operation.js";
+import { jsonSerializer } from "../src/api/http/serialize.js";
+import { ref } from "../src/api/http/operation.js";
 import { moveModule, transactionSummary } from "../src/api/schemas.js";
 import { formatAddress } from "../src/ledger/address.js";
 import { moduleStateKey } from "../src/ledger/stateKey.js";

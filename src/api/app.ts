@@ -5,23 +5,22 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { pino } from "pino";
-import type { Storage } from "../storage/contracts/storage.js";
 import { typedKind } from "../storage/contracts/errors.js";
-import { EncodedBody } from "./compression.js";
+import { EncodedBody } from "./http/compression.js";
 import { defaultApiConfig, type ApiConfig } from "./config.js";
-import { NodeContext } from "./context.js";
-import { arrivalHook, operationHandler, stampArrival, strictBody } from "./handler.js";
-import { ApiError, clip } from "./errors.js";
-import { NodeMetrics, type OperationMetrics } from "./metrics.js";
+import { NodeContext, type ApiStore } from "./context.js";
+import { arrivalHook, operationHandler, stampArrival, strictBody } from "./http/operationHandler.js";
+import { ApiError, clip } from "./http/apiError.js";
+import { NodeMetrics, type OperationMetrics } from "./observability/metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
-import { JSON_TYPE } from "./negotiate.js";
-import { paramKinds, queryParamMessage, type ParamKind } from "./params.js";
-import { installProxy, type ProxyOptions } from "./proxy.js";
-import { requestId } from "./requestId.js";
-import { routeSchema, sendsLedgerHeaders, type AnyOperation } from "./operation.js";
+import { JSON_TYPE } from "./http/negotiate.js";
+import { paramKinds, queryParamMessage, type ParamKind } from "./http/params.js";
+import { installProxy, type ProxyOptions } from "./proxy/upstreamProxy.js";
+import { requestId } from "./observability/requestId.js";
+import { routeSchema, sendsLedgerHeaders, type AnyOperation } from "./http/operation.js";
 import { operations } from "./operations/index.js";
 import { DOC_FORMATS, sharedSchemas } from "./schemas.js";
-import { answerRawEvents, capConnections, clientErrorHandler } from "./transport.js";
+import { answerRawEvents, capConnections, clientErrorHandler } from "./http/transport.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -44,7 +43,8 @@ function openApiFormats(ajv: { addFormat(name: string, format: true): unknown })
 }
 
 export interface BuildAppOptions {
-  store: Storage;
+  /** The ledger's reads and the page strategy's (a `Storage` is both). */
+  store: ApiStore;
   config?: Partial<ApiConfig>;
   /** pino options, or false for silence (tests). */
   logger?: boolean | object;
@@ -65,7 +65,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   const log = createLogger(opts.logger ?? false);
   const ctx = new NodeContext(opts.store, config, log);
   let openConnections = () => 0;
-  const metrics = new NodeMetrics({ store: opts.store, pages: ctx.pages, openConnections: () => openConnections() });
+  const metrics = new NodeMetrics({ store: opts.store, pages: ctx.pages.cache, openConnections: () => openConnections() });
   ctx.metrics = metrics;
   ctx.onStorageError = (status) => metrics.storageErrors.inc({ status: String(status) });
   // Node refuses a headers timeout longer than the request timeout.

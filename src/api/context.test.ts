@@ -1,16 +1,15 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { RecoveryConflictError, StateBeforeBaseError, StatePrunedError, StorageUnavailableError, UpstreamUnavailableError } from "../storage/contracts/errors.js";
-import type { Storage } from "../storage/contracts/storage.js";
 import { defaultApiConfig } from "./config.js";
-import { NodeContext } from "./context.js";
-import { ApiError } from "./errors.js";
+import { NodeContext, type ApiStore } from "./context.js";
+import { ApiError } from "./http/apiError.js";
 import type { LedgerInfo } from "../ledger/types.js";
 
 const info: LedgerInfo = { chainId: 4, ledgerVersion: 9n, oldestVersion: 0n, timestampUsec: 0n, epoch: 1n, blockHeight: 1n, oldestBlockHeight: 0n };
 
 describe("NodeContext.storageError", () => {
-  const ctx = new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
+  const ctx = new NodeContext({ errorKind: () => null } as unknown as ApiStore, defaultApiConfig(), pino({ level: "silent" }));
 
   it("answers 503 when the store goes away between the ledger read and the data read", () => {
     const err = ctx.storageError(new StorageUnavailableError("connection terminated"), "Failed to get modules", info);
@@ -26,7 +25,7 @@ describe("NodeContext.storageError", () => {
 });
 
 describe("NodeContext.storageError, a replica's failures", () => {
-  const fresh = () => new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
+  const fresh = () => new NodeContext({ errorKind: () => null } as unknown as ApiStore, defaultApiConfig(), pino({ level: "silent" }));
 
   it("answers 503 for an upstream outage without reporting it as a database failure", () => {
     const ctx = fresh();
@@ -64,13 +63,13 @@ describe("NodeContext.readWithBase", () => {
     throw e;
   };
   const withService = (fetch: (m: StateBeforeBaseError) => Promise<void>) => {
-    const ctx = new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
+    const ctx = new NodeContext({ errorKind: () => null } as unknown as ApiStore, defaultApiConfig(), pino({ level: "silent" }));
     ctx.baseState = { fetch };
     return ctx;
   };
 
   it("without a service is the read itself: a value in the calling turn stays one", () => {
-    const ctx = new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
+    const ctx = new NodeContext({ errorKind: () => null } as unknown as ApiStore, defaultApiConfig(), pino({ level: "silent" }));
     expect(ctx.readWithBase(() => 42, failed, "127.0.0.1")).toBe(42);
   });
 

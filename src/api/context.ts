@@ -1,25 +1,26 @@
 /**
- * What every operation's handler shares within one app: the store, the settings, the page cache,
- * the response compression, the ledger position read and the mapping of store failures to errors.
+ * What every operation's handler shares within one app: the store's reads, the settings, the page
+ * strategy, the response compression, the ledger position read and the mapping of store failures
+ * to errors.
  */
 import type { FastifyBaseLogger, FastifyContextConfig, FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
 import type { GasHistorySource } from "../ledger/gas.js";
 import { FetchRefusedError, StateBeforeBaseError, StatePrunedError, typedKind } from "../storage/contracts/errors.js";
-import type { Storage } from "../storage/contracts/storage.js";
+import type { PageReads } from "../storage/contracts/pageReads.js";
+import type { LedgerReader } from "../storage/contracts/reader.js";
 import { baseRecordName } from "../storage/replica/baseRecords.js";
-import { ApiError } from "./errors.js";
-import { ErrorLog } from "./errorLog.js";
-import { headerWriter, type HeaderWriter } from "./headers.js";
+import { ApiError } from "./http/apiError.js";
+import { ErrorLog } from "./observability/errorLog.js";
+import { headerWriter, type HeaderWriter } from "./http/ledgerHeaders.js";
 import type { ApiConfig } from "./config.js";
-import { ModuleRecords } from "./moduleRecords.js";
-import { PageCache } from "./pageCache.js";
-import { Compression, type EncodedBody } from "./compression.js";
+import { Pages } from "./pages/pages.js";
+import { Compression, type EncodedBody } from "./http/compression.js";
 import type { WriterStatus } from "../ingest/writerStatus.js";
-import type { NodeMetrics } from "./metrics.js";
-import { after, guard, type Later, type PositionReads } from "./later.js";
-import { JSON_TYPE } from "./negotiate.js";
-import { ResponseHead } from "./responseHead.js";
+import type { NodeMetrics } from "./observability/metrics.js";
+import { after, guard, type NowOrLater } from "./pages/nowOrLater.js";
+import { JSON_TYPE } from "./http/negotiate.js";
+import { ResponseHead } from "./http/responseHead.js";
 
 /**
  * Fetches the state a replica's read missed (`StateBeforeBaseError`) and stores it, so the read
@@ -36,12 +37,15 @@ export interface BaseStateFetcher {
 /** What sending an answer reads of its route's config. */
 export type RouteConfig = Pick<FastifyContextConfig, "ledgerHeaders" | "metrics">;
 
+/** What the API reads: the ledger's domain reads and the page strategy's reads. */
+export type ApiStore = LedgerReader & PageReads;
+
 export class NodeContext {
   readonly headers: HeaderWriter;
-  /** Encoded pages of the page operations, keyed by what they depend on. */
-  readonly pages: PageCache;
-  /** Module records (a module's bytecode as hex and its ABI) by code hash, for the modules pages. */
-  readonly moduleRecords: ModuleRecords;
+  /** The page strategy: the page cache, the module records and the store's page reads. */
+  readonly pages: Pages;
+  /** The ledger's domain reads. */
+  readonly store: LedgerReader;
   /** The request's own headers on every response (id, Vary, CORS). */
   readonly head: ResponseHead;
   /** The response compression (every answer is sent through it). */
@@ -67,27 +71,23 @@ export class NodeContext {
   readonly errorLog: ErrorLog;
 
   constructor(
-    readonly store: Storage,
+    store: ApiStore,
     readonly config: ApiConfig,
     /** Errors and the node's own events (Fastify's request log is separate: `--log-requests`). */
     readonly log: FastifyBaseLogger,
   ) {
     this.headers = headerWriter(config.aptosHeaders);
-    this.pages = new PageCache(config.pageCacheBytes);
-    this.moduleRecords = new ModuleRecords(config.moduleCacheBytes);
+    this.store = store;
+    this.pages = new Pages(store, config);
     this.head = new ResponseHead(config.corsOrigins, this.headers.exposed);
     this.compression = new Compression(config, this.head);
-    this.reads = store.immediate ?? store;
     this.gasReads = store;
     this.errorLog = new ErrorLog(log);
   }
 
-  /** The store's position reads, in the calling turn where the store can (`Storage.immediate`). */
-  readonly reads: PositionReads;
-
   /**
    * The ledger position now (`fresh`: with every commit of another process, see
-   * `Storage.getLedgerInfo`); 503 when the store cannot be read or holds no block yet.
+   * `LedgerReader.getLedgerInfo`); 503 when the store cannot be read or holds no block yet.
    */
   async ledger(fresh = false): Promise<LedgerInfo> {
     const info = await this.readLedger("the ledger store is unavailable", true, fresh);
@@ -99,9 +99,9 @@ export class NodeContext {
    * The ledger position, null for an empty ledger; a failure is the error `storageError` maps it to
    * (`unavailable`: 503 whatever failed). At once when the store answers at once.
    */
-  readLedger(what: string | (() => string), unavailable: boolean, fresh = false): Later<LedgerInfo | null> {
+  readLedger(what: string | (() => string), unavailable: boolean, fresh = false): NowOrLater<LedgerInfo | null> {
     return guard(
-      () => this.reads.getLedgerInfo(fresh),
+      () => this.pages.positions.getLedgerInfo(fresh),
       (e) => {
         throw this.storageError(e, what, null, unavailable);
       },
@@ -109,9 +109,9 @@ export class NodeContext {
   }
 
   /** The ledger position, or null when the ledger is empty or cannot be read. At once when the store answers at once. */
-  readLedgerOrNull(): Later<LedgerInfo | null> {
+  readLedgerOrNull(): NowOrLater<LedgerInfo | null> {
     try {
-      const info = this.reads.getLedgerInfo();
+      const info = this.pages.positions.getLedgerInfo();
       return info instanceof Promise ? info.catch(() => null) : info;
     } catch {
       return null;
@@ -123,7 +123,7 @@ export class NodeContext {
    * ledger is empty, a failure mapped by `storageError`. At once when the store answers at once.
    * `client`: the address of the client asking (see `readWithBase`).
    */
-  readSnapshot<T extends { info: LedgerInfo }>(read: () => Later<T | null>, what: string | (() => string), client: string): Later<T> {
+  readSnapshot<T extends { info: LedgerInfo }>(read: () => NowOrLater<T | null>, what: string | (() => string), client: string): NowOrLater<T> {
     const snapshot = this.readWithBase(
       read,
       (e) => {
@@ -141,7 +141,7 @@ export class NodeContext {
    * fetched fails. Without a service it is `guard` itself. `client` is the address of the client
    * asking: a fetch counts against its share (`FetchShares`), past which it fails as refused.
    */
-  readWithBase<T>(read: () => Later<T>, failed: (e: unknown) => never, client: string): Later<T> {
+  readWithBase<T>(read: () => NowOrLater<T>, failed: (e: unknown) => never, client: string): NowOrLater<T> {
     const service = this.baseState;
     if (service === null) return guard(read, failed);
     // (the keys fetched for this read; made only on a miss)
@@ -154,7 +154,7 @@ export class NodeContext {
       fetched.push(what);
       return service.fetch(e, client).then(read).catch(retry);
     };
-    let value: Later<T>;
+    let value: NowOrLater<T>;
     try {
       value = read();
     } catch (e) {
@@ -180,7 +180,7 @@ export class NodeContext {
     cause: unknown = e,
     route: RouteConfig | undefined = req.routeOptions.config,
     headers?: readonly string[],
-  ): Later<undefined> {
+  ): NowOrLater<undefined> {
     this.noteError(req, e, cause);
     const send = (ledger: LedgerInfo | null): undefined => {
       this.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, ledger ? this.headers.ledger(ledger) : undefined, headers ?? e.headers, route?.metrics);

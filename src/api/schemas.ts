@@ -2,7 +2,7 @@
  * Named schemas shared by the routes. They become `components.schemas` of the generated OpenAPI
  * document, under the same names as the reference node's (MoveModuleBytecode, GasEstimation, …).
  */
-import { errorSchema } from "./errors.js";
+import { errorSchema } from "./http/apiError.js";
 
 /**
  * The OpenAPI formats these schemas name for documentation only: ajv (validation) and

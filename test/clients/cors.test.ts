@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { APTOS_HEADER_NAMES, NODE_HEADER_NAMES } from "../../src/api/headers.js";
+import { APTOS_HEADER_NAMES, NODE_HEADER_NAMES } from "../../src/api/http/ledgerHeaders.js";
 import { sqliteBackend } from "../helpers/backends.js";
 import { FIXTURES, startTestNode, type TestNode } from "../helpers/node.js";
 import { call, GENESIS_TABLE_ITEM, startGenesisNode } from "./helpers.js";

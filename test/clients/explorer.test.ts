@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acceptType } from "../../src/api/negotiate.js";
+import { acceptType } from "../../src/api/http/negotiate.js";
 import { sqliteBackend } from "../helpers/backends.js";
 import type { TestNode } from "../helpers/node.js";
 import { launchBrowser, type LaunchedBrowser } from "./browser.js";

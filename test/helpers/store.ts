@@ -1,7 +1,8 @@
 /** Store reads the tests share. */
 import { summariesJson } from "../../src/api/operations/getAccountTransactionSummaries/encode.js";
 import type { ModuleEntry, TransactionSummary } from "../../src/ledger/types.js";
-import type { LedgerReader, SummariesJsonPage, SummariesPage, SummaryQuery } from "../../src/storage/contracts/reader.js";
+import type { SummariesJsonPage } from "../../src/storage/contracts/pageReads.js";
+import type { LedgerReader, SummariesPage, SummaryQuery } from "../../src/storage/contracts/reader.js";
 
 /** A table item's value at `version` (null: absent, deleted, or an empty ledger). */
 export async function tableItem(s: LedgerReader, handle: Uint8Array, key: Uint8Array, version: bigint): Promise<Uint8Array | null> {

@@ -4,7 +4,7 @@
  * application/json` on its "try it" calls.
  */
 import { readFileSync } from "node:fs";
-import { EncodedBody } from "../compression.js";
+import { EncodedBody } from "../http/compression.js";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 

@@ -5,7 +5,7 @@
  */
 import swagger from "@fastify/swagger";
 import type { FastifyInstance } from "fastify";
-import type { AnyOperation } from "../operation.js";
+import type { AnyOperation } from "../http/operation.js";
 
 export const API_PREFIX = "/v1";
 

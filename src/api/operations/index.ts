@@ -1,5 +1,5 @@
 /** The route table: every operation the app serves, each a folder named by its operation. */
-import type { AnyOperation } from "../operation.js";
+import type { AnyOperation } from "../http/operation.js";
 import { estimateGasPrice } from "./estimateGasPrice/index.js";
 import { getAccount } from "./getAccount/index.js";
 import { getAccountModule } from "./getAccountModule/index.js";

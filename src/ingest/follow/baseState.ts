@@ -29,6 +29,7 @@ import type { GasHistorySource } from "../../ledger/gas.js";
 import { BaseRecords, baseRecordName, keyText } from "../../storage/replica/baseRecords.js";
 import type { BaseStateWrite, FollowBase } from "../../storage/contracts/followBase.js";
 import type { LedgerReader } from "../../storage/contracts/reader.js";
+import type { PageReads } from "../../storage/contracts/pageReads.js";
 import type { ModuleWrite } from "../../storage/contracts/writer.js";
 import { type BaseStateKey, StateBeforeBaseError, StatePrunedError, StorageError, UpstreamUnavailableError } from "../../storage/contracts/errors.js";
 import { type UpstreamClient, type UpstreamResponse, parseJson } from "./client.js";
@@ -62,7 +63,7 @@ export interface BaseStateOptions {
  * What the service reads and writes: the base bookkeeping, the position, and the reads that tell
  * whether the upstream's newer answer is the base's (a resource, an account's resources and modules).
  */
-export type BaseStateStore = FollowBase & Pick<LedgerReader, "getLedgerInfo" | "getResource" | "readResources" | "readModulesVersion">;
+export type BaseStateStore = FollowBase & Pick<LedgerReader, "getLedgerInfo" | "getResource" | "readResources"> & Pick<PageReads, "readModulesVersion">;
 
 export class BaseStateService {
   /** What is known stored or absent (bounded; the store is the truth of what is stored). */

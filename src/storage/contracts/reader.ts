@@ -1,12 +1,13 @@
 /**
- * What the API and the ledger services read: domain rows, never API JSON (the one exception is a
- * declared capability, `WireReads`). SQLite (`sqlite/`) and PostgreSQL (`postgres/`) implement it;
- * `test/store.suite.ts` runs the same suite on both.
+ * What the API and the ledger services read: domain rows, never API JSON. SQLite (`sqlite/`) and
+ * PostgreSQL (`postgres/`) implement it; `test/store.suite.ts` runs the same suite on both. What the
+ * API's page strategy reads besides (the versions naming pages, pages with their code or as JSON
+ * text, reads in the calling turn) is a contract of its own, `pageReads.ts`.
  *
  * The rules every reader keeps:
  * - A read "at version V" sees the newest value of a key with version <= V; a deleted key reads null.
- * - A snapshot read (`readTableItem`, `readModulesVersion`, `readModules`, `readSummariesVersion`,
- *   `readSummaries`) returns its value with the ledger position of the same snapshot, so a caller
+ * - A snapshot read (`readTableItem`, `readModules`, `readSummaries`, `readResource`, `readResources`,
+ *   `readModule`, and the version reads of `PageReads`) returns its value with the ledger position of the same snapshot, so a caller
  *   judging the requested version against it (404 above, 410 below the oldest version) cannot be
  *   overtaken by a concurrent prune. A version above the position reads as at the position.
  *   Other reads carry no position: a caller that must know they were not pruned meanwhile re-checks
@@ -40,7 +41,7 @@ export interface SummaryQuery {
 
 /** A summaries page with the version that names it, read in one snapshot. */
 export interface SummariesPage {
-  /** What `readSummariesVersion` gives for the same bound in the same snapshot (the page's name). */
+  /** What `PageReads.readSummariesVersion` gives for the same bound in the same snapshot (the page's name). */
   newest: bigint | null;
   /** The page, ascending by version. */
   rows: TransactionSummary[];
@@ -48,7 +49,7 @@ export interface SummariesPage {
 
 /** An account's module page with the version it is keyed by, read in one snapshot. */
 export interface ModulesPage {
-  /** What `readModulesVersion` gives for the same account and version in the same snapshot. */
+  /** What `PageReads.readModulesVersion` gives for the same account and version in the same snapshot. */
   changed: bigint | null;
   /** The page's modules in state-key order. */
   rows: ModuleEntry[];
@@ -66,44 +67,6 @@ export interface ResourcesPage {
   changed: bigint | null;
   /** The page's resources in state-key order (`resourcesPage`), from the `start` key on. */
   rows: ResourceEntry[];
-}
-
-/** Which listed modules' code a page read brings with it (by code hash); absent: none. */
-export type WantsCode = (codeHash: string) => boolean;
-
-/**
- * Capability of a reader whose reads run in process (SQLite): the position reads answered in the
- * calling turn, with the same answers and guarantees as the reader's methods of the same name.
- */
-export interface ImmediateReads {
-  getLedgerInfo(fresh?: boolean): LedgerInfo | null;
-  readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Snapshot<Uint8Array | null> | null;
-  readModulesVersion(address: Uint8Array, version: bigint | undefined): Snapshot<bigint | null> | null;
-  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Snapshot<bigint | null> | null;
-}
-
-/** A summaries page as the JSON text the API sends for its rows (`WireReads.readSummaries`). */
-export interface SummariesJsonPage {
-  newest: bigint | null;
-  /** Version of the page's first summary; null for an empty page. */
-  first: bigint | null;
-  /** The rows as a JSON array of `TransactionSummary` objects, ascending by version. */
-  json: string;
-}
-
-/**
- * Capability of a reader whose database writes the API's JSON text for less than the rows and the
- * API's own encoding cost (both dialects: bench/results/archive.md). Its bytes must equal what the API's
- * serializer writes for the rows the plain reads give: `test/wireReads.test.ts` checks it.
- */
-export interface WireReads {
-  /** `readSummaries`, the page as its JSON text. */
-  readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesJsonPage> | null>;
-  /**
-   * `readModules`, each wanted module as its JSON `record` (`{"bytecode":…,"abi":…}`) where its
-   * ABI text is stored, else with its `bytecode`.
-   */
-  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code: WantsCode): Promise<Snapshot<ModulesPage> | null>;
 }
 
 /** How far behind its upstream a ledger that follows a chain is (versions, seconds of chain time). */
@@ -129,10 +92,6 @@ export interface LedgerReader {
   readonly kind: StorageKind;
   /** Replay facts where the database is a hot standby, else null. */
   readonly standby: StandbyReads | null;
-  /** The position reads in the calling turn, or null where every read is a round trip. */
-  readonly immediate: ImmediateReads | null;
-  /** Pages as wire-ready JSON text, or null where the database does not write it. */
-  readonly wire: WireReads | null;
 
   /** Chain id stored at the first import, or null for an empty ledger. */
   getChainId(): Promise<number | null>;
@@ -142,19 +101,12 @@ export interface LedgerReader {
   /** A table item at `version` (the snapshot's ledger version when undefined), with its position. */
   readTableItem(handle: Uint8Array, key: Uint8Array, version: bigint | undefined): Promise<Snapshot<Uint8Array | null> | null>;
   /**
-   * The version of the newest module write or deletion of `address` at or below `version`, with the
-   * position: every module page of the account is the same at every version with the same answer.
-   */
-  readModulesVersion(address: Uint8Array, version: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
-  /**
    * Up to `limit` modules of `address` at `version` from state key `start` (inclusive), with the
-   * position and the changed version, in one snapshot; the code of the rows `code` wants with them.
+   * position and the changed version, in one snapshot (without their code: `getModuleCode`).
    */
-  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null>;
+  readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ModulesPage> | null>;
   /** The bytecode with this content hash (a listed module whose code the page did not bring). */
   getModuleCode(codeHash: string): Promise<Uint8Array | null>;
-  /** The version of the sender's newest transaction at or below `end` and the position, with the position. */
-  readSummariesVersion(sender: Uint8Array, end: bigint | undefined): Promise<Snapshot<bigint | null> | null>;
   /** A summaries page up to the snapshot's ledger version, with its position and its `newest`. */
   readSummaries(q: SummaryQuery): Promise<Snapshot<SummariesPage> | null>;
   /** A resource's JSON text at `version` (the snapshot's ledger version when undefined), or null, with its position. */
@@ -164,11 +116,8 @@ export interface LedgerReader {
    * state-key order, with the position and the changed version, in one snapshot.
    */
   readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null>;
-  /**
-   * Module `name` of `address` at `version`, or null, with its position; with its bytecode and ABI
-   * text when `code` wants them (always when absent; a store may bring them anyway).
-   */
-  readModule(address: Uint8Array, name: string, version: bigint | undefined, code?: WantsCode): Promise<Snapshot<ModuleEntry | null> | null>;
+  /** Module `name` of `address` at `version` with its bytecode and ABI text, or null, with its position. */
+  readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
 

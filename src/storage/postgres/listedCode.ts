@@ -11,7 +11,7 @@
  * statement the array and a comparison a row. Naming resumes once a page lists a hash again.
  */
 import { LRUCache } from "lru-cache";
-import type { WantsCode } from "../contracts/reader.js";
+import type { WantsCode } from "../contracts/pageReads.js";
 
 /** Hashes remembered in all (about 100 bytes each), over the least recently read accounts first. */
 const MAX_HASHES = 1 << 16;

@@ -7,7 +7,8 @@
 import { formatAddress } from "../../ledger/address.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { ModulesPage, ResourcesPage, Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery, WantsCode, WireReads } from "../contracts/reader.js";
+import type { ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery } from "../contracts/reader.js";
+import type { SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
 import { resourcesPage, type StoredResource } from "../shared/resourcesPage.js";
 import { unpackResourceValue } from "../shared/resourceValue.js";

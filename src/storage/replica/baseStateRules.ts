@@ -5,7 +5,8 @@
  * without one is the store's alone (summaries, code by hash, blocks above the base, gas rows).
  */
 import type { BaseStateKey } from "../contracts/errors.js";
-import type { LedgerReader, WireReads } from "../contracts/reader.js";
+import type { LedgerReader } from "../contracts/reader.js";
+import type { PageReads, WireReads } from "../contracts/pageReads.js";
 
 /** What one call of a read needs of the base. */
 export type BaseNeed =
@@ -20,7 +21,7 @@ export type BaseNeed =
   | { kind: "block"; version: bigint };
 
 /** The reads the rules may name: the reader's and its capabilities'. */
-type Reads = LedgerReader & WireReads;
+type Reads = LedgerReader & PageReads & WireReads;
 
 /** A read's rule: its arguments to what the call needs. */
 type Rule<F> = F extends (...args: infer A) => unknown ? (...args: A) => BaseNeed : never;

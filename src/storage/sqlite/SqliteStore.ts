@@ -17,7 +17,8 @@
 import type { Database as Db } from "better-sqlite3";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../contracts/writer.js";
-import type { ImmediateReads, Snapshot, WireReads } from "../contracts/reader.js";
+import type { Snapshot } from "../contracts/reader.js";
+import type { ImmediateReads, WireReads } from "../contracts/pageReads.js";
 import type { Storage } from "../contracts/storage.js";
 import { Forwarding, type MethodsOf } from "../shared/forwarding.js";
 import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../contracts/errors.js";

@@ -10,7 +10,7 @@
  */
 import { bcs } from "@mysten/bcs";
 import { GasEstimator } from "../../../ledger/gas.js";
-import { defineOperation, ref } from "../../operation.js";
+import { defineOperation, ref } from "../../http/operation.js";
 import { gasEstimation } from "../../schemas.js";
 
 export const estimateGasPrice = defineOperation({

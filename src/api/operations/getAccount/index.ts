@@ -10,7 +10,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1'
  */
-import { defineOperation, ref, accountPathParams, stateVersionQuery } from "../../operation.js";
+import { defineOperation, ref, accountPathParams, stateVersionQuery } from "../../http/operation.js";
 import { accountData } from "../../schemas.js";
 import { readAccount } from "./read.js";
 

@@ -8,10 +8,10 @@
 import { formatAddress, toHex } from "../../../ledger/address.js";
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { NodeContext } from "../../context.js";
-import { ApiError } from "../../errors.js";
+import { ApiError } from "../../http/apiError.js";
 import { withoutStack } from "../../../storage/contracts/errors.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Answer, Position } from "../../operation.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Answer, Position } from "../../http/operation.js";
 
 export const ACCOUNT_RESOURCE = "0x1::account::Account";
 const FEATURES_RESOURCE = "0x1::features::Features";

@@ -9,7 +9,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/module/coin'
  */
-import { defineOperation, identifierParam, ref, accountAddressParam, stateVersionQuery } from "../../operation.js";
+import { defineOperation, identifierParam, ref, accountAddressParam, stateVersionQuery } from "../../http/operation.js";
 import { moveModuleBytecode } from "../../schemas.js";
 import { readAccountModule } from "./read.js";
 

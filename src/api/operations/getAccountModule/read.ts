@@ -5,10 +5,10 @@
 import { formatAddress } from "../../../ledger/address.js";
 import type { LedgerInfo, ModuleEntry } from "../../../ledger/types.js";
 import type { NodeContext } from "../../context.js";
-import { ApiError, clip } from "../../errors.js";
+import { ApiError, clip } from "../../http/apiError.js";
 import { withoutStack } from "../../../storage/contracts/errors.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Answer, Position } from "../../operation.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Answer, Position } from "../../http/operation.js";
 
 /** The reference's 404 for a module the account does not have at the version. */
 export function moduleNotFound(address: Uint8Array, name: string, version: bigint, info: LedgerInfo): ApiError {
@@ -23,19 +23,18 @@ export function moduleNotFound(address: Uint8Array, name: string, version: bigin
  * reference sends the stored bytes.
  */
 export async function readAccountModule(ctx: NodeContext, address: Uint8Array, name: string, at: Position, format: WireFormat): Promise<Answer> {
-  const records = ctx.moduleRecords;
-  const snap = await ctx.store.readModule(address, name, at.version, format === "json" ? (hash) => !records.has(hash) : undefined);
+  const snap = await ctx.pages.readModule(address, name, at.version, format);
   if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   const { info, value: module } = snap;
   if (!module) return { error: moduleNotFound(address, name, at.version, info), exactAt: info };
   if (format === "json" && module.bytecode === undefined) {
     // held when the row was read; overwritten since, its code is read by hash below
-    const held = records.held(module.codeHash);
+    const held = ctx.pages.records.held(module.codeHash);
     if (held) return { body: held, exactAt: info };
   }
   const bytecode = module.bytecode ?? (await codeOf(ctx, module));
   if (format === "bcs") return { body: Buffer.from(bytecode.buffer, bytecode.byteOffset, bytecode.byteLength), exactAt: info };
-  return { body: ctx.moduleRecords.record(module.codeHash, bytecode, module.abi), exactAt: info };
+  return { body: ctx.pages.records.record(module.codeHash, bytecode, module.abi), exactAt: info };
 }
 
 async function codeOf(ctx: NodeContext, module: ModuleEntry): Promise<Uint8Array> {

@@ -6,10 +6,10 @@
 import { bcs } from "@mysten/bcs";
 import { formatAddress } from "../../../ledger/address.js";
 import type { ModuleEntry } from "../../../ledger/types.js";
-import { EncodedBody } from "../../compression.js";
-import { closeJoined } from "../../moduleRecords.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Answer } from "../../operation.js";
+import { EncodedBody } from "../../http/compression.js";
+import { closeJoined } from "../../pages/moduleRecords.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Answer } from "../../http/operation.js";
 import type { ModulesRead } from "./read.js";
 
 const moduleMapBcs = bcs.vector(bcs.tuple([bcs.string(), bcs.byteVector()]));

@@ -11,7 +11,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/modules?limit=5'
  */
-import { defineOperation, ref, accountPathParams, pagedStateQuery } from "../../operation.js";
+import { defineOperation, ref, accountPathParams, pagedStateQuery } from "../../http/operation.js";
 import { moveModuleBytecode } from "../../schemas.js";
 import { encodeModulesPage } from "./encode.js";
 import { modulesPageKey, pageLimit } from "./page.js";

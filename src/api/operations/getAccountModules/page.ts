@@ -5,8 +5,8 @@
 import { formatAddress, toHex } from "../../../ledger/address.js";
 import { parseModuleStateKey } from "../../../ledger/stateKey.js";
 import type { ApiConfig } from "../../config.js";
-import { ApiError, quote } from "../../errors.js";
-import type { WireFormat } from "../../negotiate.js";
+import { ApiError, quote } from "../../http/apiError.js";
+import type { WireFormat } from "../../http/negotiate.js";
 
 /** The query of a modules request, parsed. */
 export interface ModulesQuery {

@@ -1,16 +1,16 @@
 /**
- * The store reads of the modules operation: the version resolution's read (the position and the
- * account's newest module change, with the page itself for a request not seen before) and the
- * page's read.
+ * The reads of the modules operation, through the page strategy (`Pages`): the version
+ * resolution's read (the position and the account's newest module change, with the page itself on
+ * a request's first ask) and the page's read.
  */
 import type { LedgerInfo, ModuleEntry } from "../../../ledger/types.js";
 import type { Snapshot } from "../../../storage/contracts/reader.js";
 import type { NodeContext } from "../../context.js";
-import type { JoinedRecords } from "../../moduleRecords.js";
-import { ApiError } from "../../errors.js";
-import type { PositionReads } from "../../operation.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Position } from "../../operation.js";
+import type { JoinedRecords } from "../../pages/moduleRecords.js";
+import { ApiError } from "../../http/apiError.js";
+import type { PositionReads } from "../../http/operation.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Position } from "../../http/operation.js";
 import { modulesPageKey, pageLimit, readCursor, type ModulesQuery } from "./page.js";
 
 /** A page of modules as read, for `encode`. */
@@ -28,21 +28,16 @@ export interface ModulesRead {
   records: JoinedRecords | null;
 }
 
-const ALL = () => true;
-
 /** Version resolution's answer: the version naming the account's pages, and the page when it was read with the position. */
 export type ModulesVersion = Snapshot<bigint | null> & { rows?: ModuleEntry[] };
 
 /**
  * Version resolution's read: the ledger position with the version of the account's newest module
- * change at the requested version, which names the page in the page cache. A request the cache
- * has not seen, on a store whose reads are round trips, reads its page with the position in one
- * read (`readModules` gives that version as `changed`): one round trip where there were two. A
- * request seen before asks for the position alone: its page is likely cached, and reading it with
- * the position would cost the database the whole page (bench/results/archive.md).
+ * change at the requested version, which names the page in the page cache; with the page itself
+ * (`readModules` gives that version as `changed`) on a request's first ask (`Pages.firstAsk`).
  */
 export function resolveModulesVersion(
-  reads: PositionReads,
+  _reads: PositionReads,
   input: { params: { address: Uint8Array }; query: ModulesQuery },
   version: bigint | undefined,
   format: WireFormat,
@@ -50,42 +45,18 @@ export function resolveModulesVersion(
 ): ModulesVersion | null | Promise<ModulesVersion | null> {
   const { address } = input.params;
   const ask = pageAsk(ctx, address, version, input.query, format);
-  if (ask) return readStorePage(ctx, address, version, ask.start, ask.limit, codeWanted(ctx, format), format).then((snap) => snap && { info: snap.info, value: snap.value.changed, rows: snap.value.rows });
-  return reads.readModulesVersion(address, version);
+  if (!ask) return ctx.pages.modulesVersion(address, version);
+  return ctx.pages.readModules(address, version, ask.start, ask.limit, format).then((snap) => snap && { info: snap.info, value: snap.value.changed, rows: snap.value.rows });
 }
 
-/** The modules whose code a page read brings: in JSON those whose record is not held, else all. */
-function codeWanted(ctx: NodeContext, format: WireFormat): (codeHash: string) => boolean {
-  const records = ctx.moduleRecords;
-  return format === "json" ? (hash) => !records.has(hash) : ALL;
-}
-
-/** The page to read with the position: on a store whose reads are round trips, for a request the page cache has not seen; none for input the read refuses. */
+/** The page to read with the position, on its first ask; none for input the read refuses. */
 function pageAsk(ctx: NodeContext, address: Uint8Array, version: bigint | undefined, query: ModulesQuery, format: WireFormat): { start: Uint8Array | null; limit: number } | undefined {
-  if (ctx.store.immediate) return undefined;
+  if (!ctx.pages.roundTrips) return undefined;
   const start = query.start === undefined ? null : readCursor(query.start, address);
   if (start instanceof ApiError || query.limit === 0) return undefined;
   const limit = pageLimit(query, ctx.config);
   if (!ctx.pages.firstAsk(modulesPageKey(address, query, limit, format, `at ${version ?? "-"}`))) return undefined;
   return { start, limit: limit + 1 };
-}
-
-/**
- * One store read of a page with its code: JSON records where the store writes them (`WireReads`),
- * else bytecode and ABI text, for the modules `wanted` says yes to.
- */
-function readStorePage(
-  ctx: NodeContext,
-  address: Uint8Array,
-  version: bigint | undefined,
-  start: Uint8Array | null,
-  limit: number,
-  wanted: (codeHash: string) => boolean,
-  format: WireFormat,
-) {
-  return format === "json" && ctx.store.wire
-    ? ctx.store.wire.readModules(address, version, start, limit, wanted)
-    : ctx.store.readModules(address, version, start, limit, wanted);
 }
 
 /**
@@ -104,11 +75,11 @@ export async function readModulesPage(
   const start = query.start === undefined ? null : refused(readCursor(query.start, address));
   if (query.limit === 0) throw ApiError.invalidInput("Given limit value (0) must not be zero", at.info);
   const limit = pageLimit(query, ctx.config);
-  const records = ctx.moduleRecords;
+  const records = ctx.pages.records;
   let info = at.info;
   let rows = at.found?.rows;
   if (rows === undefined) {
-    const snapshot = await readStorePage(ctx, address, at.version, start, limit + 1, codeWanted(ctx, format), format);
+    const snapshot = await ctx.pages.readModules(address, at.version, start, limit + 1, format);
     if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
     info = snapshot.info;
     rows = snapshot.value.rows;

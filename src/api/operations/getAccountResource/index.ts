@@ -9,7 +9,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/resource/0x1::account::Account'
  */
-import { defineOperation, ref, structTagParam, accountAddressParam, stateVersionQuery } from "../../operation.js";
+import { defineOperation, ref, structTagParam, accountAddressParam, stateVersionQuery } from "../../http/operation.js";
 import { moveResource } from "../../schemas.js";
 import { readAccountResource } from "./read.js";
 

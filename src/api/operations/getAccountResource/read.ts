@@ -6,10 +6,10 @@
 import { formatAddress } from "../../../ledger/address.js";
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { NodeContext } from "../../context.js";
-import { ApiError, clip } from "../../errors.js";
+import { ApiError, clip } from "../../http/apiError.js";
 import { withoutStack } from "../../../storage/contracts/errors.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Answer, Position } from "../../operation.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Answer, Position } from "../../http/operation.js";
 
 /** The reference's 404 for a resource the account does not hold at the version. */
 export function resourceNotFound(address: Uint8Array, type: string, version: bigint, info: LedgerInfo): ApiError {

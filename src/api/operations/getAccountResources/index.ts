@@ -12,7 +12,7 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/resources?limit=5'
  */
-import { defineOperation, ref, accountPathParams, pagedStateQuery } from "../../operation.js";
+import { defineOperation, ref, accountPathParams, pagedStateQuery } from "../../http/operation.js";
 import { moveResource } from "../../schemas.js";
 import { readResourcesPage } from "./read.js";
 

@@ -5,7 +5,7 @@
 import { formatAddress } from "../../../ledger/address.js";
 import { isResourceStateKeyOf } from "../../../ledger/stateKey.js";
 import type { ApiConfig } from "../../config.js";
-import { ApiError, quote } from "../../errors.js";
+import { ApiError, quote } from "../../http/apiError.js";
 
 /** The query of a resources request, parsed. */
 export interface ResourcesQuery {

@@ -5,9 +5,9 @@
 import { resourceStateKey } from "../../../ledger/stateKey.js";
 import { parseStructTag } from "../../../ledger/structTag.js";
 import type { NodeContext } from "../../context.js";
-import { ApiError } from "../../errors.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Answer, Position } from "../../operation.js";
+import { ApiError } from "../../http/apiError.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Answer, Position } from "../../http/operation.js";
 import { resourceJson } from "../getAccountResource/read.js";
 import { pageLimit, readCursor, type ResourcesQuery } from "./page.js";
 

@@ -3,13 +3,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { formatAddress } from "../../../ledger/address.js";
 import type { TransactionSummary } from "../../../ledger/types.js";
-import { jsonSerializer } from "../../serialize.js";
-import { ref } from "../../operation.js";
-import { transactionSummary } from "../../schemas.js";
 import { summariesBcs, summariesJson } from "./encode.js";
 
-/** The wire forms as the response schema and the BCS library write them. */
-const bySchema = jsonSerializer<unknown[]>({ type: "array", items: ref(transactionSummary) });
+/** The BCS form as the BCS library writes it. */
 const summaryBcs = bcs.enum("IndexedTransactionSummary", {
   V1: bcs.struct("V1", {
     sender: bcs.fixedArray(32, bcs.u8()),
@@ -31,7 +27,7 @@ const summary = (sender: Uint8Array) =>
 const pages = fc.uint8Array({ minLength: 32, maxLength: 32 }).chain((sender) => fc.array(summary(sender), { maxLength: 150 }));
 
 describe("summaries pages", () => {
-  it("JSON: byte for byte what the response schema's serializer writes", () => {
+  it("JSON: each summary as the reference prints it, the replay protector tagged by its kind", () => {
     fc.assert(
       fc.property(pages, (rows: TransactionSummary[]) => {
         const objects = rows.map((s) => ({
@@ -43,7 +39,7 @@ describe("summaries pages", () => {
               ? { type: "nonce", nonce: s.replayProtector.value.toString() }
               : { type: "sequence_number", sequence_number: s.replayProtector.value.toString() },
         }));
-        expect(summariesJson(rows)).toBe(bySchema(objects));
+        expect(JSON.parse(summariesJson(rows))).toEqual(objects);
       }),
     );
   });

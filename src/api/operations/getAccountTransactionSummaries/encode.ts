@@ -1,12 +1,16 @@
 /**
  * A summaries page on the wire: JSON (`TransactionSummary[]`) or BCS
- * (`vector<IndexedTransactionSummary>`), from the rows, or the JSON text a store wrote for them.
+ * (`vector<IndexedTransactionSummary>`), from the rows, or the JSON text a store wrote for them
+ * (`WireReads`, byte for byte `summariesJson` of the rows).
  */
 import { formatAddress } from "../../../ledger/address.js";
 import type { TransactionSummary } from "../../../ledger/types.js";
-import { EncodedBody } from "../../compression.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Answer } from "../../operation.js";
+import { EncodedBody } from "../../http/compression.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Answer } from "../../http/operation.js";
+import { jsonSerializer } from "../../http/serialize.js";
+import { ref } from "../../http/operation.js";
+import { transactionSummary } from "../../schemas.js";
 import type { SummariesRead } from "./read.js";
 
 /** The page of `read` in `format`, with its first version (a cached copy serves until it is pruned) and the position it was read in. */
@@ -17,32 +21,33 @@ export function encodeSummariesPage({ page, info }: SummariesRead, format: WireF
   return { body, firstVersion: rows[0]?.version ?? null, exactAt: info };
 }
 
+const serializePage = jsonSerializer<SummaryObject[]>({ type: "array", items: ref(transactionSummary) });
+
+/** A summary as the response schema (`TransactionSummary`) types it. */
+export interface SummaryObject {
+  sender: string;
+  version: string;
+  transaction_hash: string;
+  replay_protector: { type: "nonce"; nonce: string } | { type: "sequence_number"; sequence_number: string };
+}
+
+export function summaryObject(s: TransactionSummary): SummaryObject {
+  const rp = s.replayProtector;
+  return {
+    sender: formatAddress(s.sender),
+    version: s.version.toString(),
+    transaction_hash: `0x${s.hashHex}`,
+    replay_protector: rp.type === "nonce" ? { type: "nonce", nonce: rp.value.toString() } : { type: "sequence_number", sequence_number: rp.value.toString() },
+  };
+}
+
 /**
- * The JSON of a page (`TransactionSummary[]`), in one pass: every value is hex or decimal digits,
- * so nothing is escaped, and the sender is formatted once. Byte for byte what the response
- * schema's serializer writes, without the objects it needs and its per-string escaping.
+ * The JSON of a page (`TransactionSummary[]`): the one definition of a summary's JSON, the response
+ * schema's serializer. A store may write the same bytes in SQL (`WireReads.readSummaries`, the one
+ * fast path), which `test/wireReads.test.ts` checks against this on both dialects.
  */
 export function summariesJson(rows: readonly TransactionSummary[]): string {
-  let out = "[";
-  let sender: Uint8Array | null = null;
-  let head = "";
-  for (let i = 0; i < rows.length; i++) {
-    const s = rows[i]!;
-    if (s.sender !== sender) {
-      sender = s.sender;
-      head = `{"sender":"${formatAddress(sender)}","version":"`;
-    }
-    const rp = s.replayProtector;
-    out +=
-      (i === 0 ? head : `,${head}`) +
-      s.version +
-      '","transaction_hash":"0x' +
-      s.hashHex +
-      (rp.type === "nonce" ? '","replay_protector":{"type":"nonce","nonce":"' : '","replay_protector":{"type":"sequence_number","sequence_number":"') +
-      rp.value +
-      '"}}';
-  }
-  return out + "]";
+  return serializePage(rows.map(summaryObject));
 }
 
 /**

@@ -8,11 +8,11 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/transaction_summaries?limit=10'
  */
-import { defineOperation, limitParam, ref, u64Param, accountPathParams } from "../../operation.js";
+import { defineOperation, limitParam, ref, u64Param, accountPathParams } from "../../http/operation.js";
 import { transactionSummary } from "../../schemas.js";
 import { encodeSummariesPage } from "./encode.js";
-import { pageLimit, pageName, settledEnd, summariesPageKey } from "./page.js";
-import { readSummariesPage, resolveSummariesVersion, settledSummariesRead } from "./read.js";
+import { pageLimit, pageName, summariesPageKey } from "./page.js";
+import { readSummariesPage, resolveSummariesVersion } from "./read.js";
 
 export const getAccountTransactionSummaries = defineOperation({
   operationId: "get_account_transaction_summaries",
@@ -40,8 +40,6 @@ export const getAccountTransactionSummaries = defineOperation({
   // Always the latest ledger; the bounds only must not have been pruned.
   ledger: { bounds: ["start_version", "end_version"] },
   failure: "Failed to retrieve account transaction summaries",
-  settledAt: ({ query }) => settledEnd(query),
-  settledRead: settledSummariesRead,
   resolve: resolveSummariesVersion,
   pageKey:
     (ctx) =>

@@ -2,7 +2,7 @@
 import { toHex } from "../../../ledger/address.js";
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { ApiConfig } from "../../config.js";
-import type { WireFormat } from "../../negotiate.js";
+import type { WireFormat } from "../../http/negotiate.js";
 
 /** The query of a summaries request, parsed. */
 export interface SummariesQuery {

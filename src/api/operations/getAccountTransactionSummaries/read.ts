@@ -1,15 +1,16 @@
 /**
- * The store reads of the summaries operation: the version resolution's read (the position and
- * the sender's newest transaction in the window, with the page itself for a request not seen
- * before) and the page's read.
+ * The reads of the summaries operation, through the page strategy (`Pages`): the version
+ * resolution's read (the position and the sender's newest transaction in the window, with the
+ * page itself on a request's first ask, `Pages.firstAsk`) and the page's read.
  */
 import type { LedgerInfo } from "../../../ledger/types.js";
-import type { Snapshot, SummariesJsonPage, SummariesPage, SummaryQuery } from "../../../storage/contracts/reader.js";
+import type { Snapshot, SummariesPage, SummaryQuery } from "../../../storage/contracts/reader.js";
+import type { SummariesJsonPage } from "../../../storage/contracts/pageReads.js";
 import type { NodeContext } from "../../context.js";
-import { ApiError } from "../../errors.js";
-import type { PositionReads } from "../../operation.js";
-import type { WireFormat } from "../../negotiate.js";
-import type { Position } from "../../operation.js";
+import { ApiError } from "../../http/apiError.js";
+import type { PositionReads } from "../../http/operation.js";
+import type { WireFormat } from "../../http/negotiate.js";
+import type { Position } from "../../http/operation.js";
 import { pageLimit, settledEnd, summariesPageKey, type SummariesQuery } from "./page.js";
 
 /** A page of summaries as read, for `encode`. */
@@ -26,12 +27,11 @@ export type SummariesVersion = Snapshot<bigint | null> & { page?: SummariesPage 
 /**
  * Version resolution's read: the ledger position with the version of the sender's newest
  * transaction in the window, which names the page in the page cache (a page that ends at a
- * committed `end_version` needs no read of the account: `settledAt`). A request the cache has not
- * seen, on a store whose reads are round trips, reads its page with the position in one read (its
- * `newest` is that version): one round trip where there were two.
+ * committed `end_version` needs no read of the account: `Pages.summariesVersion`). A request's
+ * first ask (`Pages.firstAsk`) reads its page with the position (its `newest` is that version).
  */
 export function resolveSummariesVersion(
-  reads: PositionReads,
+  _reads: PositionReads,
   input: { params: { address: Uint8Array }; query: SummariesQuery },
   _version: bigint | undefined,
   format: WireFormat,
@@ -40,39 +40,20 @@ export function resolveSummariesVersion(
   const { address } = input.params;
   const ask = pageAsk(ctx, address, input.query, format);
   if (ask) return readWithPosition(ctx, ask, format);
-  return reads.readSummariesVersion(address, settledEnd(input.query));
-}
-
-/**
- * A settled request's resolution on a store whose reads are round trips (`settledRead`): its page
- * with the position when the page cache has not seen the request, whatever the memo of the
- * position would say; else undefined (the position alone, the page likely cached).
- */
-export function settledSummariesRead(
-  input: { params: { address: Uint8Array }; query: SummariesQuery },
-  format: WireFormat,
-  ctx: NodeContext,
-): (() => Promise<SummariesVersion | null>) | undefined {
-  const ask = pageAsk(ctx, input.params.address, input.query, format);
-  return ask && (() => readWithPosition(ctx, ask, format));
+  return ctx.pages.summariesVersion(address, settledEnd(input.query));
 }
 
 /** The page with the position it was read at, as version resolution's answer (its `newest` names the page). */
 function readWithPosition(ctx: NodeContext, ask: SummaryQuery, format: WireFormat): Promise<SummariesVersion | null> {
-  return readStorePage(ctx, ask, format).then((snap) => snap && { info: snap.info, value: snap.value.newest, page: snap.value });
+  return ctx.pages.readSummaries(ask, format).then((snap) => snap && { info: snap.info, value: snap.value.newest, page: snap.value });
 }
 
 /** The page to read with the position: on a store whose reads are round trips, for a request the page cache has not seen. */
 function pageAsk(ctx: NodeContext, sender: Uint8Array, query: SummariesQuery, format: WireFormat): SummaryQuery | undefined {
-  if (ctx.store.immediate) return undefined;
+  if (!ctx.pages.roundTrips) return undefined;
   const limit = pageLimit(query, ctx.config);
   if (!ctx.pages.firstAsk(summariesPageKey(sender, query, limit, format, "asked"))) return undefined;
   return { sender, start: query.start_version, end: query.end_version, limit };
-}
-
-/** A page as the store reads it: its JSON where the store writes it (`WireReads`), else its rows. */
-function readStorePage(ctx: NodeContext, q: SummaryQuery, format: WireFormat): Promise<Snapshot<SummariesPage | SummariesJsonPage> | null> {
-  return format === "json" && ctx.store.wire ? ctx.store.wire.readSummaries(q) : ctx.store.readSummaries(q);
 }
 
 /**
@@ -91,7 +72,7 @@ export async function readSummariesPage(
   const found = at.found?.page;
   if (found) return { page: found, info: at.info };
   const q = { sender, start: query.start_version, end: query.end_version, limit: pageLimit(query, ctx.config) };
-  const snapshot = await readStorePage(ctx, q, format);
+  const snapshot = await ctx.pages.readSummaries(q, format);
   if (!snapshot) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   return { page: snapshot.value, info: snapshot.info };
 }

@@ -20,12 +20,12 @@
  * @example curl 'http://127.0.0.1:8080/v1/-/healthy?duration_secs=30'
  */
 import { WriterStatus } from "../../../ingest/writerStatus.js";
-import { ApiError } from "../../errors.js";
-import { defineOperation, type Answer } from "../../operation.js";
+import { ApiError } from "../../http/apiError.js";
+import { defineOperation, type Answer } from "../../http/operation.js";
 
 const U32_MAX = 4294967295;
 
-/** The answer of a healthy node (one object: serialized once). */
+/** The answer of a healthy node. */
 const HEALTHY: Answer = { json: { message: "aptos-node:ok" } };
 
 /** How long a failed storage read keeps the node unhealthy (a corrupt database: until restart). */

@@ -16,7 +16,7 @@
  * @example curl http://127.0.0.1:8080/v1
  */
 import type { LedgerInfo } from "../../../ledger/types.js";
-import { defineOperation } from "../../operation.js";
+import { defineOperation } from "../../http/operation.js";
 
 /** The reference node's role names are `validator` and `full_node`; this node is the latter. */
 export const NODE_ROLE = "full_node";

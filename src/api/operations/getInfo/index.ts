@@ -7,8 +7,8 @@
  */
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { FollowLagReport, StandbyReads } from "../../../storage/contracts/reader.js";
-import type { Storage } from "../../../storage/contracts/storage.js";
-import { defineOperation, type Answer } from "../../operation.js";
+import type { LedgerReader } from "../../../storage/contracts/reader.js";
+import { defineOperation, type Answer } from "../../http/operation.js";
 
 const u64 = { type: "string", format: "uint64" } as const;
 
@@ -53,7 +53,7 @@ export const getInfo = defineOperation({
   ledger: "latest-or-empty",
   failure: "Failed to read the ledger",
   read: (ctx) => {
-    // The same answer object while the ledger has not moved, so it is serialized once per block.
+    // The same answer while the ledger has not moved: built once per block.
     let last: { version: bigint; oldest: bigint; answer: Answer } | null = null;
     const standby = ctx.store.standby;
     return function getInfo(_input, { info }): Answer | Promise<Answer> {
@@ -103,7 +103,7 @@ export const getInfo = defineOperation({
 });
 
 /** The stored chain id, or null when there is none or it cannot be read: /v1/info answers without it. */
-async function chainIdOrNull(store: Storage): Promise<number | null> {
+async function chainIdOrNull(store: LedgerReader): Promise<number | null> {
   try {
     return await store.getChainId();
   } catch {

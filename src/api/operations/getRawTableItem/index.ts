@@ -9,9 +9,9 @@
  */
 import { formatAddress, toHex } from "../../../ledger/address.js";
 import { MAX_STATE_ITEM_BYTES } from "../../../ledger/stateKey.js";
-import { ApiError, clip } from "../../errors.js";
+import { ApiError, clip } from "../../http/apiError.js";
 import { withoutStack } from "../../../storage/contracts/errors.js";
-import { addressParam, defineOperation, ref, u64Param } from "../../operation.js";
+import { addressParam, defineOperation, ref, u64Param } from "../../http/operation.js";
 import { rawTableItemRequest } from "../../schemas.js";
 
 export const getRawTableItem = defineOperation({

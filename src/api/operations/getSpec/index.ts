@@ -4,10 +4,10 @@
  *
  * @example open http://127.0.0.1:8080/v1/spec
  */
-import { EncodedBody } from "../../compression.js";
-import { ApiError, quote } from "../../errors.js";
+import { EncodedBody } from "../../http/compression.js";
+import { ApiError, quote } from "../../http/apiError.js";
 import { explorerAssets, explorerHtml } from "../../openapi/explorer.js";
-import { defineOperation } from "../../operation.js";
+import { defineOperation } from "../../http/operation.js";
 
 export const getSpec = defineOperation({
   operationId: "spec",

@@ -17,9 +17,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import http from "node:http";
 import https from "node:https";
 import { pipeline, Transform, type TransformCallback } from "node:stream";
-import { RequestRate } from "../ingest/follow/rate.js";
-import type { NodeContext } from "./context.js";
-import { ApiError, quote } from "./errors.js";
+import { RequestRate } from "../../ingest/follow/rate.js";
+import type { NodeContext } from "../context.js";
+import { ApiError, quote } from "../http/apiError.js";
 
 export interface ProxyOptions {
   /** The upstream's REST API, as `--follow` names it (`https://host/v1`, or under a path: `https://host/KEY/v1`). */

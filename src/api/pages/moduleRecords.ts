@@ -18,11 +18,11 @@
  * (its properties in schema order, the hex needing no escapes), without the ajv validation of the
  * whole ABI that its `anyOf: [MoveModule, null]` runs to pick a branch.
  */
-import type { ModuleEntry } from "../ledger/types.js";
-import { moduleAbi, type MoveModuleAbi } from "../move/abi.js";
-import { DEFAULT_MODULE_CACHE_BYTES } from "./config.js";
-import { jsonSerializer } from "./serialize.js";
-import { moveModule } from "./schemas.js";
+import type { ModuleEntry } from "../../ledger/types.js";
+import { moduleAbi, type MoveModuleAbi } from "../../move/abi.js";
+import { DEFAULT_MODULE_CACHE_BYTES } from "../config.js";
+import { jsonSerializer } from "../http/serialize.js";
+import { moveModule } from "../schemas.js";
 
 const OPEN = 0x5b; // [
 const COMMA = 0x2c; // ,

@@ -3,16 +3,16 @@
  * and the bad value (docs/decisions.md §2), in the reference node's wording where it has one.
  */
 import { LRUCache } from "lru-cache";
-import { addressError, parseAddress } from "../ledger/address.js";
-import { isIdentifier, parseStructTag, structTagString, verifyStructTag } from "../ledger/structTag.js";
-import { ApiError, clip, quote } from "./errors.js";
+import { addressError, parseAddress } from "../../ledger/address.js";
+import { isIdentifier, parseStructTag, structTagString, verifyStructTag } from "../../ledger/structTag.js";
+import { ApiError, clip, quote } from "./apiError.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 
 /**
  * What an input property holds, read from its schema: the shared `Address`, `U64` and
  * `StateKeyWrapper` schemas by their `$ref`, a page size (`integer`, u16) and hex bytes by type and
- * format. Parsing (`handler.ts`) and the 400 messages of schema failures both go by it.
+ * format. Parsing (`operationHandler.ts`) and the 400 messages of schema failures both go by it.
  */
 export type ParamKind = "address" | "u64" | "cursor" | "u16" | "hex" | "struct-tag" | "identifier" | "as-is";
 

@@ -1,6 +1,6 @@
 /** The response serializers: fast-json-stringify compiled from a response schema, once. */
 import fastJson from "fast-json-stringify";
-import { DOC_FORMATS, sharedSchemas } from "./schemas.js";
+import { DOC_FORMATS, sharedSchemas } from "../schemas.js";
 
 /** Shared schemas by id, for the response serializers' `$ref`s. */
 const REFERENCED = Object.fromEntries(sharedSchemas.map((s) => [s.$id, s]));

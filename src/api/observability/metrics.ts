@@ -6,8 +6,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import type { Storage } from "../storage/contracts/storage.js";
-import type { PageCache } from "./pageCache.js";
+import type { LedgerReader } from "../../storage/contracts/reader.js";
+import type { PageCache } from "../pages/pageCache.js";
 
 /** Upper bounds (seconds) of the request duration histogram's buckets. */
 const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -145,7 +145,7 @@ export class NodeMetrics {
   /** Error answers by `status error_code` (`errorAnswered`). */
   private readonly errors = new Map<string, ErrorTally>();
 
-  constructor(opts: { store?: Storage; pages?: PageCache; openConnections?: () => number; defaultMetrics?: boolean } = {}) {
+  constructor(opts: { store?: LedgerReader; pages?: PageCache; openConnections?: () => number; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     for (const m of requestMetrics(this.ops)) this.registry.registerMetric(m as never);
     this.registry.registerMetric(errorMetric(this.errors) as never);

@@ -5,11 +5,11 @@
  * by the store suite and the parity test.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERROR_CODES } from "./errors.js";
-import { sqliteBackend } from "../../test/helpers/backends.js";
-import { ChainBuilder, addr, u64le, writeTable } from "../../test/helpers/chain.js";
-import { pruneServed, serveChain, stopNode, type TestNode } from "../../test/helpers/node.js";
-import { LEDGER_HEADERS } from "../../test/helpers/headers.js";
+import { ERROR_CODES } from "./apiError.js";
+import { sqliteBackend } from "../../../test/helpers/backends.js";
+import { ChainBuilder, addr, u64le, writeTable } from "../../../test/helpers/chain.js";
+import { pruneServed, serveChain, stopNode, type TestNode } from "../../../test/helpers/node.js";
+import { LEDGER_HEADERS } from "../../../test/helpers/headers.js";
 
 const H = addr("7ab1e");
 

@@ -23,7 +23,7 @@ import {
   type ZlibOptions,
 } from "node:zlib";
 import { LRUCache } from "lru-cache";
-import type { ApiConfig } from "./config.js";
+import type { ApiConfig } from "../config.js";
 import { JSON_TYPE } from "./negotiate.js";
 import type { ResponseHead } from "./responseHead.js";
 

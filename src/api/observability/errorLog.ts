@@ -7,7 +7,7 @@
  * line at the window's end (or at close) says how many, so no client sets the log's volume.
  */
 import type { FastifyBaseLogger } from "fastify";
-import { type ApiError, clip } from "./errors.js";
+import { type ApiError, clip } from "../http/apiError.js";
 
 /** Lines logged per status and error code in one window; the rest are counted in a summary line. */
 export const LINES_PER_WINDOW = 5;

@@ -2,8 +2,8 @@
  * One error class with a closed set of codes (STYLE rule 4). Every error the API sends is an
  * `ApiError` rendered as `{"message", "error_code", "vm_error_code"?}` (DECISIONS §6).
  */
-import type { LedgerInfo } from "../ledger/types.js";
-import { withoutStack } from "../storage/contracts/errors.js";
+import type { LedgerInfo } from "../../ledger/types.js";
+import { withoutStack } from "../../storage/contracts/errors.js";
 
 /** The seed's closed list of `error_code` values. Adding one breaks old clients: don't. */
 export const ERROR_CODES = [

@@ -4,15 +4,15 @@
  * resolves its version (`resolve`), its page cache key (`pageKey`), its `read` and its `encode`.
  * Everything every operation shares (parsing, negotiation, version resolution, the page cache,
  * ledger headers, content type, compression, error mapping) is done once, by `operationHandler`
- * in `handler.ts`; the OpenAPI document and each operation's status list come from these same
+ * in `operationHandler.ts`; the OpenAPI document and each operation's status list come from these same
  * objects (`routeSchema`).
  */
-import type { LedgerInfo } from "../ledger/types.js";
+import type { LedgerInfo } from "../../ledger/types.js";
 import type { EncodedBody } from "./compression.js";
-import type { NodeContext } from "./context.js";
-import type { ApiError } from "./errors.js";
-import { ledgerHeaderSchemas } from "./headers.js";
-import type { Later, PositionReads } from "./later.js";
+import type { NodeContext } from "../context.js";
+import type { ApiError } from "./apiError.js";
+import { ledgerHeaderSchemas } from "./ledgerHeaders.js";
+import type { NowOrLater, PositionReads } from "../pages/nowOrLater.js";
 
 export type { PositionReads };
 import type { WireFormat } from "./negotiate.js";
@@ -108,7 +108,7 @@ export interface Position<T = undefined> {
   version: bigint;
   /**
    * What the operation's `resolve` read returned with the ledger position, in one snapshot;
-   * undefined when the position alone resolved the request (no `resolve`, or `settledAt`).
+   * undefined when the position alone resolved the request (no `resolve`).
    */
   found: T | undefined;
 }
@@ -209,24 +209,7 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, L extends Ledg
     version: bigint | undefined,
     format: WireFormat,
     ctx: NodeContext,
-  ) => Later<(T & { info: LedgerInfo }) | null>;
-  /**
-   * A committed version the answer ends at, if the request names one: an answer that ends at or
-   * below the ledger's newest version never changes, so the position alone resolves it and
-   * `resolve` is skipped (`Position.found` undefined), or `settledRead` reads it with its page.
-   */
-  settledAt?: (input: Input<P, Q, B>) => bigint | undefined;
-  /**
-   * On a store whose reads are round trips (no `Storage.immediate`), a settled request's read of
-   * its page with the position (`resolve`'s answer, in one round trip where the position and then
-   * the page took two); undefined to resolve it by the position alone (a request the page cache
-   * has seen: its page is likely held).
-   */
-  settledRead?: (
-    input: Input<P, Q, B>,
-    format: WireFormat,
-    ctx: NodeContext,
-  ) => (() => Promise<(T & { info: LedgerInfo }) | null>) | undefined;
+  ) => NowOrLater<(T & { info: LedgerInfo }) | null>;
   /**
    * Makes the page cache key of a request's answer, by the resolved position: everything the encoded
    * answer depends on. An answer found under it is sent without `read` and `encode`; one read is

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { codeHash } from "../ledger/codeHash.js";
-import { appModuleBytecode, frameworkModules } from "../ingest/devnet/modules.js";
-import { moduleAbi, moduleAbiJson, type MoveModuleAbi } from "../move/abi.js";
-import type { ModuleEntry } from "../ledger/types.js";
+import { codeHash } from "../../ledger/codeHash.js";
+import { appModuleBytecode, frameworkModules } from "../../ingest/devnet/modules.js";
+import { moduleAbi, moduleAbiJson, type MoveModuleAbi } from "../../move/abi.js";
+import type { ModuleEntry } from "../../ledger/types.js";
 import { closeJoined, ModuleRecords } from "./moduleRecords.js";
-import { genesisModules, goldenNullAbiBytecodes, guidV9 } from "../../test/helpers/moveFixtures.js";
-import { jsonSerializer } from "./serialize.js";
-import { ref } from "./operation.js";
-import { moveModule, moveModuleBytecode } from "./schemas.js";
+import { genesisModules, goldenNullAbiBytecodes, guidV9 } from "../../../test/helpers/moveFixtures.js";
+import { jsonSerializer } from "../http/serialize.js";
+import { ref } from "../http/operation.js";
+import { moveModule, moveModuleBytecode } from "../schemas.js";
 
 describe("ModuleRecords", () => {
   const guid = guidV9();

@@ -3,7 +3,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from "node:zlib";
-import { BEST_AFTER, EncodedBody, Refiner } from "./compression.js";
+import { BEST_AFTER, EncodedBody, Refiner } from "../http/compression.js";
 import { PageCache, SeenOnce } from "./pageCache.js";
 
 const page = (bytes: Buffer) => ({ body: new EncodedBody(bytes), meta: null });

@@ -9,14 +9,14 @@
  */
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parsePruneWindow } from "../ledger/pruning.js";
-import { pruneNow } from "../ingest/pruneToWindow.js";
-import { buildModule } from "../move/builder.js";
-import { openStore } from "../storage/open.js";
-import { backendFactories, sqliteBackend } from "../../test/helpers/backends.js";
-import { ChainBuilder, addr, u64le, writeModule, writeTable } from "../../test/helpers/chain.js";
-import { startTestNode, type TestNode } from "../../test/helpers/node.js";
-import { rawRequest as get, untilEncodingShrinks, type RawResponse } from "../../test/helpers/rawHttp.js";
+import { pruneNow } from "../../ingest/pruneToWindow.js";
+import { parsePruneWindow } from "../../ledger/pruning.js";
+import { buildModule } from "../../move/builder.js";
+import { openStore } from "../../storage/open.js";
+import { backendFactories, sqliteBackend } from "../../../test/helpers/backends.js";
+import { ChainBuilder, addr, u64le, writeModule, writeTable } from "../../../test/helpers/chain.js";
+import { startTestNode, type TestNode } from "../../../test/helpers/node.js";
+import { rawRequest as get, untilEncodingShrinks, type RawResponse } from "../../../test/helpers/rawHttp.js";
 
 function decode(r: RawResponse): Buffer {
   switch (r.headers["content-encoding"]) {

@@ -2,7 +2,7 @@
  * The ledger headers (DECISIONS §1): `X-NODE-*` always, and the same values as `X-Aptos-*` when
  * `--aptos-headers` is on, because the official SDKs read only `x-aptos-cursor`.
  */
-import type { LedgerInfo } from "../ledger/types.js";
+import type { LedgerInfo } from "../../ledger/types.js";
 
 const FIELDS = [
   ["CHAIN-ID", "Chain-Id"],

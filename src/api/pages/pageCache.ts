@@ -13,7 +13,7 @@
  * (bench/results/archive.md, "Measurements behind the code's choices").
  */
 import { LRUCache } from "lru-cache";
-import type { EncodedBody } from "./compression.js";
+import type { EncodedBody } from "../http/compression.js";
 
 export interface Page<M> {
   body: EncodedBody;

@@ -7,9 +7,9 @@ import type { Server } from "node:http";
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyBaseLogger } from "fastify";
-import { ApiError, clip } from "./errors.js";
-import type { NodeMetrics } from "./metrics.js";
-import { nextRequestId } from "./requestId.js";
+import { ApiError, clip } from "./apiError.js";
+import type { NodeMetrics } from "../observability/metrics.js";
+import { nextRequestId } from "../observability/requestId.js";
 
 /** How long a refused or shed connection may linger (to read the client's bytes) before it is destroyed. */
 const LINGER_MS = 1_000;

@@ -7,26 +7,26 @@
  * 2. resolve the version: read the ledger position, with what the operation's `resolve` reads in
  *    the same snapshot, and judge the requested versions against it (`refusedVersions`: 404 above
  *    the newest, 410 below the oldest kept);
- * 3. read: the page the page cache holds under the operation's `pageKey`, else its `read`;
+ * 3. read: the page the page cache holds under the operation's `pageKey` (`Pages.cached`), else its `read`;
  * 4. encode: the operation's `encode`, in the negotiated format (a page is offered to the cache);
  * 5. send: check the versions again against the position the answer is exact for, then send it
  *    with the ledger headers, its content type and, when asked for, compressed.
- * Version resolution is where the store may answer in the calling turn (`LedgerStore.immediate`):
+ * Version resolution is where the store may answer in the calling turn (`Pages.positions`):
  * a memoized position and a cached page are sent without a promise. Store failures become the one
  * error class here, whichever step they happen in, and an error of the class is sent from here too.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, preValidationHookHandler } from "fastify";
-import { parseHexBytes } from "../ledger/address.js";
-import type { LedgerInfo } from "../ledger/types.js";
+import { parseHexBytes } from "../../ledger/address.js";
+import type { LedgerInfo } from "../../ledger/types.js";
 import { EncodedBody } from "./compression.js";
-import type { NodeContext, RouteConfig } from "./context.js";
-import { ApiError, quote } from "./errors.js";
-import { after, type Later } from "./later.js";
+import type { NodeContext, RouteConfig } from "../context.js";
+import { ApiError, quote } from "./apiError.js";
+import { after, type NowOrLater } from "../pages/nowOrLater.js";
 import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
 import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type Position } from "./operation.js";
 import { addressPath, checkDecimalQuery, identifierPath, paramKind, type ParamKind, structTagPath, u64Query } from "./params.js";
 import { jsonSerializer } from "./serialize.js";
-import { sharedSchemas } from "./schemas.js";
+import { sharedSchemas } from "../schemas.js";
 
 /** Versions a request names: the one to read at, and bounds that must not have been pruned. */
 export interface RequestedVersions {
@@ -59,21 +59,17 @@ const NO_VERSIONS: RequestedVersions = { at: undefined, bounds: NO_BOUNDS };
 /** The input of an operation that declares none. */
 const NOTHING = Object.freeze({});
 
-/**
- * The reader of the versions an operation's request names (`Operation.ledger`), compiled at
- * registration with the query's property names written out, as `inputParser`: a shared
- * `query[name]` would see every operation's query shape and several names, a megamorphic load a
- * request.
- */
+/** The reader of the versions an operation's request names (`Operation.ledger`), by its parameter names. */
 export function versionsReader(versions: { at?: string; bounds?: readonly string[] } | null): (query: Record<string, bigint | undefined>) => RequestedVersions {
   if (versions === null) return () => NO_VERSIONS;
   const { at, bounds = [] } = versions;
-  for (const name of [...(at ? [at] : []), ...bounds]) if (!PLAIN_NAME.test(name)) throw new Error(`version parameter ${JSON.stringify(name)} is not a plain name`);
-  const atRead = at ? `query.${at}` : "undefined";
-  const boundsRead = bounds.length > 0 ? `[${bounds.map((name) => `query.${name}`).join(", ")}]` : "NO_BOUNDS";
-  const source = `return function requestedVersions(query) {\nreturn { at: ${atRead}, bounds: ${boundsRead} };\n};`;
-  // Generated from the operation's own parameter names (checked above), once at registration.
-  return new Function("NO_BOUNDS", source)(NO_BOUNDS) as (query: Record<string, bigint | undefined>) => RequestedVersions;
+  return (query) => {
+    const version = at ? query[at] : undefined;
+    if (bounds.length === 0) return { at: version, bounds: NO_BOUNDS };
+    const values: Array<bigint | undefined> = [];
+    for (let i = 0; i < bounds.length; i++) values.push(query[bounds[i]!]);
+    return { at: version, bounds: values };
+  };
 }
 
 /** The kind of each property of an input schema, as parsing goes by them. */
@@ -110,27 +106,22 @@ const PARSERS: Record<ParamKind, PropertyParser> = {
   "as-is": (_name, v) => v,
 };
 
-/** A property name fit to be written into generated code as it is. */
-const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/u;
-
-/**
- * The parser of one input object (path, query or body), compiled at registration with its
- * property names written out, as Fastify compiles its validators: each read and the object it
- * returns have one shape per operation, where a loop over the names would read and write by
- * computed name at sites every route shares. A property that is absent stays undefined.
- */
+/** The parser of one input object (path, query or body): each property by its kind; an absent one stays undefined. */
 export function inputParser(kinds: Array<[string, ParamKind]>): (raw: unknown) => Record<string, unknown> {
   if (kinds.length === 0) return () => NOTHING;
-  for (const [name] of kinds) if (!PLAIN_NAME.test(name)) throw new Error(`input property ${JSON.stringify(name)} is not a plain name`);
-  const reads = kinds.map(([name], i) => `const v${i} = values.${name};`).join("\n");
-  const fields = kinds.map(([name], i) => `${name}: v${i} === undefined ? undefined : p${i}("${name}", v${i}),`).join("\n");
-  const source = `return function parseInput(raw) {\nconst values = raw ?? {};\n${reads}\nreturn {\n${fields}\n};\n};`;
-  // Generated from the route schemas' own property names (checked above), once at registration.
-  return new Function(...kinds.map((_, i) => `p${i}`), source)(...kinds.map(([, kind]) => PARSERS[kind])) as (raw: unknown) => Record<string, unknown>;
+  const names = kinds.map(([name]) => name);
+  const parsers = kinds.map(([, kind]) => PARSERS[kind]);
+  return (raw) => {
+    const values = (raw ?? {}) as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const v = values[name];
+      out[name] = v === undefined ? undefined : parsers[i]!(name, v);
+    }
+    return out;
+  };
 }
-
-/** Compiled response serializers (kept here too for the code that imported them from the handler). */
-export { jsonSerializer } from "./serialize.js";
 
 /**
  * The operation route's one onRequest hook: stamps the request's arrival (the duration metrics
@@ -191,12 +182,6 @@ export function strictBody(op: AnyOperation): preValidationHookHandler | undefin
   };
 }
 
-/** The cached form of a page: its body, and what an answer sends or checks besides it. */
-interface CachedPage {
-  cursor: string | null | undefined;
-  firstVersion: bigint | null | undefined;
-}
-
 /** Whether two positions answer the same: the same newest and oldest versions. */
 function samePosition(a: LedgerInfo, b: LedgerInfo): boolean {
   return a === b || (a.ledgerVersion === b.ledgerVersion && a.oldestVersion === b.oldestVersion);
@@ -207,9 +192,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const read = op.read(ctx);
   const encode = op.encode ? op.encode(ctx) : null;
   const pageKey = op.pageKey?.(ctx);
-  const { resolve, settledAt, settledRead } = op;
-  // (a settled page is read with the position only where the position is a round trip of its own)
-  const readsSettledPages = settledRead !== undefined && ctx.store.immediate === null;
+  const { resolve } = op;
   const parseParams = inputParser(propertyKinds(op.params));
   const parseQuery = inputParser(propertyKinds(op.query));
   const parseBody = inputParser(propertyKinds(op.body));
@@ -220,14 +203,10 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   // The route's config as the app registers it (app.ts), held here: Fastify builds
   // `req.routeOptions` anew on each read. Read from the request where the app has no metrics.
   const route: RouteConfig | undefined = ctx.metrics ? { ledgerHeaders, metrics: ctx.metrics.operation(op.operationId) } : undefined;
-  // The last JSON answer and its text: an operation that answers with the same object again
-  // (the gas estimate between blocks) is serialized once.
-  let lastJson: unknown;
-  let lastText = "";
   // Each step runs in the same turn as the one before while the store answers at once
-  // (`Storage.immediate`): a memoized read is answered without a promise per step.
-  return function handleOperation(req: FastifyRequest, reply: FastifyReply): Later<undefined> {
-    let done: Later<undefined>;
+  // (`Pages.positions`): a memoized read is answered without a promise per step.
+  return function handleOperation(req: FastifyRequest, reply: FastifyReply): NowOrLater<undefined> {
+    let done: NowOrLater<undefined>;
     try {
       done = steps(req, reply);
     } catch (e) {
@@ -236,7 +215,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     return done instanceof Promise ? done.catch((e: unknown) => failed(req, reply, e)) : done;
   };
 
-  function steps(req: FastifyRequest, reply: FastifyReply): Later<undefined> {
+  function steps(req: FastifyRequest, reply: FastifyReply): NowOrLater<undefined> {
     // 1. validate
     const input: Input<unknown, unknown, unknown> = {
       params: parseParams(req.params) as never,
@@ -250,58 +229,30 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     }
     // 2. resolve the version
     const requested = requestedVersions(input.query as Record<string, bigint | undefined>);
-    return after(resolveVersion(input, requested.at, format, req.ip), (at): Later<undefined> => {
+    return after(resolveVersion(input, requested.at, format, req.ip), (at): NowOrLater<undefined> => {
       const refused = refusedVersions(at.info, requested);
       if (refused) return ctx.sendError(req, reply, refused, refused, route);
       // 3. read: the page the cache holds, else the operation's read
       if (pageKey === undefined) return readAndSend(req, reply, input, format, requested, at, null);
       const key = pageKey(input, at, format);
-      const page = ctx.pages.get<CachedPage>(key);
-      const first = page?.meta.firstVersion;
-      // a page serves until pruning passes its first version
-      if (page && (first === undefined || first === null || first >= at.info.oldestVersion)) {
-        return send(req, reply, format, requested, at.info, { body: page.body, cursor: page.meta.cursor }, null, false);
-      }
+      const page = ctx.pages.cached(key, at.info);
+      if (page) return send(req, reply, format, requested, at.info, { body: page.body, cursor: page.meta.cursor }, null, false);
       return readAndSend(req, reply, input, format, requested, at, key);
     });
   }
 
   /**
    * The position to read at: the ledger position with what the operation's `resolve` reads in the
-   * same snapshot; the position alone for an operation without one, or for a request that
-   * `settledAt` names a committed version for (unless `settledRead` reads its page with it).
+   * same snapshot (`Position.found`), or the position alone for an operation without one.
    * `client`: the address of the client asking (`NodeContext.readWithBase`).
    */
-  function resolveVersion(input: Input<unknown, unknown, unknown>, version: bigint | undefined, format: WireFormat, client: string): Later<Position<unknown>> {
+  function resolveVersion(input: Input<unknown, unknown, unknown>, version: bigint | undefined, format: WireFormat, client: string): NowOrLater<Position<unknown>> {
     const what = () => failureText(input);
-    const settled = settledAt?.(input);
-    if (resolve === undefined || settled !== undefined) {
-      const withPage = readsSettledPages && settled !== undefined ? settledRead!(input, format, ctx) : undefined;
-      if (withPage !== undefined) return resolvedBy(withPage, version, what, client);
-      return after(ctx.readLedger(what, resolve === undefined), (info): Later<Position<unknown>> => {
-        if (resolve === undefined || (info !== null && settled! <= info.ledgerVersion)) {
-          return { info: nonEmpty(info), version: version ?? nonEmpty(info).ledgerVersion, found: undefined };
-        }
-        return resolveWith(resolve, input, version, format, what, client);
-      });
+    if (resolve === undefined) {
+      return after(ctx.readLedger(what, true), (info) => ({ info: nonEmpty(info), version: version ?? nonEmpty(info).ledgerVersion, found: undefined }));
     }
-    return resolveWith(resolve, input, version, format, what, client);
-  }
-
-  function resolveWith(
-    resolve: NonNullable<AnyOperation["resolve"]>,
-    input: Input<unknown, unknown, unknown>,
-    version: bigint | undefined,
-    format: WireFormat,
-    what: () => string,
-    client: string,
-  ): Later<Position<unknown>> {
-    return resolvedBy(() => resolve(ctx.reads, input, version, format, ctx), version, what, client);
-  }
-
-  /** The position `read` fixes with what it reads in the same snapshot (`Position.found`). */
-  function resolvedBy(read: () => Later<{ info: LedgerInfo } | null>, version: bigint | undefined, what: () => string, client: string): Later<Position<unknown>> {
-    return after(ctx.readSnapshot(read, what, client), (found) => ({ info: found.info, version: version ?? found.info.ledgerVersion, found }));
+    const found = ctx.readSnapshot(() => resolve(ctx.pages.positions, input, version, format, ctx), what, client);
+    return after(found, (f) => ({ info: f.info, version: version ?? f.info.ledgerVersion, found: f }));
   }
 
   /**
@@ -311,7 +262,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
    * (`refusedVersions`, `Answer.error`). Anything else goes to the app's error handler, which maps
    * it to the class first; all of them are sent with `NodeContext.sendError`.
    */
-  function failed(req: FastifyRequest, reply: FastifyReply, e: unknown): Later<undefined> {
+  function failed(req: FastifyRequest, reply: FastifyReply, e: unknown): NowOrLater<undefined> {
     if (!(e instanceof ApiError)) throw e;
     return ctx.sendError(req, reply, e, e, route);
   }
@@ -325,7 +276,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     requested: RequestedVersions,
     at: { info: LedgerInfo | null } | null,
     key: string | null,
-  ): Later<undefined> {
+  ): NowOrLater<undefined> {
     const info = at?.info ?? null;
     const value = ctx.readWithBase(
       () => read(input, at, format),
@@ -347,15 +298,13 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     answer: Answer,
     key: string | null,
     read: boolean,
-  ): Later<undefined> {
+  ): NowOrLater<undefined> {
     const refused = answer.error ?? (answer.exactAt ? refusedVersions(answer.exactAt, requested) : null);
     if (refused) return ctx.sendError(req, reply, refused, refused, route);
     const exactAt = answer.exactAt ?? at;
     // A page read at another position than the key's (a block or a prune came in between) may not
     // be the page of this key: sent, not cached.
-    if (key !== null && answer.body instanceof EncodedBody && exactAt !== null && at !== null && samePosition(exactAt, at)) {
-      ctx.pages.offer<CachedPage>(key, { body: answer.body, meta: { cursor: answer.cursor, firstVersion: answer.firstVersion } });
-    }
+    if (key !== null && exactAt !== null && at !== null && samePosition(exactAt, at)) ctx.pages.offer(key, answer);
     const ledger = ledgerHeaders && exactAt ? ctx.headers.ledger(exactAt) : undefined;
     // Made for this request: a page read (not the cache's), or a body that is not one the app holds (the spec, an asset).
     const made = read && (key !== null || !(answer.body instanceof EncodedBody));
@@ -378,13 +327,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     made: boolean,
   ): undefined {
     let body = answer.body;
-    if (body === undefined) {
-      if (answer.json !== lastJson) {
-        lastText = serialize(answer.json);
-        lastJson = answer.json;
-      }
-      body = lastText;
-    }
+    if (body === undefined) body = serialize(answer.json);
     ctx.compression.send(req, reply, 200, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), ledger, more, route?.metrics, made);
     return undefined;
   }

@@ -1,11 +1,10 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { StorageUnavailableError, UpstreamUnavailableError } from "../storage/contracts/errors.js";
-import type { Storage } from "../storage/contracts/storage.js";
-import { defaultApiConfig } from "./config.js";
-import { NodeContext } from "./context.js";
-import { ApiError } from "./errors.js";
+import { StorageUnavailableError, UpstreamUnavailableError } from "../../storage/contracts/errors.js";
+import { defaultApiConfig } from "../config.js";
+import { NodeContext, type ApiStore } from "../context.js";
+import { ApiError } from "../http/apiError.js";
 import { ErrorLog, LINES_PER_WINDOW, WINDOW_MS } from "./errorLog.js";
 
 /** An ErrorLog over pino writing into `lines` (synchronously, one JSON object a line). */
@@ -79,7 +78,7 @@ describe("ErrorLog", () => {
 });
 
 describe("which errors are the node's faults", () => {
-  const ctx = new NodeContext({ errorKind: () => null } as unknown as Storage, defaultApiConfig(), pino({ level: "silent" }));
+  const ctx = new NodeContext({ errorKind: () => null } as unknown as ApiStore, defaultApiConfig(), pino({ level: "silent" }));
 
   it("a store that cannot be read and any other 500, but not an upstream's 503, a gateway timeout or a 4xx", () => {
     expect(ctx.storageError(new StorageUnavailableError("connection terminated"), "Failed to get modules", null).fault).toBe(true);

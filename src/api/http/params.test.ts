@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "./errors.js";
+import { ApiError } from "./apiError.js";
 import { addressPath } from "./params.js";
 
 const one = Buffer.alloc(32);
