@@ -230,7 +230,7 @@ describe("ledger-node compact", () => {
       expect(layoutOf(db).lastModulePage).toBeLessThan(layoutOf(db).firstTransactionLeaf);
       expect(existsSync(`${db}.compact-tmp`)).toBe(false);
     }
-  }, 240_000);
+  }, 360_000);
 
   it("replaces the temporary file a killed compaction left", async () => {
     const db = join(dir, "leftover.db");
