@@ -193,9 +193,11 @@ describe("ledger-node compact", () => {
 
   it("leaves a whole ledger wherever kill -9 lands mid-compaction, and compacts it on the next run", async () => {
     const rows = contentsOf(original);
-    // Each kill on a fresh copy, at a step the compaction announced (test/helpers/compactPhases.mjs):
-    // held there (the new file's copy transaction open; the new file complete; the old file out of
-    // WAL; just before the rename), or not held and killed while it copies its largest table.
+    // Each kill on a fresh copy, at a step the compaction announced (test/helpers/compactPhases.mjs),
+    // held just before it: the new file's copy transaction open; committed into the new file's WAL;
+    // the new file complete, the ledger still in WAL mode; the ledger out of WAL mode, the rename
+    // next. Or not held: stopped as soon as it starts copying its largest table (within that
+    // statement or a little past it; the checks below show it had not reached the rename).
     const kills: { at: string; held: boolean }[] = [
       { at: "copy modules", held: true },
       { at: "copy transactions", held: false },
