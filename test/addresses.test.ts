@@ -1,6 +1,6 @@
 /**
  * Every place the API prints an address prints it as the reference's `to_hex_literal`
- * (DECISIONS §3): leading zero digits stripped. Two accounts cover both shapes real chains have:
+ * (docs/decisions.md §6): leading zero digits stripped. Two accounts cover both shapes real chains have:
  * a short vanity address (`0xa11ce`) and a 64-digit address whose first nibble is zero, which
  * prints with 63 digits. Over real HTTP on SQLite (the formatting is not the store's).
  */

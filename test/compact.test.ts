@@ -5,10 +5,12 @@
  * for what is not a SQLite ledger.
  */
 import Database from "better-sqlite3";
-import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { serialize } from "node:v8";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_APP_ADDRESS } from "../src/ingest/devnet/chain.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
@@ -17,6 +19,8 @@ import { startServe } from "./helpers/serveProcess.js";
 import { modulesAt } from "./helpers/store.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-compact-"));
+/** Announces (and holds at) the compaction's steps in a `compact` child: see the file. */
+const COMPACT_PHASES = new URL("./helpers/compactPhases.mjs", import.meta.url).pathname;
 const MODULE_TABLES = ["module_keys", "modules", "modules_by_address_version", "code"];
 
 /** Where the module tables' pages end and the transactions' leaf pages start (`dbstat`). */
@@ -31,6 +35,40 @@ function layoutOf(db: string): { lastModulePage: number; firstTransactionLeaf: n
   }
 }
 
+/** Resolves once `child` announced compaction step `phase` on stderr; rejects if it exits first. */
+function phaseReached(child: ChildProcess, phase: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let err = "";
+    const onData = (d: Buffer) => {
+      err += d;
+      if (err.split("\n").includes(`compact phase: ${phase}`)) {
+        child.stderr!.off("data", onData);
+        child.off("exit", onExit);
+        resolve();
+      }
+    };
+    const onExit = (code: number | null) => reject(new Error(`compact exited (${code}) before step "${phase}": ${err}`));
+    child.stderr!.on("data", onData);
+    child.once("exit", onExit);
+  });
+}
+
+/** Waits until process `pid` is stopped (SIGSTOP taken: state T in /proc); fails if it has exited. */
+async function stopped(pid: number, where: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    let state: string;
+    try {
+      state = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0]!;
+    } catch {
+      state = "gone";
+    }
+    expect(state, `${where}: compact had exited before it was stopped`).not.toMatch(/^(gone|Z|X)$/);
+    if (state === "T") return;
+    expect(i, `${where}: tries until compact is stopped`).toBeLessThan(1000);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
 /** SQLite's journal mode of the file ("wal" for a ledger a writer opened). */
 function journalModeOf(db: string): unknown {
   const c = new Database(db, { readonly: true });
@@ -42,9 +80,12 @@ function journalModeOf(db: string): unknown {
 }
 
 /**
- * Every row of every table, in key order, and the file's settings: what a rewrite must keep. (A
- * kill between the old file's switch out of WAL and the rename leaves it in rollback mode, whole;
- * the next writer's open puts it back in WAL: the journal mode is checked apart.)
+ * Every row of every table, in key order, and the file's settings: what a rewrite must keep. Each
+ * table is its row count and the SHA-256 of its rows serialized in order, so two files compare by
+ * a few strings (a deep comparison of some 100,000 rows is most of a test's time) and a
+ * difference names the table. (A kill between the old file's switch out of WAL and the rename
+ * leaves it in rollback mode, whole; the next writer's open puts it back in WAL: the journal mode
+ * is checked apart.)
  */
 function contentsOf(db: string): Record<string, unknown> {
   const c = new Database(db, { readonly: true });
@@ -54,7 +95,13 @@ function contentsOf(db: string): Record<string, unknown> {
     for (const t of tables) {
       const columns = c.prepare("SELECT count(*) FROM pragma_table_info(?)").pluck().get(t) as number;
       const order = Array.from({ length: columns }, (_, i) => i + 1).join(", ");
-      out[t] = c.prepare(`SELECT * FROM "${t}" ORDER BY ${order}`).raw(true).all();
+      const hash = createHash("sha256");
+      let count = 0;
+      for (const row of c.prepare(`SELECT * FROM "${t}" ORDER BY ${order}`).raw(true).iterate()) {
+        hash.update(serialize(row));
+        count++;
+      }
+      out[t] = `${count} rows, sha256 ${hash.digest("hex")}`;
     }
     out.indexes = c.prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name").all();
     out.autoVacuum = c.pragma("auto_vacuum", { simple: true });
@@ -155,28 +202,49 @@ describe("ledger-node compact", () => {
     expect(contentsOf(db)).toEqual(rows);
   }, 60_000);
 
-  it("leaves a whole ledger wherever kill -9 lands, and compacts it on the next run", async () => {
+  it("leaves a whole ledger wherever kill -9 lands mid-compaction, and compacts it on the next run", async () => {
     const rows = contentsOf(original);
-    // Killed once the new file exists (the copy under way), a little later (the copy's end, the
-    // switch out of WAL, the rename), or not at all when it finished first: each run on a fresh copy.
-    for (const afterTempMs of [0, 10, 40]) {
-      const db = join(dir, `killed-${afterTempMs}.db`);
+    // Each kill on a fresh copy, at a step the compaction announced (test/helpers/compactPhases.mjs),
+    // held just before it: the new file's copy transaction open; committed into the new file's WAL;
+    // the new file complete, the ledger still in WAL mode; the ledger out of WAL mode, the rename
+    // next. Or not held: stopped as soon as it starts copying its largest table (within that
+    // statement or a little past it; the checks below show it had not reached the rename).
+    const kills: { at: string; held: boolean }[] = [
+      { at: "copy modules", held: true },
+      { at: "copy transactions", held: false },
+      { at: "checkpoint", held: true },
+      { at: "leave wal", held: true },
+      { at: "rename", held: true },
+    ];
+    for (const { at, held } of kills) {
+      const db = join(dir, `killed-${at.replace(" ", "-")}${held ? "-held" : ""}.db`);
       copyFileSync(original, db);
-      const child = spawn(process.execPath, [CLI, "compact", "--db", db], { stdio: "ignore" });
-      let running = true;
-      const exited = new Promise((r) => child.once("exit", r)).then(() => (running = false));
-      while (running && !existsSync(`${db}.compact-tmp`)) await new Promise((r) => setTimeout(r, 1));
-      await new Promise((r) => setTimeout(r, afterTempMs));
+      const inode = statSync(db).ino;
+      const child = spawn(process.execPath, ["--import", COMPACT_PHASES, CLI, "compact", "--db", db], {
+        stdio: ["ignore", "ignore", "pipe"],
+        env: { ...process.env, COMPACT_HOLD_AT: held ? at : "" },
+      });
+      const exited = new Promise<NodeJS.Signals | null>((r) => child.once("exit", (_code, signal) => r(signal)));
+      await phaseReached(child, at);
+      // Stopped before anything is looked at, so what is checked is the state the kill lands in.
+      const where = `killed at "${at}"${held ? " (held there)" : ""}`;
+      child.kill("SIGSTOP");
+      await stopped(child.pid!, where);
+      // Mid-compaction: the new file is there and not yet renamed over the ledger, which is the old file.
+      expect(existsSync(`${db}.compact-tmp`), `${where}: the new file exists`).toBe(true);
+      expect(statSync(db).ino, `${where}: the ledger is still the old file`).toBe(inode);
       child.kill("SIGKILL");
-      await exited;
-      expect(contentsOf(db), `killed ${afterTempMs} ms after the new file appeared`).toEqual(rows);
+      expect(await exited, `${where}: compact was running until the kill`).toBe("SIGKILL");
+      expect(contentsOf(db), where).toEqual(rows);
       const again = await runCli(["compact", "--db", db]);
       expect(again.code, again.stderr).toBe(0);
       expect(contentsOf(db)).toEqual(rows);
       expect(journalModeOf(db)).toBe("wal");
-      expect(layoutOf(db).lastModulePage).toBeLessThan(layoutOf(db).firstTransactionLeaf);
+      const layout = layoutOf(db);
+      expect(layout.lastModulePage).toBeLessThan(layout.firstTransactionLeaf);
+      expect(existsSync(`${db}.compact-tmp`)).toBe(false);
     }
-  }, 240_000);
+  }, 360_000);
 
   it("replaces the temporary file a killed compaction left", async () => {
     const db = join(dir, "leftover.db");

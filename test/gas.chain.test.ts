@@ -1,5 +1,5 @@
 /**
- * Which blocks are full (DECISIONS §13), on real SQLite stores filled through the importer: the
+ * Which blocks are full (docs/decisions.md §14), on real SQLite stores filled through the importer: the
  * execution config comes from the ledger's `0x1::execution_config::ExecutionConfig` resource, read
  * once per epoch; epilogue flags never count; use cases as aptos-core's `parse_use_case`.
  */

@@ -1,7 +1,7 @@
 /**
  * The reference node's own error goldens (test/fixtures/goldens, from aptos-core's API tests),
  * asked of our node on the operation that shares the reference's code path: the same status
- * class, `error_code` and message text. `vm_error_code` is left out when absent (DECISIONS §6)
+ * class, `error_code` and message text. `vm_error_code` is left out when absent (docs/decisions.md §7)
  * where the goldens print null. The gas goldens are checked in test/gas.http.test.ts, CORS in
  * test/clients/cors.test.ts.
  */

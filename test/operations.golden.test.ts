@@ -8,7 +8,8 @@
  * refactors: a difference fails with the case's file name.
  *
  * Regenerate (after a deliberate change, then review the diff): `UPDATE_GOLDENS=1 npx vitest run
- * test/operations.golden.test.ts`. A missing golden fails unless UPDATE_GOLDENS is set.
+ * test/operations.golden.test.ts`. A missing golden fails unless UPDATE_GOLDENS is set. Only the
+ * plain node's answers are written; the --proxy block compares with them even then.
  *
  * The ledger has no wall-clock data (ChainBuilder's timestamps and hashes follow from the
  * versions), so the goldens are stable. The node version in /v1/info is written as `<version>`
@@ -114,12 +115,21 @@ async function answer(node: Pick<TestNode, "base">, r: Req, summarize?: (body: u
 /** Compares with (or, with UPDATE_GOLDENS=1, writes) `test/goldens/<operation>/<name>.json`. */
 function checkGolden(operation: string, name: string, got: Golden): void {
   const file = `${GOLDENS}${operation}/${name}.json`;
-  const text = JSON.stringify(got, null, 2) + "\n";
   if (UPDATE) {
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
+    writeFileSync(file, JSON.stringify(got, null, 2) + "\n");
     return;
   }
+  compareGolden(operation, name, got);
+}
+
+/**
+ * Compares with `test/goldens/<operation>/<name>.json`, UPDATE_GOLDENS or not: for the answers of
+ * another node (the --proxy block), which must equal the goldens the plain node records, and never
+ * write them.
+ */
+function compareGolden(operation: string, name: string, got: Golden): void {
+  const file = `${GOLDENS}${operation}/${name}.json`;
   if (!existsSync(file)) throw new Error(`no golden ${file}: run with UPDATE_GOLDENS=1 to record it, then review it`);
   expect(got, `${operation}/${name}.json (UPDATE_GOLDENS=1 regenerates)`).toEqual(JSON.parse(readFileSync(file, "utf8")));
 }
@@ -438,7 +448,7 @@ describe("golden answers per operation with --proxy (sqlite)", () => {
   for (const [operation, cases] of Object.entries(OPERATIONS)) {
     for (const [name, req, summarize] of cases) {
       if (operation === "unknown_route" && name !== "bad_percent_encoding_400") continue;
-      it(`${operation}/${name} is unchanged`, async () => checkGolden(operation, name, await answer(proxied, withCursor(operation, name, req, cursors), summarize)));
+      it(`${operation}/${name} is unchanged`, async () => compareGolden(operation, name, await answer(proxied, withCursor(operation, name, req, cursors), summarize)));
     }
   }
 

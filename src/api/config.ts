@@ -1,4 +1,4 @@
-/** Settings of the API, with the decided defaults (DECISIONS §9, §10, §13). */
+/** Settings of the API, with the decided defaults (docs/decisions.md §10, §11, §14). */
 import { readFileSync } from "node:fs";
 import type { GasEstimationConfig } from "../ledger/gas.js";
 import { defaultGasConfig } from "../ledger/gas.js";

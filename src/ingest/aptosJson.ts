@@ -1,6 +1,6 @@
 /**
  * Reads one transaction in the Aptos REST JSON format (the objects `GET /v1/transactions` returns)
- * into what the ledger stores (DECISIONS §16). Every malformed field is an `IngestError` naming the
+ * into what the ledger stores (docs/decisions.md §17). Every malformed field is an `IngestError` naming the
  * version and the field; nothing here writes.
  */
 import { parseAddress, parseHexBytes } from "../ledger/address.js";

@@ -1,6 +1,6 @@
 /**
  * Feeds transactions, in strict version order, into a store one whole block at a time
- * (DECISIONS §16).
+ * (docs/decisions.md §17).
  *
  * - A block starts with a `block_metadata_transaction` (or the genesis transaction) and ends just
  *   before the next one. It commits atomically, so a half block is never visible.
@@ -159,7 +159,7 @@ export class Importer {
       }
       const prev = this.block[this.block.length - 1];
       if (!p.blockStart && prev?.txn.kind === "block_epilogue_transaction") {
-        // The epilogue ends its block (AIP-88); the gas estimator relies on that (DECISIONS §13).
+        // The epilogue ends its block (AIP-88); the gas estimator relies on that (docs/decisions.md §14).
         throw new IngestError(
           `version ${v}: ${p.txn.kind} follows the block epilogue at version ${prev.txn.version}; a block epilogue must be the last transaction of its block`,
         );

@@ -3,7 +3,7 @@ import { addressError, formatAddress, parseAddress } from "./address.js";
 
 const bytes = (hex: string) => Buffer.from(hex.padStart(64, "0"), "hex");
 
-describe("addresses out: to_hex_literal (DECISIONS §3)", () => {
+describe("addresses out: to_hex_literal (docs/decisions.md §6)", () => {
   it("strips leading zero digits, nibble by nibble, and prints 0x0 for zero", () => {
     expect(formatAddress(bytes("00"))).toBe("0x0");
     expect(formatAddress(bytes("01"))).toBe("0x1");
@@ -23,7 +23,7 @@ describe("addresses out: to_hex_literal (DECISIONS §3)", () => {
   });
 });
 
-describe("addresses in (DECISIONS §4)", () => {
+describe("addresses in (docs/decisions.md §1)", () => {
   it("accepts 0x and 1..64 digits (either case), or exactly 64 bare digits", () => {
     for (const t of ["0x1", "0x001", "0x" + "0".repeat(63) + "1", "0".repeat(63) + "1"]) {
       expect(Buffer.from(parseAddress(t)!).equals(bytes("01")), t).toBe(true);

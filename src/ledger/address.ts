@@ -1,5 +1,5 @@
 /**
- * Account addresses: 32 bytes, parsed and printed as the reference node does (DECISIONS §3, §4).
+ * Account addresses: 32 bytes, parsed and printed as the reference node does (docs/decisions.md §1, §6).
  * In: `0x` then 1 to 64 hex digits (either case, left-padded with zeros), or exactly 64 hex digits
  * without `0x`. Out: `to_hex_literal`, `0x` + lowercase hex with leading zeros stripped (`0x0`).
  */

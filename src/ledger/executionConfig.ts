@@ -5,7 +5,7 @@
  * The resource's `config` field is the BCS of aptos-core's `OnChainExecutionConfig`
  * (`types/src/on_chain_config/execution_config.rs`); every variant that file knows is decoded
  * here, field for field, so a config we cannot read is a real decode failure, not a gap in the
- * layout. DECISIONS §13.
+ * layout. docs/decisions.md §14.
  */
 import { bcs } from "@mysten/bcs";
 import { parseHexBytes } from "./address.js";

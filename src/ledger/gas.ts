@@ -1,6 +1,6 @@
 /**
  * Gas price estimation: the reference node's `Context::estimate_gas_price`
- * (`api/src/context.rs`), step by step (`aptos-api-facts.md` §7, DECISIONS §13), made cheap under
+ * (`api/src/context.rs`), step by step (docs/decisions.md §14), made cheap under
  * load. Nothing here knows about HTTP; storage is reached through {@link GasHistorySource}.
  *
  * Cost model:
@@ -19,7 +19,7 @@ import type { BlockInfo, LedgerInfo, UserTxnGas } from "./types.js";
 
 export { DEFAULT_GAS_BUCKETS, defaultGasConfig, type GasEstimationConfig, type GasStaticOverride } from "./gasConfig.js";
 
-/** The answer of `GET /estimate_gas_price`, as JSON numbers (DECISIONS §13 field names). */
+/** The answer of `GET /estimate_gas_price`, as JSON numbers (docs/decisions.md §14 names the fields). */
 export interface GasEstimate {
   deprioritized_gas_estimate: number;
   gas_estimate: number;

@@ -3,7 +3,7 @@
  * (`config/src/config/gas_estimation_config.rs`) with its defaults, plus the
  * few inputs the reference reads from elsewhere (mempool buckets, the minimum gas unit price
  * fallback). The block gas limit and the shuffler come from the ledger's on-chain execution
- * config (`executionConfig.ts`), not from settings. See `aptos-api-facts.md` §7 and DECISIONS §13.
+ * config (`executionConfig.ts`), not from settings. See docs/decisions.md §14.
  */
 
 /** Fixed answer that replaces the estimation (`static_override` in the reference); each <= 2^53 - 1 (a JSON number). */

@@ -1,5 +1,5 @@
 /**
- * The pruning window (DECISIONS §8): a number of versions (`90000000`, the reference node's
+ * The pruning window (docs/decisions.md §9): a number of versions (`90000000`, the reference node's
  * default) or a duration of chain time (`7d`, `12h`, `30m`, `45s`) measured back from the newest
  * block's timestamp. The oldest kept version is the first version of the first block kept whole
  * (`pruneTarget` in `src/ingest/pruneToWindow.ts` finds it in a store).

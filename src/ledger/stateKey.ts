@@ -1,7 +1,7 @@
 /**
  * State keys of modules and resources, encoded as the reference node stores them (BCS, with
  * `@mysten/bcs`), so that our module and resource order and cursors are exactly its own
- * (DECISIONS §10):
+ * (docs/decisions.md §11):
  *
  *   StateKey::AccessPath (variant 0) { address: 32 bytes, path: vector<u8> }
  *   path = BCS(Path::Code(ModuleId { address, name })) or BCS(Path::Resource(StructTag))

@@ -6,7 +6,7 @@
  * - printed as the API prints them (`to_hex_literal` addresses, ", " between type arguments): the
  *   form a resource's type is stored in, so a request in any spelling finds it;
  * - encoded as the resource's state key in `stateKey.ts`, whose bytes order an account's resources
- *   page as the reference's storage does (DECISIONS §10, as for modules).
+ *   page as the reference's storage does (docs/decisions.md §11, as for modules).
  */
 import { parseType, type TypeExpr } from "./typeParser.js";
 import { formatAddress, parseAddress } from "./address.js";

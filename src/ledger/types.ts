@@ -1,6 +1,6 @@
 /**
  * Domain types of the ledger. u64 values are `bigint` everywhere inside the program
- * (DECISIONS §7); they become decimal strings only at the JSON edge.
+ * (docs/decisions.md §8); they become decimal strings only at the JSON edge.
  */
 
 /** The ledger's position, as sent in the `X-NODE-*` headers. */
@@ -8,7 +8,7 @@ export interface LedgerInfo {
   chainId: number;
   /** Newest committed version. */
   ledgerVersion: bigint;
-  /** First version of the first block kept whole (DECISIONS §8). */
+  /** First version of the first block kept whole (docs/decisions.md §9). */
   oldestVersion: bigint;
   /** Chain time of the newest block, microseconds. */
   timestampUsec: bigint;
@@ -43,7 +43,7 @@ export interface UserTxnGas {
   contractAddress: string | null;
 }
 
-/** `replay_protector` of a transaction summary (DECISIONS §2). */
+/** `replay_protector` of a transaction summary (docs/decisions.md §5). */
 export type ReplayProtector =
   | { type: "sequence_number"; value: bigint }
   | { type: "nonce"; value: bigint };

@@ -1,7 +1,7 @@
 /**
  * The module ABI exactly as the Aptos node prints it (`MoveModule`, api/types `move_types.rs` and
  * `bytecode.rs`), with the current node's enum support (`is_enum`, `variants`) and `to_hex_literal`
- * addresses (DECISIONS §3). Key order of every object is the node's.
+ * addresses (docs/decisions.md §6). Key order of every object is the node's.
  */
 
 import { formatAddress } from "../ledger/address.js";

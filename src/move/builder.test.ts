@@ -6,7 +6,7 @@ import type { ModuleDesc } from "./builder.js";
 import { decodeModule } from "./decoder.js";
 import { parseType } from "../ledger/typeParser.js";
 
-// As the ABI prints them: leading zeros stripped (DECISIONS §3).
+// As the ABI prints them: leading zeros stripped (docs/decisions.md §6).
 const CAFE = "0xcafe";
 const BEEF = "0xbeef";
 

@@ -19,7 +19,7 @@ function goldenDocuments(name: string): unknown[] {
   return text.split(/\n(?=\{)/).map((d) => JSON.parse(d));
 }
 
-/** Our error objects leave `vm_error_code` out when it is null (DECISIONS §6). */
+/** Our error objects leave `vm_error_code` out when it is null (docs/decisions.md §7). */
 function withoutNullVmErrorCode(doc: unknown): unknown {
   const { vm_error_code, ...rest } = doc as { vm_error_code?: unknown };
   return vm_error_code === null ? rest : doc;

@@ -9,7 +9,7 @@
  *   document says integer).
  * - The reference `TransactionSummary.replay_protector` cannot be satisfied by any value (a `oneOf`
  *   of two identical schemas), so it is dropped from the reference copy; our own document's tagged
- *   union (DECISIONS §2) checks it instead.
+ *   union (docs/decisions.md §5) checks it instead.
  * - Formats: `hex` and string `uint64` are checked; the document's other formats (uint8, int128, …)
  *   are tolerated.
  */
@@ -315,7 +315,7 @@ describe(`bodies conform to the reference OpenAPI document (${backend.name})`, (
     });
     for (const id of ["get_account_transaction_summaries", "get_account_modules", "get_raw_table_item", "estimate_gas_price"]) {
       const want = shape(theirs.get(id)!);
-      // raw_item's 200 is BCS only (DECISIONS §11; the reference answers JSON with 403 too).
+      // raw_item's 200 is BCS only (docs/decisions.md §12; the reference answers JSON with 403 too).
       if (id === "get_raw_table_item") want.contentTypes["200"] = ["application/x-bcs"];
       expect(shape(mine.get(id)!), id).toEqual(want);
     }
@@ -337,7 +337,7 @@ describe(`bodies conform to the reference OpenAPI document (${backend.name})`, (
     const broken = printed.filter((t) => !moveType(t));
     expect(broken).toEqual(expect.arrayContaining(["&signer", "T0", "&mut 0x1::coin::Coin<T0>"]));
     expect(broken.length).toBeGreaterThan(50);
-    // The reference node's index golden (aptos-test-behaviours.md §6) has encryption_key null.
+    // The reference node's index golden (aptos-core `test_get_index`, api/src/tests/index_test.rs) has encryption_key null.
     const golden = { chain_id: 4, epoch: "0", ledger_version: "0", oldest_ledger_version: "0", ledger_timestamp: "0", node_role: "validator", oldest_block_height: "0", block_height: "0", git_hash: "", encryption_key: null };
     const index = strict.component("IndexResponse");
     expect(index(golden)).toBe(false);

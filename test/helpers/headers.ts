@@ -1,4 +1,4 @@
-/** The seven ledger headers every data response carries (DECISIONS §1), as they appear on the wire. */
+/** The seven ledger headers every data response carries (docs/decisions.md §4), as they appear on the wire. */
 export const LEDGER_HEADERS = [
   "x-node-chain-id",
   "x-node-ledger-version",

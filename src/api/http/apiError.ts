@@ -1,11 +1,11 @@
 /**
- * One error class with a closed set of codes (STYLE rule 4). Every error the API sends is an
- * `ApiError` rendered as `{"message", "error_code", "vm_error_code"?}` (DECISIONS §6).
+ * One error class with a closed set of codes (docs/decisions.md §7, §18). Every error the API sends is an
+ * `ApiError` rendered as `{"message", "error_code", "vm_error_code"?}` (docs/decisions.md §7).
  */
 import type { LedgerInfo } from "../../ledger/types.js";
 import { withoutStack } from "../../storage/contracts/errors.js";
 
-/** The seed's closed list of `error_code` values. Adding one breaks old clients: don't. */
+/** The closed list of `error_code` values (docs/decisions.md §7). Adding one breaks old clients: don't. */
 export const ERROR_CODES = [
   "account_not_found",
   "resource_not_found",
@@ -90,7 +90,7 @@ export class ApiError extends Error {
 
   // The 4xx below are answers to what was asked, made without a stack trace (`withoutStack`).
 
-  /** 400 for a path, query or body that does not parse (DECISIONS §5). */
+  /** 400 for a path, query or body that does not parse (docs/decisions.md §2). */
   static badParam(message: string, ledger: LedgerInfo | null = null): ApiError {
     return withoutStack(() => new ApiError(400, "web_framework_error", message, ledger));
   }

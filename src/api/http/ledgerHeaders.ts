@@ -1,5 +1,5 @@
 /**
- * The ledger headers (DECISIONS §1): `X-NODE-*` always, and the same values as `X-Aptos-*` when
+ * The ledger headers (docs/decisions.md §4): `X-NODE-*` always, and the same values as `X-Aptos-*` when
  * `--aptos-headers` is on, because the official SDKs read only `x-aptos-cursor`.
  */
 import type { LedgerInfo } from "../../ledger/types.js";

@@ -1,5 +1,5 @@
 /**
- * Content negotiation (DECISIONS §6a, §12), as the reference node: the `Accept` entries are ranked
+ * Content negotiation (docs/decisions.md §3), as the reference node: the `Accept` entries are ranked
  * by q-value (highest first, header order among equals; RFC 9110 §12.5.1), entries with `q=0`
  * are excluded, and the first that is exactly `application/json` or `application/x-bcs`
  * (other parameters ignored) wins; otherwise JSON. Never 406.

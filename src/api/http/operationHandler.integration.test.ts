@@ -1,5 +1,5 @@
 /**
- * Every error case of DECISIONS answers the decided status and error_code, as the JSON error
+ * Every error case of docs/decisions.md answers the decided status and error_code, as the JSON error
  * object, with the ledger headers on the data operations. Also pruning: 410 below the oldest kept
  * version. SQLite only: these test the handlers; the store's reads are pinned on every backend
  * by the store suite and the parity test.

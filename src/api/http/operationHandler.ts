@@ -1,6 +1,6 @@
 /**
  * The one handler every operation runs through, in the reference node's order, the same for all
- * (STYLE rule 3):
+ * (docs/decisions.md §18):
  * 1. validate: parse the input the route schemas checked, each property by the kind its schema
  *    names (`$ref: "Address#"` to bytes, `"U64#"` to bigint), and negotiate the wire format (403
  *    for JSON from a BCS-only operation);
@@ -36,7 +36,7 @@ export interface RequestedVersions {
 
 /**
  * Judges the requested versions against a ledger position: 404 for `at` above the newest
- * version, 410 for any of them below the oldest kept (DECISIONS §8), null when they stand. Used
+ * version, 410 for any of them below the oldest kept (docs/decisions.md §9), null when they stand. Used
  * before the read, and again after it against the position the answer is exact for (a prune may
  * have passed them). Returned, not thrown: a request for a pruned version is a common answer, and
  * a throw costs more than the rest of it (see `Answer.error`).

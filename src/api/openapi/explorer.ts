@@ -1,6 +1,6 @@
 /**
  * The explorer page at `/v1/spec`: Swagger UI, with its assets served by this node (no CDN, so it
- * works offline; DECISIONS §15). It loads the relative `spec.json` and sends `Accept:
+ * works offline; docs/decisions.md §16). It loads the relative `spec.json` and sends `Accept:
  * application/json` on its "try it" calls.
  */
 import { readFileSync } from "node:fs";

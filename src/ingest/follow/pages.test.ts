@@ -1,57 +1,37 @@
 /**
- * The follower's page parser: a page parsed on its thread gives the transactions parsing them here
- * gives, a page's shape and a refused transaction come back for the follower's checks, and a
- * closed parser refuses the pages still in flight instead of starting a thread again.
+ * `parsePage`, what the follower's page thread runs on each body (and the follower itself where no
+ * thread runs): the first `limit` transactions as the importer's parser reads them, the page's
+ * length and first version for the follower's checks, the transaction it refuses and why, and a
+ * body that is not a page told apart. The thread around it is tested in `pages.integration.test.ts`.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseAptosTransaction } from "../aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "../devnet/chain.js";
-import { PageParser, type PendingPage, pageTxns } from "./pages.js";
+import { parsePage } from "./pages.js";
 import { plain } from "../../../test/helpers/plain.js";
-import { packResourceValue } from "../../storage/shared/resourceValue.js";
 
 const chain = DevnetChain.fresh(defaultDevnetChainOptions);
 const json: unknown[] = [...chain.genesis()];
 for (let b = 0; b < 3; b++) json.push(...chain.nextBlock(1_700_000_000_000_000n + BigInt(b)));
 const body = (v: unknown) => Buffer.from(JSON.stringify(v));
-const txnsOf = (p: PendingPage) => (p.t === "page" ? pageTxns(p.txns) : null);
 
-describe("PageParser (the follower's pages parsed off its thread)", () => {
-  const parser = new PageParser();
-  afterAll(() => parser.close());
-
-  it("gives a page's first `limit` transactions as parsing them here does, resource values packed into their stored form, and the page's length and first version", async () => {
-    const page = await parser.parse(body(json), 40);
+describe("parsePage (a follower's page body)", () => {
+  it("gives the page's first `limit` transactions as the importer's parser reads them, and the page's length and first version", () => {
+    const page = parsePage(body(json), 40);
     expect(page).toMatchObject({ t: "page", length: json.length, firstVersion: '"0"', refused: null });
-    // Flat from the thread: decoded only when the follower takes the page.
-    expect(Array.isArray((page as { txns: unknown }).txns)).toBe(false);
-    const here = json.slice(0, 40).map((t, i) => parseAptosTransaction(t, i));
-    const packed = here.map((p) => ({
-      ...p,
-      resources: p.resources.map((r) => ({ ...r, json: typeof r.json === "string" ? packResourceValue(r.address, r.json) : r.json })),
-    }));
-    expect(here.some((p) => p.resources.some((r) => typeof r.json === "string"))).toBe(true);
-    expect(plain(txnsOf(page))).toEqual(plain(packed));
+    expect(plain((page as { txns: unknown }).txns)).toEqual(plain(json.slice(0, 40).map((t, i) => parseAptosTransaction(t, i))));
   });
 
-  it("stops at a transaction the importer refuses, with the ones before it and why", async () => {
+  it("stops at a transaction the importer refuses, with the ones before it and why", () => {
     const bad = [...json.slice(0, 5), { version: "5", type: "user_transaction", hash: "0x12" }, ...json.slice(6, 10)];
-    const page = await parser.parse(body(bad), 10);
+    const page = parsePage(body(bad), 10);
     expect(page).toMatchObject({ t: "page", length: 10, refused: expect.stringContaining("version 5: hash") });
-    expect(txnsOf(page)).toHaveLength(5);
+    expect((page as { txns: unknown[] }).txns).toHaveLength(5);
   });
 
-  it("tells a body that is not JSON, and JSON that is not an array, from a page", async () => {
-    expect(await parser.parse(Buffer.from("<html>bad gateway</html>"), 10)).toMatchObject({ t: "notJson", head: "<html>bad gateway</html>" });
-    expect(await parser.parse(body({ message: "no" }), 10)).toEqual({ t: "notArray" });
-    expect(txnsOf(await parser.parse(body([]), 10))).toEqual([]);
-  });
-
-  it("once closed, refuses a page in flight and every later one (no thread is started again)", async () => {
-    const own = new PageParser();
-    const inFlight = expect(own.parse(body(json), 100)).rejects.toThrow("the page parsing thread was closed");
-    await own.close();
-    await inFlight;
-    await expect(own.parse(body(json), 100)).rejects.toThrow("the page parser was closed");
+  it("tells a body that is not JSON, and JSON that is not an array, from a page", () => {
+    expect(parsePage(Buffer.from("<html>bad gateway</html>"), 10)).toMatchObject({ t: "notJson", head: "<html>bad gateway</html>" });
+    expect(parsePage(body({ message: "no" }), 10)).toEqual({ t: "notArray" });
+    expect(parsePage(body([]), 10)).toMatchObject({ t: "page", length: 0, firstVersion: "undefined", txns: [] });
   });
 });

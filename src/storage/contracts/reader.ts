@@ -29,7 +29,7 @@ export interface Snapshot<T> {
   value: T;
 }
 
-/** A summaries page: forward from `start`, else backward from `end`, else the newest (DECISIONS §9). */
+/** A summaries page: forward from `start`, else backward from `end`, else the newest (docs/decisions.md §10). */
 export interface SummaryQuery {
   sender: Uint8Array;
   /** Forward from this version (inclusive); `end` is then ignored. */

@@ -1,7 +1,7 @@
 /**
  * GET /v1/estimate_gas_price — the gas unit price needed to get a transaction on chain in
  * reasonable time: the reference node's algorithm over recent blocks of the current epoch
- * (DECISIONS §13; `src/ledger/gas.ts`). Three values: deprioritized (low), regular and
+ * (docs/decisions.md §14; `src/ledger/gas.ts`). Three values: deprioritized (low), regular and
  * prioritized (aggressive). Idle chain: the minimum gas unit price.
  *
  * JSON (default; three integers) or BCS (the regular estimate as one u64).

@@ -2,7 +2,7 @@
  * GET /v1/accounts/{address}/modules — every module of an account at a ledger version: bytecode
  * plus the ABI derived from it (`abi: null` when the bytecode does not decode).
  *
- * Cursor paging (DECISIONS §10): modules come in the reference node's state-key order; when more
+ * Cursor paging (docs/decisions.md §11): modules come in the reference node's state-key order; when more
  * follow, `X-NODE-CURSOR` names the first module of the next page — pass it back as `start` with
  * the same `ledger_version`. A page is also cut early when its JSON would pass the byte budget.
  * If the requested ledger version has been pruned, the server responds with a 410.

@@ -2,7 +2,7 @@
  * GET /v1/accounts/{address}/resources — every resource of an account at a ledger version, each
  * `{"type", "data"}`, in the reference's state-key order.
  *
- * Cursor paging as for modules (DECISIONS §10): when more follow, `X-NODE-CURSOR` names the first
+ * Cursor paging as for modules (docs/decisions.md §11): when more follow, `X-NODE-CURSOR` names the first
  * resource of the next page — pass it back as `start` with the same `ledger_version`. An account
  * without resources answers `[]`.
  * If the requested ledger version has been pruned, the server responds with a 410.

@@ -51,7 +51,7 @@ export function summariesJson(rows: readonly TransactionSummary[]): string {
 }
 
 /**
- * The BCS of a page, `vector<IndexedTransactionSummary>` (DECISIONS §12), written straight into one
+ * The BCS of a page, `vector<IndexedTransactionSummary>` (docs/decisions.md §13), written straight into one
  * buffer: the variant `V1` (0), the sender's 32 bytes, the version (u64), the hash (a byte vector),
  * the replay protector (`Nonce` 0 or `SequenceNumber` 1, then a u64).
  */

@@ -1,5 +1,5 @@
 /**
- * GET /v1/accounts/{address}/transaction_summaries: the window rules of DECISIONS §9, both replay
+ * GET /v1/accounts/{address}/transaction_summaries: the window rules of docs/decisions.md §10, both replay
  * kinds, BCS. On SQLite: the store's summary reads are pinned on every backend by the store
  * suite, the parity test and the prune races; the last suite pins PostgreSQL's pages (its
  * position read brings the page) against SQLite's over HTTP.

@@ -1,6 +1,6 @@
 /**
  * GET /v1/accounts/{address}/transaction_summaries — summaries of committed transactions sent by
- * the account, sequence-number-based and orderless alike, ascending by version (DECISIONS §9):
+ * the account, sequence-number-based and orderless alike, ascending by version (docs/decisions.md §10):
  * from `start_version` forward; else the `limit` latest at or before `end_version`; else the
  * `limit` latest. If `start_version` or `end_version` has been pruned, the server responds with a 410.
  *

@@ -1,5 +1,5 @@
 /**
- * GET /v1/info — basic facts about this node (DECISIONS §14): a flat object with the chain id,
+ * GET /v1/info — basic facts about this node (docs/decisions.md §15): a flat object with the chain id,
  * node type, software version, storage backend, pruning window and the ledger position. An empty
  * ledger answers too, with nulls for the position.
  *

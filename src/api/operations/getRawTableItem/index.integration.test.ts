@@ -68,7 +68,7 @@ describe(`raw_item (${backend.name})`, () => {
     expect((await post({ key: KEY }, "", {})).status).toBe(200);
     expect((await post({ key: KEY }, "", { accept: "*/*" })).status).toBe(200);
     expect((await post({ key: KEY }, "", { accept: "application/json, application/x-bcs" })).status).toBe(403);
-    // Ranked by q-value (DECISIONS §6a): a lower-weighted JSON loses to BCS; q=0 excludes.
+    // Ranked by q-value (docs/decisions.md §3): a lower-weighted JSON loses to BCS; q=0 excludes.
     expect((await post({ key: KEY }, "", { accept: "application/json;q=0.1, application/x-bcs" })).status).toBe(200);
     expect((await post({ key: KEY }, "", { accept: "application/json, application/x-bcs;q=0" })).status).toBe(403);
     expect((await post({ key: KEY }, "", { accept: "application/json;q=0, application/x-bcs;q=0.5" })).status).toBe(200);

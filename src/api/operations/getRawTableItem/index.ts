@@ -1,7 +1,7 @@
 /**
  * POST /v1/tables/{table_handle}/raw_item — one table item by its BCS-serialized key, at a ledger
  * version. It is a POST only because the key travels in the body. The answer is the stored value
- * bytes verbatim, `application/x-bcs` only (DECISIONS §11): an Accept that names JSON is refused
+ * bytes verbatim, `application/x-bcs` only (docs/decisions.md §12): an Accept that names JSON is refused
  * with 403. If the requested ledger version has been pruned, the server responds with a 410.
  *
  * @example curl -X POST -H 'Content-Type: application/json' -H 'Accept: application/x-bcs' \

@@ -1,6 +1,6 @@
 /**
  * GET /v1/spec — the explorer page of this interface; the document itself is at `/v1/spec.json`
- * and `/v1/spec.yaml`, generated from the route schemas at start-up (DECISIONS §15).
+ * and `/v1/spec.yaml`, generated from the route schemas at start-up (docs/decisions.md §16).
  *
  * @example open http://127.0.0.1:8080/v1/spec
  */
