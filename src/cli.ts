@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `ledger-node serve | import | prune | compact | devnet` — see README.md for the settings.
+ * `ledger-node serve | import | prune | compact | devnet` — docs/operating.md describes the settings.
  */
 import { Command, InvalidArgumentError } from "commander";
 import cluster from "node:cluster";

@@ -12,7 +12,7 @@ import { bcs, type BcsType } from "@mysten/bcs";
 
 /**
  * The most bytes of one state item the reference writes, its key and value together
- * (`max_bytes_per_write_op` of its gas schedule): no table key is longer (README, "The replica's
+ * (`max_bytes_per_write_op` of its gas schedule): no table key is longer (docs/following.md, "The replica's
  * base state, decided").
  */
 export const MAX_STATE_ITEM_BYTES = 1 << 20;

@@ -31,7 +31,7 @@ export interface StructTag {
 const MAX_DEPTH = 8;
 /**
  * The longest identifier the reference's Move deserializer takes (`IDENTIFIER_SIZE_MAX`, with the
- * `LIMIT_MAX_IDENTIFIER_LENGTH` feature on): no module or struct has a longer name (README, "The
+ * `LIMIT_MAX_IDENTIFIER_LENGTH` feature on): no module or struct has a longer name (docs/following.md, "The
  * replica's base state, decided").
  */
 export const IDENTIFIER_SIZE_MAX = 255;

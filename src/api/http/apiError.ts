@@ -117,7 +117,7 @@ export class ApiError extends Error {
     );
   }
   /**
-   * A base-state fetch refused by the fairness bound (README, "The replica's base state, decided"):
+   * A base-state fetch refused by the fairness bound (docs/following.md, "The replica's base state, decided"):
    * 429 when the client is over its share, 503 when the node's fetches are all in use; both with
    * `Retry-After`, as a rate limiter answers.
    */

@@ -1,5 +1,5 @@
 /**
- * How the error answers are logged (README "Logging of errors"). The node's own faults (a bug, the
+ * How the error answers are logged (docs/operating.md, "Logging of errors"). The node's own faults (a bug, the
  * store failing) at error, with their cause and its stack; an answer a client caused or the
  * upstream could not help (4xx, and the 502–504 of an upstream, a rate limit or a replica's base
  * state) in one line without a stack, every client-supplied text in it clipped. Each status and

@@ -11,7 +11,7 @@
  * The deadline (`timeoutMs`) runs while the node waits on the upstream, never on the client: to
  * connect, then from the whole request sent to the answer's start (else 504), then between parts of
  * the answer (else it is cut). A 503 or 504 made here names neither the upstream nor the socket's
- * error; the log does. The README's "Passing the rest to the upstream" says what and why.
+ * error; the log does. docs/following.md, "Passing the rest to the upstream", says what and why.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import http from "node:http";

@@ -1,5 +1,5 @@
 /**
- * The fairness bound of a replica's base-state fetches (README, "The replica's base state,
+ * The fairness bound of a replica's base-state fetches (docs/following.md, "The replica's base state,
  * decided"): each client (its address) starts at most `perClientPerSecond` new fetches a second,
  * from a token bucket as deep as one second's share, and has at most as many running at once;
  * at most `concurrent` fetches run at once over all clients. A fetch past either is refused

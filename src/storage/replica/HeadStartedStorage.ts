@@ -13,7 +13,7 @@
  *   what it names (`baseRecordName`), never by the bytes a client sent.
  * - What is known of the records is kept in bounded memory (`BaseRecords`), the store being the
  *   truth: names recorded there, and names whose state the upstream answered absent, which are kept
- *   only in memory (README, "The replica's base state, decided").
+ *   only in memory (docs/following.md, "The replica's base state, decided").
  * - Whether the ledger has a base is decided on the reads, not once: a follower records its first
  *   version before its first block, so until the ledger holds a block the record is read again.
  * - It offers no `immediate` reads: a read that may miss must be able to wait for the fetch.
