@@ -45,6 +45,8 @@ for (const factory of backendFactories) {
       // A request is a first ask once; on SQLite never (the position costs nothing to read alone).
       expect(pages.firstAsk("summaries|json|a")).toBe(backend.name !== "sqlite");
       expect(pages.firstAsk("summaries|json|a")).toBe(false);
+      // the position the round trip brings is the one the later cases read too
+      expect((await info)!.ledgerVersion >= sent[2]!).toBe(true);
     });
 
     it("names a page that ends at a committed version by the position alone, and any other by the sender's newest transaction", async () => {
