@@ -1,4 +1,9 @@
-/** A growable byte buffer with the Move format's ULEB128 writer. */
+import { bcs } from "@mysten/bcs";
+
+/** ULEB128, as BCS writes lengths and the Move format its indices. */
+const ULEB = bcs.uleb128();
+
+/** A growable byte buffer for the Move binary format. */
 export class Writer {
   private buf = new Uint8Array(256);
   private len = 0;
@@ -32,12 +37,7 @@ export class Writer {
   /** Canonical ULEB128 of a non-negative safe integer. */
   uleb(v: number): this {
     if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`ULEB value ${v} is not a non-negative integer`);
-    do {
-      const low = v % 128;
-      v = Math.floor(v / 128);
-      this.u8(v > 0 ? low | 0x80 : low);
-    } while (v > 0);
-    return this;
+    return this.bytes(ULEB.serialize(v).toBytes());
   }
 
   bytes(b: Uint8Array | readonly number[]): this {

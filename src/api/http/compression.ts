@@ -22,7 +22,6 @@ import {
   type BrotliOptions,
   type ZlibOptions,
 } from "node:zlib";
-import { LRUCache } from "lru-cache";
 import type { ApiConfig } from "../config.js";
 import { JSON_TYPE } from "./negotiate.js";
 import type { ResponseHead } from "./responseHead.js";
@@ -189,14 +188,9 @@ const NONE: readonly string[] = Object.freeze([]);
 /** Fastify's content type for a JSON text body (it adds the charset to a string it sends). */
 const JSON_TEXT_TYPE = "application/json; charset=utf-8";
 
-/** The response compression of one app: its settings, its Accept-Encoding memo and its refiner. */
+/** The response compression of one app: its settings and its refiner. */
 export class Compression {
-  /** Answers by Accept-Encoding text: clients send a handful of distinct ones, again and again. */
-  private readonly picked = new LRUCache<string, Encoding | "identity">({ max: 256 });
   private readonly refiner = new Refiner();
-
-  /** Whether the client accepts identity, by Accept-Encoding text. */
-  private readonly identityAccepted = new LRUCache<string, boolean>({ max: 256 });
 
   constructor(
     private readonly config: Pick<ApiConfig, "compression" | "compressionThreshold" | "plainMisses">,
@@ -206,12 +200,7 @@ export class Compression {
   /** The encoding to send for this Accept-Encoding, or null for identity. */
   encodingFor(acceptEncoding: string | string[] | undefined): Encoding | null {
     if (typeof acceptEncoding !== "string" || acceptEncoding === "") return null;
-    let e = this.picked.get(acceptEncoding);
-    if (e === undefined) {
-      e = pickEncoding(acceptEncoding) ?? "identity";
-      this.picked.set(acceptEncoding, e);
-    }
-    return e === "identity" ? null : e;
+    return pickEncoding(acceptEncoding);
   }
 
   /**
@@ -220,12 +209,7 @@ export class Compression {
    */
   acceptsIdentity(acceptEncoding: string | string[] | undefined): boolean {
     if (typeof acceptEncoding !== "string" || acceptEncoding === "") return true;
-    let ok = this.identityAccepted.get(acceptEncoding);
-    if (ok === undefined) {
-      ok = identityAcceptable(acceptEncoding);
-      this.identityAccepted.set(acceptEncoding, ok);
-    }
-    return ok;
+    return identityAcceptable(acceptEncoding);
   }
 
   /**

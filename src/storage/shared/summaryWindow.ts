@@ -15,13 +15,9 @@ export type SummaryRange =
 /** A summaries query bounded by the ledger version of the snapshot that reads it. */
 export type SummaryWindow = SummaryQuery & { ledgerVersion: bigint };
 
-/**
- * The window of `q` at `ledgerVersion`, built whole: a spread of `q` with the version added gives
- * each call an object of a map of its own (V8 keeps no transition from a spread's copy), so the
- * window's reads would see a new shape every request and miss their inline caches.
- */
+/** The window of `q` at `ledgerVersion`. */
 export function summaryWindow(q: SummaryQuery, ledgerVersion: bigint): SummaryWindow {
-  return { sender: q.sender, start: q.start, end: q.end, limit: q.limit, ledgerVersion };
+  return { ...q, ledgerVersion };
 }
 
 export function summaryRange(q: SummaryWindow): SummaryRange | null {

@@ -3,6 +3,7 @@
  * (`vector<IndexedTransactionSummary>`), from the rows, or the JSON text a store wrote for them
  * (`WireReads`, byte for byte `summariesJson` of the rows).
  */
+import { bcs } from "@mysten/bcs";
 import { formatAddress } from "../../../ledger/address.js";
 import type { TransactionSummary } from "../../../ledger/types.js";
 import { EncodedBody } from "../../http/compression.js";
@@ -12,6 +13,9 @@ import { jsonSerializer } from "../../http/serialize.js";
 import { ref } from "../../http/operation.js";
 import { transactionSummary } from "../../schemas.js";
 import type { SummariesRead } from "./read.js";
+
+/** BCS lengths (ULEB128). */
+const ULEB = bcs.uleb128();
 
 /** The page of `read` in `format`, with its first version (a cached copy serves until it is pruned) and the position it was read in. */
 export function encodeSummariesPage({ page, info }: SummariesRead, format: WireFormat): Answer {
@@ -56,37 +60,23 @@ export function summariesJson(rows: readonly TransactionSummary[]): string {
  * the replay protector (`Nonce` 0 or `SequenceNumber` 1, then a u64).
  */
 export function summariesBcs(rows: readonly TransactionSummary[]): Buffer {
-  let size = ulebLength(rows.length);
-  for (const s of rows) size += 1 + 32 + 8 + ulebLength(s.hashHex.length / 2) + s.hashHex.length / 2 + 1 + 8;
+  const count = ULEB.serialize(rows.length).toBytes();
+  let size = count.length;
+  for (const s of rows) size += 1 + 32 + 8 + ULEB.serialize(s.hashHex.length / 2).toBytes().length + s.hashHex.length / 2 + 1 + 8;
   const out = Buffer.allocUnsafe(size);
-  let at = writeUleb(out, 0, rows.length);
+  out.set(count, 0);
+  let at = count.length;
   for (const s of rows) {
     out[at++] = 0;
     out.set(s.sender, at);
     at = out.writeBigUInt64LE(s.version, at + 32);
     const hashBytes = s.hashHex.length / 2;
-    at = writeUleb(out, at, hashBytes);
+    const hashLength = ULEB.serialize(hashBytes).toBytes();
+    out.set(hashLength, at);
+    at += hashLength.length;
     at += out.write(s.hashHex, at, hashBytes, "hex");
     out[at++] = s.replayProtector.type === "nonce" ? 0 : 1;
     at = out.writeBigUInt64LE(s.replayProtector.value, at);
   }
   return out;
-}
-
-function ulebLength(n: number): number {
-  let bytes = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 0x80);
-    bytes++;
-  }
-  return bytes;
-}
-
-function writeUleb(out: Buffer, at: number, n: number): number {
-  while (n >= 0x80) {
-    out[at++] = (n % 0x80) | 0x80;
-    n = Math.floor(n / 0x80);
-  }
-  out[at++] = n;
-  return at;
 }
