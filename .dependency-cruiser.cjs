@@ -4,7 +4,7 @@
 // The layers, innermost first:
 //   src/ledger, src/move   domain: ledger info, pruning policy, gas estimator, Move binary format
 //   src/storage            the reader, writer and follow-base contracts (contracts/), what every
-//                          backend shares (shared/), the replica's reads (replica/), one folder per
+//                          backend shares (common/), the replica's reads (replica/), one folder per
 //                          backend (sqlite/, postgres/); open.ts picks a backend from a URL
 //   src/ingest             import, devnet chain, follower, writers: write through the storage
 //                          contracts (the writer thread, writerThread.ts, opens its own store
@@ -72,7 +72,7 @@ module.exports = {
         "the replica) sits above them: it must not import one, so a backend is a folder that can be added " +
         "or removed alone. Only open.ts, which picks a backend from a URL, and colocated tests may.",
       severity: "error",
-      from: { path: "^src/storage/([^/]+\\.ts$|(contracts|shared|replica)/)", pathNot: ["^src/storage/open\\.ts$", "\\.test\\.ts$"] },
+      from: { path: "^src/storage/([^/]+\\.ts$|(contracts|common|replica)/)", pathNot: ["^src/storage/open\\.ts$", "\\.test\\.ts$"] },
       to: { path: "^src/storage/(sqlite|postgres)/" },
     },
     {

@@ -19,7 +19,7 @@ import { PostgresStore, type PostgresConnectOptions, type PostgresStoreOptions }
 import { MIGRATIONS } from "../src/storage/postgres/schema.js";
 import { commitValues } from "../src/storage/postgres/commit.js";
 import { SQL } from "../src/storage/postgres/sql.js";
-import { prepareBlock } from "../src/storage/shared/prepareBlock.js";
+import { prepareBlock } from "../src/storage/common/prepareBlock.js";
 import { poolOf } from "../src/storage/postgres/testing.js";
 import type { Backend } from "./helpers/backends.js";
 import { DEFAULT_PG_MAJOR, PG_MAJORS, type PgMajor, postgresBackend } from "./helpers/postgres.js";

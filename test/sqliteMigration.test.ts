@@ -18,7 +18,7 @@ import { FIRST_SYNCED_RECORD } from "../src/storage/contracts/followBase.js";
 import { baseRecordName } from "../src/storage/replica/baseRecords.js";
 import type { BlockWrite, UserTxnWrite } from "../src/storage/contracts/writer.js";
 import type { Storage } from "../src/storage/contracts/storage.js";
-import { replayKindCode, txnKindCode } from "../src/storage/shared/storedCodes.js";
+import { replayKindCode, txnKindCode } from "../src/storage/common/storedCodes.js";
 import { moduleAbiJson } from "../src/move/abi.js";
 import { MIGRATIONS } from "../src/storage/sqlite/schema.js";
 import { PACK_ON_THREAD_MIN } from "../src/storage/sqlite/resourcePacker.js";

@@ -8,7 +8,7 @@ import { moduleStateKey } from "../ledger/stateKey.js";
 import type { BlockEndInfo } from "../ledger/types.js";
 import type { ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite, UserTxnWrite } from "../storage/contracts/writer.js";
 import { moduleAbi } from "../move/abi.js";
-import { TXN_KINDS } from "../storage/shared/storedCodes.js";
+import { TXN_KINDS } from "../storage/common/storedCodes.js";
 
 export class IngestError extends Error {
   constructor(message: string) {

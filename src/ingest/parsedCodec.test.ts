@@ -5,7 +5,7 @@ import { parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
 import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "./devnet/chain.js";
 import { decodeParsed, encodeParsed } from "./parsedCodec.js";
 import { plain } from "../../test/helpers/plain.js";
-import { packResourceValue } from "../storage/shared/resourceValue.js";
+import { packResourceValue } from "../storage/common/resourceValue.js";
 
 /** Through the flat form and a postMessage's structured clone, as the parsing thread hands them over. */
 const handedOver = (txns: ParsedTxn[]) => decodeParsed(structuredClone(encodeParsed(txns)));

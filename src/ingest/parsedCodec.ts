@@ -7,7 +7,7 @@
  * views of one buffer per batch.
  */
 import type { ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite } from "../storage/contracts/writer.js";
-import { TXN_KINDS } from "../storage/shared/storedCodes.js";
+import { TXN_KINDS } from "../storage/common/storedCodes.js";
 import type { ParsedTxn, UnknownKind } from "./aptosJson.js";
 
 /** A batch of parsed transactions in flat form; `buffers` lists what a postMessage may transfer. */

@@ -6,7 +6,7 @@
  * here. An input error arrives after every transaction before it, as an `IngestError`.
  */
 import { Worker } from "node:worker_threads";
-import { builtThreadEntry } from "../../storage/shared/threadClient.js";
+import { builtThreadEntry } from "../../storage/common/threadClient.js";
 import { IngestError, parseAptosTransaction, type ParsedTxn } from "../aptosJson.js";
 import { decodeParsed, type EncodedParsed } from "../parsedCodec.js";
 import { readTransactions } from "./readInput.js";

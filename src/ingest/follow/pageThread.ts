@@ -4,7 +4,7 @@
  * values packed into their stored form (storage's `packResourceValue`), transferred.
  */
 import { parentPort } from "node:worker_threads";
-import { packResourceValue } from "../../storage/shared/resourceValue.js";
+import { packResourceValue } from "../../storage/common/resourceValue.js";
 import { encodeParsed } from "../parsedCodec.js";
 import { type PageReply, type PageRequest, parsePage } from "./pages.js";
 

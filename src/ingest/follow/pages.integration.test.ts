@@ -13,7 +13,7 @@ import { parseAptosTransaction } from "../aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "../devnet/chain.js";
 import { PageParser, type PendingPage, pageTxns } from "./pages.js";
 import { plain } from "../../../test/helpers/plain.js";
-import { packResourceValue } from "../../storage/shared/resourceValue.js";
+import { packResourceValue } from "../../storage/common/resourceValue.js";
 
 const chain = DevnetChain.fresh(defaultDevnetChainOptions);
 const json: unknown[] = [...chain.genesis()];

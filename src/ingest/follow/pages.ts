@@ -10,7 +10,7 @@
  * flight then is refused, never parsed on a thread started again after the close.
  */
 import { IngestError, parseAptosTransaction, type ParsedTxn } from "../aptosJson.js";
-import { builtThreadEntry, ThreadClient } from "../../storage/shared/threadClient.js";
+import { builtThreadEntry, ThreadClient } from "../../storage/common/threadClient.js";
 import { decodeParsed, type EncodedParsed } from "../parsedCodec.js";
 
 /** The start of a body that is not JSON, for the error that names it. */

@@ -26,12 +26,12 @@
 import pg from "pg";
 import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../contracts/writer.js";
 import type { Storage } from "../contracts/storage.js";
-import { Forwarding, type MethodsOf } from "../shared/forwarding.js";
+import { Forwarding, type MethodsOf } from "../common/forwarding.js";
 import type { StandbyReads } from "../contracts/reader.js";
 import type { WireReads } from "../contracts/pageReads.js";
 import { StandbyWriteError, StorageError, type StorageErrorKind } from "../contracts/errors.js";
-import { prepareBlock } from "../shared/prepareBlock.js";
-import { checkChainId } from "../shared/storedCodes.js";
+import { prepareBlock } from "../common/prepareBlock.js";
+import { checkChainId } from "../common/storedCodes.js";
 import { commitValues } from "./commit.js";
 import { clientConfig, inTransaction, NamedStatements, openPool, poolSender } from "./connection.js";
 import { commitError, storageError } from "./errors.js";

@@ -1,6 +1,6 @@
 /** How PostgreSQL's columns travel: u64 (`numeric`) as decimal strings both ways, booleans as booleans. */
 import type { Snapshot } from "../contracts/reader.js";
-import { ledgerInfoOf, snapshotValue, type ColumnDecoder, type SnapshotTuple } from "../shared/rows.js";
+import { ledgerInfoOf, snapshotValue, type ColumnDecoder, type SnapshotTuple } from "../common/rows.js";
 
 export const u64Param = (v: bigint): string => v.toString();
 export const u64FromColumn = (v: string): bigint => BigInt(v);

@@ -3,8 +3,8 @@
  * per block, its addresses and resource types numbered in it, arrays for `unnest`.
  */
 import { parseAddress } from "../../ledger/address.js";
-import type { PreparedBlock } from "../shared/prepareBlock.js";
-import { replayKindCode, txnKindCode } from "../shared/storedCodes.js";
+import type { PreparedBlock } from "../common/prepareBlock.js";
+import { replayKindCode, txnKindCode } from "../common/storedCodes.js";
 import { u64Param } from "./columns.js";
 
 /**

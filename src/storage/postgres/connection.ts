@@ -114,7 +114,7 @@ export class NamedStatements {
     }
   }
 
-  /** `rows`, as arrays in select-list order: the typed tuples `shared/rows.ts` maps. */
+  /** `rows`, as arrays in select-list order: the typed tuples `common/rows.ts` maps. */
   async tuples<R extends unknown[]>(name: StatementName, values: unknown[]): Promise<R[]> {
     this.sent++;
     try {

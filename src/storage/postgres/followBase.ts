@@ -4,7 +4,7 @@
  */
 import type pg from "pg";
 import type { BaseStateWrite, FollowBase, StateKeyRef } from "../contracts/followBase.js";
-import { prepareState } from "../shared/prepareBlock.js";
+import { prepareState } from "../common/prepareBlock.js";
 import { u64FromColumn, u64Param } from "./columns.js";
 import { inTransaction } from "./connection.js";
 import { storageError } from "./errors.js";

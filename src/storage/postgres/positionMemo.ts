@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store's staleness rule over the shared memo (`../shared/answerMemo.ts`), for the reads that fix
+ * The PostgreSQL store's staleness rule over the shared memo (`../common/answerMemo.ts`), for the reads that fix
  * a request's position (`memoLagMs`): the ledger row, and the answers at the newest version of
  * `readTableItem`, `readModulesVersion` and `readSummariesVersion`. Without it each of them is a
  * round trip, made by every request before anything else (bench/results/archive.md).
@@ -13,7 +13,7 @@
  */
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { Snapshot } from "../contracts/reader.js";
-import { AnswerMemo } from "../shared/answerMemo.js";
+import { AnswerMemo } from "../common/answerMemo.js";
 
 /** Sign of how position `a` stands to `b`: ledger version first, then oldest version (both only grow). */
 function compare(a: LedgerInfo, b: LedgerInfo): number {

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's prune steps for the shared loop (`../shared/pruneLoop.ts`). In bounded steps, each its own transaction, so that no transaction is large and every commit
+ * PostgreSQL's prune steps for the shared loop (`../common/pruneLoop.ts`). In bounded steps, each its own transaction, so that no transaction is large and every commit
  * leaves an exactly pruned ledger (as the SQLite store, `pruneBatch` there):
  * 1. the oldest version moves up a block boundary at a time, about `pruneStepVersions` past the
  *    previous step, deleting the transactions and blocks below it in the same commit;
@@ -19,8 +19,8 @@
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import type { PruneResult, PruneTarget } from "../contracts/writer.js";
-import { runPrune, type OldestStep } from "../shared/pruneLoop.js";
-import { NOTHING_PRUNED, planPrune, STATE_TABLES } from "../shared/prunePlan.js";
+import { runPrune, type OldestStep } from "../common/pruneLoop.js";
+import { NOTHING_PRUNED, planPrune, STATE_TABLES } from "../common/prunePlan.js";
 import { u64FromColumn, u64Param } from "./columns.js";
 import { breaksConnection, storageError } from "./errors.js";
 import { existingPartitions, partitionName, partitionOf } from "./partitions.js";

@@ -10,8 +10,8 @@ import { moduleStateKey } from "../../ledger/stateKey.js";
 import type { ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery } from "../contracts/reader.js";
 import type { SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
-import { resourcesPage, type StoredResource } from "../shared/resourcesPage.js";
-import { unpackResourceValue } from "../shared/resourceValue.js";
+import { resourcesPage, type StoredResource } from "../common/resourcesPage.js";
+import { unpackResourceValue } from "../common/resourceValue.js";
 import {
   blockOf,
   fingerprintOf,
@@ -28,8 +28,8 @@ import {
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
-} from "../shared/rows.js";
-import { memoKeys } from "../shared/memoKeys.js";
+} from "../common/rows.js";
+import { memoKeys } from "../common/memoKeys.js";
 import { optionalVersion, PG_COLUMNS, u64FromColumn, u64Param, versionSnapshot } from "./columns.js";
 import type { NamedStatements } from "./connection.js";
 import { askedOnce, ListedCode } from "./listedCode.js";

@@ -3,8 +3,8 @@
  * (`SQL`); node-postgres prepares each on a connection at its first use there (and again on a new
  * connection after a reconnect). Exported for EXPLAIN in benchmarks.
  */
-import { ledgerColumnList, summaryColumns } from "../shared/rows.js";
-import { txnKindCode } from "../shared/storedCodes.js";
+import { ledgerColumnList, summaryColumns } from "../common/rows.js";
+import { txnKindCode } from "../common/storedCodes.js";
 
 export const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
 export const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";

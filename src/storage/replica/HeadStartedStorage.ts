@@ -29,7 +29,7 @@ import { FIRST_SYNCED_RECORD } from "../contracts/followBase.js";
 import type { FollowLagReport, Snapshot, StandbyReads } from "../contracts/reader.js";
 import type { WireReads } from "../contracts/pageReads.js";
 import type { Storage } from "../contracts/storage.js";
-import { Forwarding, forwardMethods, type Method, type MethodsOf } from "../shared/forwarding.js";
+import { Forwarding, forwardMethods, type Method, type MethodsOf } from "../common/forwarding.js";
 import { BaseRecords, baseRecordName, keyText } from "./baseRecords.js";
 import { BASE_STATE_RULES, type BaseNeed } from "./baseStateRules.js";
 

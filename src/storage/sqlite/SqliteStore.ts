@@ -20,10 +20,10 @@ import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../con
 import type { Snapshot } from "../contracts/reader.js";
 import type { ImmediateReads, WireReads } from "../contracts/pageReads.js";
 import type { Storage } from "../contracts/storage.js";
-import { Forwarding, type MethodsOf } from "../shared/forwarding.js";
+import { Forwarding, type MethodsOf } from "../common/forwarding.js";
 import { StorageError, StorageUnavailableError, type StorageErrorKind } from "../contracts/errors.js";
-import { keepLastWrites, prepareBlock, prepareKept } from "../shared/prepareBlock.js";
-import { checkChainId } from "../shared/storedCodes.js";
+import { keepLastWrites, prepareBlock, prepareKept } from "../common/prepareBlock.js";
+import { checkChainId } from "../common/storedCodes.js";
 import { BlockCommitter } from "./commit.js";
 import { openDatabase } from "./connection.js";
 import { FileIdentity } from "./fileIdentity.js";

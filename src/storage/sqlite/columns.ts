@@ -3,7 +3,7 @@
  * `BigInt.asIntN(64)` / `asUintN`, timestamps order-preserving, flags as 0/1.
  */
 import type { Snapshot } from "../contracts/reader.js";
-import { ledgerInfoOf, snapshotValue, type ColumnDecoder, type SnapshotTuple } from "../shared/rows.js";
+import { ledgerInfoOf, snapshotValue, type ColumnDecoder, type SnapshotTuple } from "../common/rows.js";
 
 /** A u64 as SQLite INTEGER (signed 64-bit) and back. */
 export const u64ToSql = (v: bigint): bigint => BigInt.asIntN(64, v);

@@ -3,8 +3,8 @@
  * transaction, new ids interned in it (`intern.ts`), code stored once per hash with its ABI text.
  */
 import type { Database as Db } from "better-sqlite3";
-import type { PreparedBlock, PreparedState } from "../shared/prepareBlock.js";
-import { replayKindCode, txnKindCode } from "../shared/storedCodes.js";
+import type { PreparedBlock, PreparedState } from "../common/prepareBlock.js";
+import { replayKindCode, txnKindCode } from "../common/storedCodes.js";
 import { timestampToSql, u64ToSql } from "./columns.js";
 import type { Interner } from "./intern.js";
 import type { Statements } from "./statements.js";

@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { moduleAbiJson } from "../../move/abi.js";
 import { StorageCorruptError, StorageUnavailableError } from "../contracts/errors.js";
-import { packResourceValue } from "../shared/resourceValue.js";
+import { packResourceValue } from "../common/resourceValue.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, type SqliteStoreOptions } from "./options.js";
 import { MIGRATIONS } from "./schema.js";
 

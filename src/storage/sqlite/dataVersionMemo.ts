@@ -1,5 +1,5 @@
 /**
- * The SQLite store's staleness rule over the shared memo (`../shared/answerMemo.ts`): answers are kept while
+ * The SQLite store's staleness rule over the shared memo (`../common/answerMemo.ts`): answers are kept while
  * `PRAGMA data_version` is unchanged (it moves when another connection or process commits; this
  * connection's own commits and prunes clear the memo). While nothing changed, the same statement
  * would give the same answer, and the PRAGMA costs less than the statement and its WAL read lock.
@@ -10,7 +10,7 @@
  * twice. An empty ledger's null answers are not kept.
  */
 import type { Statement } from "better-sqlite3";
-import { AnswerMemo } from "../shared/answerMemo.js";
+import { AnswerMemo } from "../common/answerMemo.js";
 import type { ReadTurns } from "./readTransactions.js";
 
 export class DataVersionMemo {

@@ -5,7 +5,7 @@
  */
 import type { Database as Db } from "better-sqlite3";
 import type { BaseStateWrite, FollowBase, StateKeyRef } from "../contracts/followBase.js";
-import { prepareState } from "../shared/prepareBlock.js";
+import { prepareState } from "../common/prepareBlock.js";
 import type { BlockCommitter } from "./commit.js";
 import { versionParam } from "./columns.js";
 import type { Interner } from "./intern.js";

@@ -3,7 +3,7 @@
  * each resource type once in `resource_types`, rows referring to them by id. The ids seen are kept
  * in memory; new ones are inserted inside the write transaction that needs them.
  */
-import { memoKeyOf } from "../shared/memoKeys.js";
+import { memoKeyOf } from "../common/memoKeys.js";
 import type { Statements } from "./statements.js";
 
 /** Interned ids a connection keeps in memory at most, per kind (addresses, resource types). */

@@ -3,7 +3,7 @@
  * and sends the packed values back as one transferred buffer.
  */
 import { parentPort } from "node:worker_threads";
-import { packResourceValue } from "../shared/resourceValue.js";
+import { packResourceValue } from "../common/resourceValue.js";
 import type { PackReply, PackRequest } from "./resourcePacker.js";
 
 const port = parentPort!;

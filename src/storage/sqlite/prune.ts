@@ -1,5 +1,5 @@
 /**
- * SQLite's prune steps for the shared loop (`../shared/pruneLoop.ts`), each its own `BEGIN IMMEDIATE`
+ * SQLite's prune steps for the shared loop (`../common/pruneLoop.ts`), each its own `BEGIN IMMEDIATE`
  * transaction (a step reads before it writes: it waits its turn behind another process's write
  * rather than failing on a snapshot that write made stale), a WAL checkpoint that restarts the WAL
  * and a turn of the event loop between them:
@@ -13,8 +13,8 @@
 import type { Database as Db, Statement } from "better-sqlite3";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { PruneResult, PruneTarget } from "../contracts/writer.js";
-import { runPrune, type OldestStep, type PruneSteps } from "../shared/pruneLoop.js";
-import { planPrune, STATE_TABLES, type StateTable } from "../shared/prunePlan.js";
+import { runPrune, type OldestStep, type PruneSteps } from "../common/pruneLoop.js";
+import { planPrune, STATE_TABLES, type StateTable } from "../common/prunePlan.js";
 import { AUTO_VACUUM_INCREMENTAL } from "./connection.js";
 import type { PruneBatch } from "./options.js";
 import { I64_MAX } from "./columns.js";

@@ -5,8 +5,8 @@
  * round trip to the thread would cost more than it saves. When the thread cannot be started or
  * fails, values are packed inline: the packing is the same function either way.
  */
-import { packResourceValue } from "../shared/resourceValue.js";
-import { builtThreadEntry, ThreadClient } from "../shared/threadClient.js";
+import { packResourceValue } from "../common/resourceValue.js";
+import { builtThreadEntry, ThreadClient } from "../common/threadClient.js";
 
 export interface PackRequest {
   id: number;

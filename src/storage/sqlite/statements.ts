@@ -12,8 +12,8 @@ import {
   type SnapshotTuple,
   type SummaryTuple,
   type UserTxnGasRow,
-} from "../shared/rows.js";
-import { txnKindCode } from "../shared/storedCodes.js";
+} from "../common/rows.js";
+import { txnKindCode } from "../common/storedCodes.js";
 import { I64_MAX } from "./columns.js";
 
 export const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
@@ -61,7 +61,7 @@ export function prepareStatements(db: Db) {
   const rows = <P extends unknown[], R>(sql: string): Statement<P, R> => db.prepare<P, R>(sql).safeIntegers(true);
   /**
    * Reads as row arrays, for the hot paths (no row object to build): the result type is the
-   * typed tuple one `shared/rows.ts` mapper reads.
+   * typed tuple one `common/rows.ts` mapper reads.
    */
   const tuples = <P extends unknown[], R extends unknown[]>(sql: string): Statement<P, R> =>
     db.prepare<P, R>(sql).safeIntegers(true).raw(true);
