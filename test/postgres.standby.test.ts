@@ -366,12 +366,19 @@ for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, 
       const locking = (async () => {
         try {
           while (Date.now() < deadline) {
-            // Replayed on the standby as an exclusive lock: its readers of these tables are cancelled at once.
-            // The transactions' table itself (ONLY), as a prune's drop of one of its partitions locks it;
-            // locking every partition too (which nothing in the node does) is replayed as a lock each.
-            await locker.query("BEGIN; LOCK TABLE ledger, modules, ONLY transactions IN ACCESS EXCLUSIVE MODE; COMMIT");
-            locks++;
-            await new Promise((r) => setTimeout(r, 5));
+            // Bursts of locks as a prune step takes them, each shorter than the retries' pauses
+            // (`RECOVERY_CONFLICT_ATTEMPTS`), with a quiet gap after it longer than any read: a read
+            // cancelled in a burst is retried into the gap. Without gaps, a read slower than the
+            // locks' spacing (a loaded machine) is cancelled every time, and no bounded retry answers it.
+            for (const burstEnd = Date.now() + 150; Date.now() < burstEnd; ) {
+              // Replayed on the standby as an exclusive lock: its readers of these tables are cancelled at once.
+              // The transactions' table itself (ONLY), as a prune's drop of one of its partitions locks it;
+              // locking every partition too (which nothing in the node does) is replayed as a lock each.
+              await locker.query("BEGIN; LOCK TABLE ledger, modules, ONLY transactions IN ACCESS EXCLUSIVE MODE; COMMIT");
+              locks++;
+              await new Promise((r) => setTimeout(r, 5));
+            }
+            await new Promise((r) => setTimeout(r, 350));
           }
         } finally {
           await locker.end();
