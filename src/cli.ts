@@ -33,6 +33,20 @@ function windowOption(v: string): string {
   }
 }
 
+/** An archival endpoint: an absolute http(s) URL, as the official SDK accepts one (docs/decisions.md §19). */
+function endpointOption(v: string): string {
+  let url: URL | null = null;
+  try {
+    url = v.length <= 2048 ? new URL(v) : null;
+  } catch {
+    // reported below
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new InvalidArgumentError(`--archival-endpoint must be an absolute http or https URL (such as https://archive.example/v1), got ${JSON.stringify(v.slice(0, 100))}`);
+  }
+  return v;
+}
+
 const program = new Command()
   .name("ledger-node")
   .description("An Aptos-compatible read API (REST v1) over a versioned, pruned ledger")
@@ -73,6 +87,7 @@ addFollowOptions(serve, "with --follow: ")
   .option("--proxy-max-rps <n>", "with --proxy: at most this many proxied requests a second (a budget apart from --max-rps)", intOption("--proxy-max-rps", 1, 100_000), 50)
   .option("--base-fetches-per-client <n>", "with --follow: state fetched from the upstream for reads, at most N new fetches a second per client address (429 past it)", intOption("--base-fetches-per-client", 1, 100_000), 10)
   .option("--base-fetches <n>", "with --follow: at most N fetches of state from the upstream at once, all clients together (503 past it)", intOption("--base-fetches", 1, 10_000), 32)
+  .option("--archival-endpoint <url>", "every 410 (pruned history or state) names this node API URL as archival_endpoint, where the official SDK retries once", endpointOption)
   .option("--trust-proxy <list>", "comma-separated addresses or CIDRs of the proxies in front of this node: a client is then the right-most X-Forwarded-For address not in the list (default: the connection's peer)")
   .action(async (o) => {
     // Never an open proxy by accident: the pass-through exists only towards the followed node.
@@ -123,6 +138,7 @@ addFollowOptions(serve, "with --follow: ")
         ...(o.maxConnections !== undefined ? { maxConnections: o.maxConnections } : {}),
         corsOrigins: o.corsOrigins ? String(o.corsOrigins).split(",").map((s: string) => s.trim()).filter(Boolean) : [],
         trustProxy: o.trustProxy ? String(o.trustProxy).split(",").map((s: string) => s.trim()).filter(Boolean) : [],
+        archivalEndpoint: o.archivalEndpoint ?? null,
       },
     });
     console.log(`ledger-node ${PACKAGE_VERSION} serving ${displayDb(o.db)} at ${node.url}/v1 (explorer: ${node.url}/v1/spec, metrics: ${node.metricsUrl ?? `${node.url}/metrics`})`);

@@ -110,6 +110,10 @@ describe("settings as LEDGER_NODE_* environment variables (built dist/cli.js)", 
       [{ LEDGER_NODE_PORT: "abc" }, `error: LEDGER_NODE_PORT: --port must be an integer from 0 to 65535, got "abc"\n`],
       [{ LEDGER_NODE_PORT: "65536" }, `error: LEDGER_NODE_PORT: --port must be an integer from 0 to 65535, got "65536"\n`],
       [{ LEDGER_NODE_DEVNET: "yes" }, `error: LEDGER_NODE_DEVNET must be true or 1 (as --devnet) or false or 0 (as without it), got "yes"\n`],
+      [
+        { LEDGER_NODE_ARCHIVAL_ENDPOINT: "ftp://archive.example/v1" },
+        `error: LEDGER_NODE_ARCHIVAL_ENDPOINT: --archival-endpoint must be an absolute http or https URL (such as https://archive.example/v1), got "ftp://archive.example/v1"\n`,
+      ],
     ];
     for (const [vars, line] of cases) {
       const r = run(["serve"], { LEDGER_NODE_DB: db, ...vars });

@@ -74,6 +74,12 @@ export interface ApiConfig {
   /** The pruning window as configured (shown by /v1/info). */
   pruneWindow: string;
   gas: GasEstimationConfig;
+  /**
+   * Where this node's clients find the history and state it pruned (`--archival-endpoint`): every
+   * 410 names it as `archival_endpoint`, which the official SDK retries once (docs/decisions.md §19).
+   * Null: the 410s are as without it.
+   */
+  archivalEndpoint: string | null;
   /** Package version and git hash shown by /v1/info. */
   nodeVersion: string;
   gitHash: string | null;
@@ -108,6 +114,7 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     metricsOnApiPort: true,
     pruneWindow: DEFAULT_PRUNE_WINDOW,
     gas: defaultGasConfig,
+    archivalEndpoint: null,
     nodeVersion: "0.0.0",
     gitHash: null,
     ...overrides,

@@ -183,7 +183,7 @@ export class NodeContext {
   ): NowOrLater<undefined> {
     this.noteError(req, e, cause);
     const send = (ledger: LedgerInfo | null): undefined => {
-      this.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, ledger ? this.headers.ledger(ledger) : undefined, headers ?? e.headers, route?.metrics);
+      this.compression.send(req, reply, e.status, JSON.stringify(e.body(this.config.archivalEndpoint, ledger)), JSON_TYPE, ledger ? this.headers.ledger(ledger) : undefined, headers ?? e.headers, route?.metrics);
       return undefined;
     };
     if (e.ledger || e.status === 503 || route?.ledgerHeaders !== true) return send(e.ledger);

@@ -56,7 +56,14 @@ export interface ApiErrorBody {
   message: string;
   error_code: ErrorCode;
   vm_error_code?: number;
+  hint?: string;
+  oldest_ledger_version?: string;
+  archival_endpoint?: string;
 }
+
+/** The `hint` of a 410 that names an archival endpoint, in the words of Aptos's own gateway (docs/decisions.md §19). */
+export const ARCHIVAL_HINT =
+  "The requested data has been pruned from this node. Retry your request against the archival endpoint to access full history.";
 
 export class ApiError extends Error {
   constructor(
@@ -82,9 +89,18 @@ export class ApiError extends Error {
   /** Headers of the answer, a flat list of names and values (`Retry-After` of a 429). */
   readonly headers: readonly string[] | undefined;
 
-  body(): ApiErrorBody {
+  /**
+   * The error object. A 410 with an archival endpoint set (`ApiConfig.archivalEndpoint`) adds the
+   * hint, the oldest version kept (`ledger`'s, when read) and the endpoint (docs/decisions.md §19).
+   */
+  body(archivalEndpoint: string | null = null, ledger: LedgerInfo | null = null): ApiErrorBody {
     const b: ApiErrorBody = { message: this.message, error_code: this.errorCode };
     if (this.vmErrorCode !== undefined) b.vm_error_code = this.vmErrorCode;
+    if (archivalEndpoint !== null && this.status === 410) {
+      b.hint = ARCHIVAL_HINT;
+      if (ledger) b.oldest_ledger_version = String(ledger.oldestVersion);
+      b.archival_endpoint = archivalEndpoint;
+    }
     return b;
   }
 
@@ -150,5 +166,11 @@ export const errorSchema = {
     message: { type: "string", description: "A message describing the error" },
     error_code: { type: "string", enum: [...ERROR_CODES] },
     vm_error_code: { type: "integer", format: "uint64", description: "A code providing VM error details when submitting transactions to the VM" },
+    hint: { type: "string", description: "On a 410 with an archival endpoint: what to do instead" },
+    oldest_ledger_version: { type: "string", format: "uint64", description: "On a 410 with an archival endpoint: the oldest version this node keeps" },
+    archival_endpoint: {
+      type: "string",
+      description: "On a 410, where the pruned history and state can be read instead (the node's --archival-endpoint), when the operator set one",
+    },
   },
 } as const;
