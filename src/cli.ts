@@ -35,12 +35,7 @@ function windowOption(v: string): string {
 
 /** An archival endpoint: an absolute http(s) URL, as the official SDK accepts one (docs/decisions.md §19). */
 function endpointOption(v: string): string {
-  let url: URL | null = null;
-  try {
-    url = v.length <= 2048 ? new URL(v) : null;
-  } catch {
-    // reported below
-  }
+  const url = v.length <= 2048 && URL.canParse(v) ? new URL(v) : null;
   if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
     throw new InvalidArgumentError(`--archival-endpoint must be an absolute http or https URL (such as https://archive.example/v1), got ${JSON.stringify(v.slice(0, 100))}`);
   }
