@@ -549,13 +549,18 @@ for (const { partitions, span } of [
   }, PRUNE_TEST_MS);
 });
 
-/** The numbers of the partitions of `transactions`, ascending. */
-async function partitionsOf(s: PostgresStore): Promise<bigint[]> {
+/** The numbers of the partitions of `table` (`transactions`, or the history partitioned alike), ascending. */
+async function partitionsOf(s: PostgresStore, table: "transactions" | "transaction_history" = "transactions"): Promise<bigint[]> {
   const r = await poolOf(s).query<{ name: string }>(
-    "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'transactions'::regclass",
+    "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass",
+    [table],
   );
-  return r.rows.map((x) => BigInt(/^transactions_(\d+)$/.exec(x.name)![1]!)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return r.rows.map((x) => BigInt(x.name.slice(table.length + 1))).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
+
+/** `ws` with each transaction's JSON text, so that each version has history kept. */
+const withTexts = (ws: BlockWrite[]): BlockWrite[] =>
+  ws.map((w) => ({ ...w, transactions: w.transactions.map((t) => ({ ...t, json: JSON.stringify({ version: String(t.version), type: t.kind }) })) }));
 
 /** Bytes the transactions take on disk: the table, its partitions and their indexes. */
 async function transactionsBytes(s: PostgresStore): Promise<number> {
@@ -564,13 +569,16 @@ async function transactionsBytes(s: PostgresStore): Promise<number> {
 }
 
 describeOn([DEFAULT_PG_MAJOR], `PostgreSQL transactions in version partitions: a prune drops those below the oldest version (seed ${SEED})`, () => {
-  const blocks = history(SEED + 5, 150);
+  const blocks = withTexts(history(SEED + 5, 150));
+  const textOf = (v: bigint) => JSON.stringify({ version: String(v), type: blocks.flatMap((w) => w.transactions).find((t) => t.version === v)!.kind });
 
   it("drops every partition wholly below the oldest version and deletes rows only in the one holding it: the rows and counts of a prune that deletes them all, and the files shrink", async () => {
     const whole = await filled(blocks, WHOLE);
     const stepped = await filled(blocks, TINY_STEPS, SMALL_SPAN);
     const last = blocks.at(-1)!.block.lastVersion;
     expect(await partitionsOf(stepped)).toEqual(Array.from({ length: Number(last / BigInt(SMALL_SPAN)) + 1 }, (_, i) => BigInt(i)));
+    // The history is partitioned alike, and goes with the transactions.
+    expect(await partitionsOf(stepped, "transaction_history")).toEqual(await partitionsOf(stepped));
     let bytes = await transactionsBytes(stepped);
     for (const height of [3, 40, 41, 100, 149].map(BigInt)) {
       const target = { oldestVersion: blocks[Number(height)]!.block.firstVersion, oldestBlockHeight: height };
@@ -579,16 +587,21 @@ describeOn([DEFAULT_PG_MAJOR], `PostgreSQL transactions in version partitions: a
       expect(await rows(stepped)).toEqual(await rows(whole));
       const holding = target.oldestVersion / BigInt(SMALL_SPAN);
       expect(await partitionsOf(stepped)).toEqual(before.filter((n) => n >= holding));
+      expect(await partitionsOf(stepped, "transaction_history")).toEqual(await partitionsOf(stepped));
+      expect((await stepped.readTransactions(target.oldestVersion - 1n, 3))!.value.texts).toEqual([]);
+      expect((await stepped.readTransactions(target.oldestVersion, 1))!.value.texts.map((t) => Buffer.from(t).toString())).toEqual([textOf(target.oldestVersion)]);
       const now = await transactionsBytes(stepped);
       if (before[0]! < holding) expect(now, `at height ${height}`).toBeLessThan(bytes);
       bytes = now;
     }
     // The ledger goes on: blocks past the last partition get new ones.
-    const more = history(SEED + 6, 30).map((w) => shift(w, last + 1n));
+    const more = withTexts(history(SEED + 6, 30).map((w) => shift(w, last + 1n)));
     await stepped.commitBlocks(more.slice(0, 10));
     for (const w of more.slice(10)) await stepped.commitBlock(w);
     const top = more.at(-1)!.block.lastVersion;
     expect((await partitionsOf(stepped)).at(-1)).toBe(top / BigInt(SMALL_SPAN));
+    expect(await partitionsOf(stepped, "transaction_history")).toEqual(await partitionsOf(stepped));
+    expect((await stepped.readTransactions(last + 1n, 1000))!.value.texts.length).toBe(Number(top - last));
     expect((await stepped.getFingerprints(last + 1n, top)).length).toBe(Number(top - last));
   });
 
@@ -631,6 +644,72 @@ describeOn([DEFAULT_PG_MAJOR], `PostgreSQL transactions in version partitions: a
 /** The newest version of `ws`. */
 const lastVersionOf = (ws: BlockWrite[]): bigint => ws.at(-1)!.block.lastVersion;
 
+/**
+ * The `commit` statement of the store from migration 4 to migration 8 (no history): the
+ * parameters of today's `commitValues` up to $34, the history's after them left off.
+ */
+const COMMIT_BEFORE_9 = `
+    WITH blk AS (
+      INSERT INTO blocks (height, epoch, timestamp_usec, first_version, last_version,
+                          gas_limit_reached, output_limit_reached)
+      VALUES ($1::numeric, $2::numeric, $3::numeric, $4::numeric, $5::numeric, $6::boolean, $7::boolean)
+    ), a_in AS (
+      SELECT a.address, a.ord FROM unnest($8::bytea[]) WITH ORDINALITY AS a(address, ord)
+    ), a_old AS (
+      SELECT a_in.ord, x.id FROM a_in JOIN addresses x ON x.address = a_in.address
+    ), a_new AS (
+      INSERT INTO addresses (address)
+      SELECT a_in.address FROM a_in WHERE NOT EXISTS (SELECT 1 FROM addresses x WHERE x.address = a_in.address) ORDER BY a_in.ord
+      ON CONFLICT (address) DO UPDATE SET address = excluded.address
+      RETURNING id, address
+    ), a_ids AS (
+      SELECT ord, id FROM a_old UNION ALL SELECT a_in.ord, a_new.id FROM a_new JOIN a_in ON a_in.address = a_new.address
+    ), t_in AS (
+      SELECT y.name, y.ord FROM unnest($9::text[]) WITH ORDINALITY AS y(name, ord)
+    ), t_old AS (
+      SELECT t_in.ord, y.id FROM t_in JOIN resource_types y ON y.name = t_in.name
+    ), t_new AS (
+      INSERT INTO resource_types (name)
+      SELECT t_in.name FROM t_in WHERE NOT EXISTS (SELECT 1 FROM resource_types y WHERE y.name = t_in.name) ORDER BY t_in.ord
+      ON CONFLICT (name) DO UPDATE SET name = excluded.name
+      RETURNING id, name
+    ), t_ids AS (
+      SELECT ord, id FROM t_old UNION ALL SELECT t_in.ord, t_new.id FROM t_new JOIN t_in ON t_in.name = t_new.name
+    ), txn AS (
+      INSERT INTO transactions (version, sender_id, contract_id, kind, replay_kind, success, hash, replay_value,
+                                gas_unit_price, gas_used)
+      SELECT t.version, s.id, c.id, t.kind, t.replay_kind, t.success, t.hash, t.replay_value, t.gas_unit_price, t.gas_used
+      FROM unnest($10::numeric[], $11::integer[], $12::integer[], $13::smallint[], $14::smallint[], $15::boolean[],
+                  $16::bytea[], $17::numeric[], $18::numeric[], $19::numeric[])
+           AS t(version, sender_ord, contract_ord, kind, replay_kind, success, hash, replay_value, gas_unit_price, gas_used)
+      LEFT JOIN a_ids s ON s.ord = t.sender_ord
+      LEFT JOIN a_ids c ON c.ord = t.contract_ord
+    ), mods AS (
+      INSERT INTO modules (address, state_key, version, name, bytecode, code_hash, abi)
+      SELECT * FROM unnest($20::bytea[], $21::bytea[], $22::numeric[], $23::text[], $24::bytea[], $25::text[], $34::text[])
+      ON CONFLICT (address, state_key, version)
+      DO UPDATE SET name = excluded.name, bytecode = excluded.bytecode, code_hash = excluded.code_hash, abi = excluded.abi
+    ), items AS (
+      INSERT INTO table_items (handle_id, key, version, value)
+      SELECT h.id, i.key, i.version, i.value
+      FROM unnest($26::integer[], $27::bytea[], $28::numeric[], $29::bytea[]) AS i(handle_ord, key, version, value)
+      JOIN a_ids h ON h.ord = i.handle_ord
+      ON CONFLICT (handle_id, key, version) DO UPDATE SET value = excluded.value
+    ), res AS (
+      INSERT INTO resources (address_id, type_id, version, value)
+      SELECT a.id, y.id, r.version, r.value
+      FROM unnest($30::integer[], $31::integer[], $32::numeric[], $33::bytea[]) AS r(address_ord, type_ord, version, value)
+      JOIN a_ids a ON a.ord = r.address_ord
+      JOIN t_ids y ON y.ord = r.type_ord
+      ON CONFLICT (address_id, type_id, version) DO UPDATE SET value = excluded.value
+    )
+    UPDATE ledger SET ledger_version = $5::numeric, timestamp_usec = $3::numeric, epoch = $2::numeric,
+                      block_height = $1::numeric,
+                      oldest_version = coalesce(oldest_version, $4::numeric),
+                      oldest_block_height = coalesce(oldest_block_height, $1::numeric)
+    WHERE id = 1`;
+const valuesBefore9 = (w: BlockWrite): unknown[] => commitValues(prepareBlock(w)).slice(0, 34);
+
 /** A database at schema 6 (the migrations before 7), filled by the `commit` statement that release used too. */
 async function databaseAt6(blocks: BlockWrite[]): Promise<string> {
   const url = await backend.newDb();
@@ -638,7 +717,7 @@ async function databaseAt6(blocks: BlockWrite[]): Promise<string> {
   await c.connect();
   try {
     await migratedTo(c, 6);
-    for (const w of blocks) await c.query(SQL.commit, commitValues(prepareBlock(w)));
+    for (const w of blocks) await c.query(COMMIT_BEFORE_9, valuesBefore9(w));
   } finally {
     await c.end();
   }

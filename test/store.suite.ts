@@ -44,9 +44,17 @@ const hashOf = (v: bigint): Uint8Array => createHash("sha256").update(`txn ${v}`
 const code = (tag: number): Uint8Array => bytes(0xa1, 0x1c, 0xeb, 0x0b, tag);
 const sha = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
 
+/** A transaction's JSON text as a source gives it: one of its own per version, with text JSON escapes (a newline, a quote) and a non-ASCII character. */
+const txnJson = (version: bigint, kind: TxnKind): string =>
+  JSON.stringify({ version: String(version), hash: `0x${Buffer.from(hashOf(version)).toString("hex")}`, memo: 'ü "quoted"\nnext line', type: kind });
 function txn(version: bigint, kind: TxnKind, user: UserTxnWrite | null = null) {
-  return { version, kind, hash: hashOf(version), user };
+  return { version, kind, hash: hashOf(version), user, json: txnJson(version, kind) };
 }
+/** The texts of a transactions read, as strings. */
+const textsOf = (texts: readonly Uint8Array[] | undefined): string[] => (texts ?? []).map((t) => Buffer.from(t).toString("utf8"));
+/** What `txnJson` gave for versions `from`..`to` of `HISTORY`. */
+const historyTexts = (from: number, to: number): string[] =>
+  HISTORY.flatMap((b) => b.transactions).filter((t) => t.version >= BigInt(from) && t.version <= BigInt(to)).map((t) => t.json!);
 /** Contract addresses as the importer gives them (64 lowercase hex digits): the stores keep them as addresses. */
 const CONTRACT_A = "0".repeat(63) + "a";
 const CONTRACT_1 = "0".repeat(63) + "1";
@@ -641,6 +649,53 @@ export function storeSuite(factory: () => Backend): void {
       }
     });
 
+    it("keeps each transaction's JSON text and reads it back by version range and by hash, with the position of the same snapshot", async () => {
+      const all = await h.readTransactions(0n, 100);
+      expect(all?.info).toMatchObject({ ledgerVersion: 9n, oldestVersion: 0n });
+      expect(all?.value.start).toBe(0n);
+      expect(textsOf(all?.value.texts)).toEqual(historyTexts(0, 9));
+      // a range inside one block, across blocks, past the ledger's end, and past the ledger
+      expect(textsOf((await h.readTransactions(2n, 2))?.value.texts)).toEqual(historyTexts(2, 3));
+      expect(textsOf((await h.readTransactions(3n, 4))?.value.texts)).toEqual(historyTexts(3, 6));
+      expect(textsOf((await h.readTransactions(8n, 5))?.value.texts)).toEqual(historyTexts(8, 9));
+      expect((await h.readTransactions(10n, 5))?.value.texts).toEqual([]);
+      expect((await h.readTransactions(U64_MAX, 1))?.value.texts).toEqual([]);
+      expect((await h.readTransactions(0n, 0))?.value.texts).toEqual([]);
+
+      const byHash = await h.readTransactionByHash(hashOf(6n));
+      expect(byHash?.info.ledgerVersion).toBe(9n);
+      expect(byHash?.value?.start).toBe(6n);
+      expect(textsOf(byHash?.value?.texts)).toEqual(historyTexts(6, 6));
+      expect((await h.readTransactionByHash(hashOf(10n)))?.value).toBeNull();
+
+      // a block of texts larger than one chunk holds (history.ts cuts chunks at 16 KiB), read whole and from inside
+      const big: BlockWrite = {
+        block: block(4n, 2n, 4_000_000n, 10n, 49n),
+        transactions: Array.from({ length: 40 }, (_, i) => {
+          const version = 10n + BigInt(i);
+          return { ...txn(version, i === 0 ? "block_metadata_transaction" : "user_transaction"), json: JSON.stringify({ version: String(version), pad: "x".repeat(900 + i) }) };
+        }),
+        modules: [],
+        tableItems: [],
+        resources: [],
+      };
+      const s = await fresh(4, [...HISTORY, big]);
+      const bigTexts = big.transactions.map((t) => t.json!);
+      expect(textsOf((await s.readTransactions(0n, 100))?.value.texts)).toEqual([...historyTexts(0, 9), ...bigTexts]);
+      expect(textsOf((await s.readTransactions(27n, 15))?.value.texts)).toEqual(bigTexts.slice(17, 32));
+      expect(textsOf((await s.readTransactionByHash(hashOf(48n)))?.value?.texts)).toEqual([bigTexts[38]]);
+    });
+
+    it("keeps no history for a transaction written without its text, and invents none", async () => {
+      const bare = HISTORY.map((b) => ({ ...b, transactions: b.transactions.map(({ json: _json, ...t }) => (t.version === 6n ? t : { ...t, json: _json })) }));
+      const s = await fresh(4, bare);
+      expect(textsOf((await s.readTransactions(0n, 100))?.value.texts)).toEqual(historyTexts(0, 5));
+      expect((await s.readTransactions(6n, 3))?.value.texts).toEqual([]);
+      expect(textsOf((await s.readTransactions(7n, 3))?.value.texts)).toEqual(historyTexts(7, 9));
+      // the transaction is committed (its hash finds it), its text is not kept
+      expect((await s.readTransactionByHash(hashOf(6n)))?.value).toEqual({ start: 6n, texts: [] });
+    });
+
     it("finds blocks by version, height and time", async () => {
       const heightOf = async (p: Promise<BlockInfo | null>) => (await p)?.height ?? null;
       const byVersion = await Promise.all([0n, 1n, 4n, 5n, 7n, 8n, 9n, 10n, U64_MAX].map((v) => heightOf(h.getBlockByVersion(v))));
@@ -734,6 +789,11 @@ export function storeSuite(factory: () => Backend): void {
       expect((await s.getFingerprints(0n, 9n)).map((f) => f.version)).toEqual([5n, 6n, 7n, 8n, 9n]);
       expect((await s.getUserTxnGas(0n, 9n)).map((g) => g.version)).toEqual([6n, 9n]);
       expect(await summaryVersions(s, {})).toEqual([6n, 9n]);
+      // and so is their history; the history kept is read as before
+      expect((await s.readTransactions(0n, 10))?.value.texts).toEqual([]);
+      expect((await s.readTransactions(4n, 10))?.value.texts).toEqual([]);
+      expect(textsOf((await s.readTransactions(5n, 10))?.value.texts)).toEqual(historyTexts(5, 9));
+      expect(textsOf((await s.readTransactionByHash(hashOf(5n)))?.value?.texts)).toEqual(historyTexts(5, 5));
 
       // not above the current oldest version: nothing happens
       expect(await s.prune({ oldestVersion: 5n, oldestBlockHeight: 2n })).toEqual({ transactionsDeleted: 0, blocksDeleted: 0, stateRowsDeleted: 0 });

@@ -189,7 +189,8 @@ export function parseAptosTransaction(value: unknown, index: number): ParsedTxn 
   });
 
   return {
-    txn: { version, kind, hash, user },
+    // The whole transaction as received, which the history serves (docs/decisions.md §20).
+    txn: { version, kind, hash, user, json: JSON.stringify(t) },
     blockStart,
     endInfo,
     modules,

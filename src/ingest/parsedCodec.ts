@@ -159,6 +159,7 @@ export function encodeParsed(txns: readonly ParsedTxn[], pack: PackResource | nu
         strings.push(v);
       }
     }
+    optionalString(t.json);
     int(p.unknown.length);
     for (const k of p.unknown) {
       int(UNKNOWN_WHAT.indexOf(k.what));
@@ -234,9 +235,12 @@ export function decodeParsed(e: EncodedParsed): ParsedTxn[] {
       const held = ints[i++];
       resources[k] = { version, address, type, json: held === RESOURCE_TEXT ? strings[s++]! : held === RESOURCE_PACKED ? bytesOf() : null };
     }
+    const json = optionalString();
     const unknown: UnknownKind[] = new Array(ints[i++]!);
     for (let k = 0; k < unknown.length; k++) unknown[k] = { what: UNKNOWN_WHAT[ints[i++]!]!, type: strings[s++]! };
-    out[n] = { txn: { version, kind, hash, user }, blockStart, endInfo, modules, tableItems, resources, unknown };
+    const txn: TxnWrite = { version, kind, hash, user };
+    if (json !== null) txn.json = json;
+    out[n] = { txn, blockStart, endInfo, modules, tableItems, resources, unknown };
   }
   return out;
 }

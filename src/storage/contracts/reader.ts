@@ -7,7 +7,7 @@
  * The rules every reader keeps:
  * - A read "at version V" sees the newest value of a key with version <= V; a deleted key reads null.
  * - A snapshot read (`readTableItem`, `readModules`, `readSummaries`, `readResource`, `readResources`,
- *   `readModule`, and the version reads of `PageReads`) returns its value with the ledger position of the same snapshot, so a caller
+ *   `readModule`, `readTransactions`, `readTransactionByHash`, and the version reads of `PageReads`) returns its value with the ledger position of the same snapshot, so a caller
  *   judging the requested version against it (404 above, 410 below the oldest version) cannot be
  *   overtaken by a concurrent prune. A version above the position reads as at the position.
  *   Other reads carry no position: a caller that must know they were not pruned meanwhile re-checks
@@ -69,6 +69,16 @@ export interface ResourcesPage {
   rows: ResourceEntry[];
 }
 
+/**
+ * Committed transactions as the REST JSON text each was ingested as (docs/decisions.md §20): the
+ * texts of versions `start`, `start + 1`, … in order. Shorter than asked where the ledger ends or
+ * the history kept does; empty when `start` itself has no history kept (pruned, or never kept).
+ */
+export interface TransactionTexts {
+  start: bigint;
+  texts: Uint8Array[];
+}
+
 /** How far behind its upstream a ledger that follows a chain is (versions, seconds of chain time). */
 export interface FollowLagReport {
   versions: bigint;
@@ -118,6 +128,10 @@ export interface LedgerReader {
   readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null>;
   /** Module `name` of `address` at `version` with its bytecode and ABI text, or null, with its position. */
   readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null>;
+  /** Up to `limit` transactions from version `start` on, up to the snapshot's ledger version, with its position. */
+  readTransactions(start: bigint, limit: number): Promise<Snapshot<TransactionTexts> | null>;
+  /** The committed transaction with this 32-byte hash (null: none), with its position. */
+  readTransactionByHash(hash: Uint8Array): Promise<Snapshot<TransactionTexts | null> | null>;
   /** A resource's JSON text at `version`, or null. */
   getResource(address: Uint8Array, type: string, version: bigint): Promise<string | null>;
 

@@ -34,6 +34,12 @@ export interface TxnWrite {
   /** 32 bytes; all zeros when the source had no hash (the shared fixture blanks hashes). */
   hash: Uint8Array;
   user: UserTxnWrite | null;
+  /**
+   * The transaction's REST JSON text as the source gave it, kept and served as the history
+   * (docs/decisions.md §20); absent for a synthetic row (a test's or a benchmark's), whose version
+   * then has no history kept.
+   */
+  json?: string;
 }
 
 export interface ModuleWrite {
@@ -99,10 +105,18 @@ export interface PreparedState {
   resources: PreparedResource[];
 }
 
-/** A block as a dialect writes it: the last write of each key kept, code hashed, values packed. */
+/** Consecutive versions `[firstVersion, lastVersion]` of one block and their JSON texts, packed (`history.ts`). */
+export interface HistoryChunk {
+  firstVersion: bigint;
+  lastVersion: bigint;
+  body: Buffer;
+}
+
+/** A block as a dialect writes it: the last write of each key kept, code hashed, values and history packed. */
 export interface PreparedBlock extends PreparedState {
   block: BlockInfo;
   transactions: TxnWrite[];
+  history: HistoryChunk[];
 }
 
 export interface StoredTxnFingerprint {

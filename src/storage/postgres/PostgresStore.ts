@@ -86,7 +86,7 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
   readonly standby: StandbyReads | null;
   private closed = false;
   private readonly memo: PositionMemo;
-  /** The partitions of `transactions` this process's commits know exist. */
+  /** The partitions (of `transactions` and the history) this process's commits know exist. */
   private readonly partitions = new TransactionPartitions();
   private readonly sql: NamedStatements;
   /** The reads' connections (`read_connections`), or null: the reads go through the pool. */

@@ -87,5 +87,8 @@ export function commitValues(w: PreparedBlock): unknown[] {
     resources.map((r) => u64Param(r.write.version)),
     resources.map((r) => r.value),
     modules.map((m) => m.abi),
+    w.history.map((c) => u64Param(c.firstVersion)),
+    w.history.map((c) => u64Param(c.lastVersion)),
+    w.history.map((c) => c.body),
   ];
 }

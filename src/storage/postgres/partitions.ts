@@ -1,11 +1,12 @@
 /**
  * The `transactions` table in version ranges of a fixed span (migration 7): partition n, table
- * `transactions_<n>`, holds versions [n·span, (n+1)·span). The span is the database's own, in
- * `transaction_partitions` (set once, when the table is partitioned: `partition_versions`, or the
- * default below). A prune drops the
- * partitions wholly below the oldest version (their files removed, almost no WAL) instead of
- * deleting their rows one by one; the writer creates the partition a block's versions need in
- * the same transaction as the block. Readers query the parent and see none of this.
+ * `transactions_<n>`, holds versions [n·span, (n+1)·span). The history (`transaction_history`,
+ * migration 9) is partitioned alike, by a chunk's first version: `transaction_history_<n>`. The
+ * span is the database's own, in `transaction_partitions` (set once, when the table is
+ * partitioned: `partition_versions`, or the default below). A prune drops the partitions wholly
+ * below the oldest version (their files removed, almost no WAL) instead of deleting their rows
+ * one by one; the writer creates the partitions a block's versions need in the same transaction
+ * as the block. Readers query the parents and see none of this.
  */
 import type pg from "pg";
 import type { PoolClient } from "pg";
@@ -26,15 +27,19 @@ export const PARTITION_VERSIONS_SETTING = "ledger_node.partition_versions";
 /** Transaction advisory lock held while creating partitions ("ledgerpt"): writers take turns. */
 const PARTITION_LOCK = BigInt("0x6c65646765727074").toString();
 
-/** The partition of `transactions` holding `version`. */
+/** The tables partitioned by version with the same span: partition n of each holds the same versions. */
+export const PARTITIONED_TABLES = ["transactions", "transaction_history"] as const;
+export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
+
+/** The partition holding `version`. */
 export const partitionOf = (version: bigint, span: bigint): bigint => version / span;
 
-/** The name of partition `n`. */
-export const partitionName = (n: bigint): string => `transactions_${n}`;
+/** The name of partition `n` of `table`. */
+export const partitionName = (n: bigint, table: PartitionedTable = "transactions"): string => `${table}_${n}`;
 
-/** The DDL creating partition `n` of `transactions` unless it exists. */
-export const createPartitionSql = (n: bigint, span: bigint): string =>
-  `CREATE TABLE IF NOT EXISTS ${partitionName(n)} PARTITION OF transactions FOR VALUES FROM (${n * span}) TO (${(n + 1n) * span})`;
+/** The DDL creating partition `n` of `table` unless it exists. */
+export const createPartitionSql = (n: bigint, span: bigint, table: PartitionedTable = "transactions"): string =>
+  `CREATE TABLE IF NOT EXISTS ${partitionName(n, table)} PARTITION OF ${table} FOR VALUES FROM (${n * span}) TO (${(n + 1n) * span})`;
 
 /** The database's partition span. */
 export async function partitionSpan(c: PoolClient | pg.Pool): Promise<bigint> {
@@ -42,13 +47,15 @@ export async function partitionSpan(c: PoolClient | pg.Pool): Promise<bigint> {
   return BigInt(r.rows[0]!.versions);
 }
 
-/** The numbers of the partitions of `transactions` that exist, ascending. */
-export async function existingPartitions(c: PoolClient): Promise<bigint[]> {
+/** The numbers of the partitions of `table` that exist, ascending. */
+export async function existingPartitions(c: PoolClient, table: PartitionedTable = "transactions"): Promise<bigint[]> {
   const r = await c.query<{ name: string }>(
-    "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'transactions'::regclass",
+    "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass",
+    [table],
   );
+  const named = new RegExp(`^${table}_(\\d+)$`);
   return r.rows
-    .map((row) => /^transactions_(\d+)$/.exec(row.name)?.[1])
+    .map((row) => named.exec(row.name)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(BigInt)
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -68,12 +75,14 @@ export class TransactionPartitions {
     return lastVersion < this.coveredTo;
   }
 
-  /** In the commit's transaction: the partitions of versions [first, last]; gives the bound to `committed` after. */
+  /** In the commit's transaction: the partitions of versions [first, last], of every partitioned table; gives the bound to `committed` after. */
   async create(c: PoolClient, firstVersion: bigint, lastVersion: bigint): Promise<bigint> {
     await c.query("SELECT pg_advisory_xact_lock($1::bigint)", [PARTITION_LOCK]);
     const span = await partitionSpan(c);
     const last = partitionOf(lastVersion, span);
-    for (let n = partitionOf(firstVersion, span); n <= last; n++) await c.query(createPartitionSql(n, span));
+    for (let n = partitionOf(firstVersion, span); n <= last; n++) {
+      for (const table of PARTITIONED_TABLES) await c.query(createPartitionSql(n, span, table));
+    }
     return (last + 1n) * span;
   }
 

@@ -2,7 +2,8 @@
  * PostgreSQL's prune steps for the shared loop (`../common/pruneLoop.ts`). In bounded steps, each its own transaction, so that no transaction is large and every commit
  * leaves an exactly pruned ledger (as the SQLite store, `pruneBatch` there):
  * 1. the oldest version moves up a block boundary at a time, about `pruneStepVersions` past the
- *    previous step, deleting the transactions and blocks below it in the same commit;
+ *    previous step, deleting the transactions, their history and the blocks below it in the same
+ *    commit;
  * 2. then the state tables are walked by version (their `version` indexes), from where the walk
  *    stopped before (`prune_progress.state_from`) up to the oldest version, a version range of
  *    about `pruneStepRows` rows per table a step: of the keys written in the range, the rows at
@@ -23,7 +24,7 @@ import { runPrune, type OldestStep } from "../common/pruneLoop.js";
 import { NOTHING_PRUNED, planPrune, STATE_TABLES } from "../common/prunePlan.js";
 import { u64FromColumn, u64Param } from "./columns.js";
 import { breaksConnection, storageError } from "./errors.js";
-import { existingPartitions, partitionName, partitionOf } from "./partitions.js";
+import { existingPartitions, PARTITIONED_TABLES, partitionName, partitionOf } from "./partitions.js";
 import type { PostgresSettings } from "./settings.js";
 
 /** Transaction advisory lock held while pruning ("ledgerpr"). */
@@ -93,12 +94,13 @@ export class PostgresPruner {
 
   /**
    * Step 1 of `prune`: the oldest version up one bounded step toward `target`. While the target
-   * lies past the partition of `transactions` holding the oldest version, a step goes to the first
-   * block at or above that partition's end, and the partitions then wholly below it are dropped
-   * (their files removed) instead of their rows deleted; within the target's partition it moves
-   * about `pruneStepVersions` a step, deleting rows. The partitions are dropped at the end of the
-   * step, so that their lock on `transactions` (its readers wait) is held only until the commit,
-   * and a reader sees the new oldest version and the rows gone together.
+   * lies past the partition holding the oldest version, a step goes to the first block at or above
+   * that partition's end, and the partitions then wholly below it (of `transactions` and of the
+   * history, `PARTITIONED_TABLES`) are dropped (their files removed) instead of their rows
+   * deleted; within the target's partition it moves about `pruneStepVersions` a step, deleting
+   * rows. The partitions are dropped at the end of the step, so that their lock on the
+   * partitioned tables (their readers wait) is held only until the commit, and a reader sees the
+   * new oldest version and the rows gone together.
    */
   private async moveOldestInTx(c: PoolClient, target: PruneTarget): Promise<OldestStep> {
     const row = (
@@ -134,13 +136,21 @@ export class PostgresPruner {
           u64Param(step.oldestVersion),
         ])
       ).rowCount ?? 0;
+    // A chunk lies within one block, and blocks go whole: a chunk starting below the oldest version ends below it.
+    await pruneQuery(c, "DELETE FROM transaction_history WHERE first_version >= $1::numeric AND first_version < $2::numeric", [
+      u64Param(deleteFrom),
+      u64Param(step.oldestVersion),
+    ]);
     const blocksDeleted = (await pruneQuery(c, "DELETE FROM blocks WHERE height < $1::numeric", [u64Param(step.oldestBlockHeight)])).rowCount ?? 0;
-    const dropped = (await existingPartitions(c)).filter((n) => n < kept);
-    for (const n of dropped) {
-      transactionsDeleted += Number((await pruneQuery(c, `SELECT count(*) AS n FROM ${partitionName(n)}`)).rows[0]!.n);
+    const dropped: string[] = [];
+    for (const table of PARTITIONED_TABLES) {
+      for (const n of (await existingPartitions(c, table)).filter((p) => p < kept)) {
+        if (table === "transactions") transactionsDeleted += Number((await pruneQuery(c, `SELECT count(*) AS n FROM ${partitionName(n)}`)).rows[0]!.n);
+        dropped.push(partitionName(n, table));
+      }
     }
-    // Before the ledger row: a commit holds its lock on the table while it waits for that row.
-    if (dropped.length > 0) await pruneQuery(c, `DROP TABLE ${dropped.map(partitionName).join(", ")}`);
+    // Before the ledger row: a commit holds its lock on the tables while it waits for that row.
+    if (dropped.length > 0) await pruneQuery(c, `DROP TABLE ${dropped.join(", ")}`);
     await pruneQuery(c, "UPDATE ledger SET oldest_version = $1::numeric, oldest_block_height = $2::numeric WHERE id = 1", [
       u64Param(step.oldestVersion),
       u64Param(step.oldestBlockHeight),

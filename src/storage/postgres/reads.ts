@@ -7,9 +7,10 @@
 import { formatAddress } from "../../ledger/address.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery } from "../contracts/reader.js";
+import type { ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts } from "../contracts/reader.js";
 import type { SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
+import { historyRange, textsFrom } from "../common/history.js";
 import { resourcesPage, type StoredResource } from "../common/resourcesPage.js";
 import { unpackResourceValue } from "../common/resourceValue.js";
 import {
@@ -169,6 +170,29 @@ export class PostgresReads {
     });
   }
 
+  async readTransactions(start: bigint, limit: number): Promise<Snapshot<TransactionTexts> | null> {
+    return this.memoized(null, async () => {
+      const rows = await this.sql.tuples<[...LedgerTuple<string>, ...ChunkColumns]>("transactionsFrom", [u64Param(start), limit]);
+      const first = rows[0];
+      if (!first) return null;
+      const info = ledgerInfoOf(first, PG_COLUMNS);
+      const chunks = rows.map((r) => r.slice(LEDGER_COLUMNS.length) as ChunkColumns);
+      return { info, value: { start, texts: textsOfChunks(chunks, start, limit, info.ledgerVersion) } };
+    });
+  }
+
+  async readTransactionByHash(hash: Uint8Array): Promise<Snapshot<TransactionTexts | null> | null> {
+    return this.memoized(null, async () => {
+      const row = (await this.sql.tuples<[...LedgerTuple<string>, version: string | null, ...ChunkColumns]>("transactionByHash", [hash]))[0];
+      if (!row) return null;
+      const info = ledgerInfoOf(row, PG_COLUMNS);
+      const [version, ...chunk] = row.slice(LEDGER_COLUMNS.length) as [string | null, ...ChunkColumns];
+      if (version === null) return { info, value: null };
+      const start = u64FromColumn(version);
+      return { info, value: { start, texts: textsOfChunks([chunk], start, 1, info.ledgerVersion) } };
+    });
+  }
+
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
     const rows = await this.sql.rows<{ bytecode: Buffer }>("moduleCode", [codeHash]);
     return rows[0]?.bytecode ?? null;
@@ -266,6 +290,17 @@ export class PostgresReads {
     return rows.map((row) => fingerprintOf(row, PG_COLUMNS));
   }
 
+}
+
+/** A history chunk of the transactions statements: its first version and packed texts (both null for none). */
+type ChunkColumns = [firstVersion: string, body: Buffer] | [null, null];
+
+/** The texts of up to `limit` versions from `start` on, to `ledgerVersion`, from the chunks a statement read. */
+function textsOfChunks(chunks: ChunkColumns[], start: bigint, limit: number, ledgerVersion: bigint): Uint8Array[] {
+  const range = historyRange(start, limit, ledgerVersion);
+  if (range === null) return [];
+  const stored = chunks.flatMap(([firstVersion, body]) => (firstVersion === null ? [] : [{ firstVersion: u64FromColumn(firstVersion), body }]));
+  return textsFrom(stored, start, range.count);
 }
 
 /** A row of a summaries page statement: the ledger columns, the newest version, a summary (all null for none). */

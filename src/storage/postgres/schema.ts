@@ -236,4 +236,32 @@ export const MIGRATIONS: readonly string[] = [
   -- first-synced record has no kind and keeps its name.
   UPDATE follow_base SET what = split_part(what, ':', 1) || ':' || encode(sha256(convert_to(what, 'UTF8')), 'hex') WHERE strpos(what, ':') > 0;
   `,
+  `
+  -- The history (docs/decisions.md §20): every committed transaction's REST JSON text, in chunks
+  -- of consecutive versions of one block, each packed whole (history.ts); a version no chunk
+  -- covers has no history kept (a ledger written before this migration keeps none for what it
+  -- holds). Partitioned by a chunk's first version with the transactions' span (partitions.ts),
+  -- a partition for each of theirs: a prune drops both together instead of deleting rows.
+  CREATE TABLE transaction_history (
+    first_version u64 PRIMARY KEY,
+    last_version u64 NOT NULL,
+    body bytea NOT NULL
+  ) PARTITION BY RANGE (first_version);
+  -- Packed already: stored out of line as it is, not compressed again.
+  ALTER TABLE transaction_history ALTER COLUMN body SET STORAGE EXTERNAL;
+  DO $$
+  DECLARE
+    span numeric := (SELECT versions FROM transaction_partitions);
+    n numeric;
+  BEGIN
+    FOR n IN SELECT substring(c.relname from '^transactions_([0-9]+)$')::numeric FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+             WHERE i.inhparent = 'transactions'::regclass AND c.relname ~ '^transactions_[0-9]+$' LOOP
+      EXECUTE format('CREATE TABLE %I PARTITION OF transaction_history FOR VALUES FROM (%s) TO (%s)', 'transaction_history_' || n, n * span, (n + 1) * span);
+    END LOOP;
+  END $$;
+  -- By hash: the reference keeps the same index (TransactionByHashSchema). With the version, so
+  -- that the first version of a hash is the first entry the index gives for it (an index on the
+  -- hash alone leaves the planner walking the primary key in version order for it instead).
+  CREATE INDEX transactions_by_hash ON transactions (hash, version);
+  `,
 ];

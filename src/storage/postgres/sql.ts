@@ -232,6 +232,30 @@ export const SQL = {
             WHERE t.version >= $1::numeric AND t.version <= $2::numeric AND t.sender_id IS NOT NULL AND t.kind = ${txnKindCode("user_transaction")} ORDER BY t.version`,
   fingerprints: `SELECT version, kind, hash FROM transactions
                  WHERE version >= $1::numeric AND version <= $2::numeric ORDER BY version`,
+  // The ledger row with the history chunks holding versions $1 to $1 + $2 - 1 (at most the ledger
+  // version), in order: from the newest starting at or below $1 (none: from $1) to the last
+  // starting at or below the end. One row of nulls when none.
+  transactionsFrom: `${LEDGER_SELECT}, h.first_version, h.body
+                     FROM ledger l
+                     LEFT JOIN LATERAL (SELECT h.first_version, h.body FROM transaction_history h
+                                        WHERE $2::numeric > 0 AND $1::numeric <= l.ledger_version
+                                          AND h.first_version >= coalesce((SELECT max(b.first_version) FROM transaction_history b
+                                                                           WHERE b.first_version <= $1::numeric), $1::numeric)
+                                          AND h.first_version <= least($1::numeric + $2::numeric - 1, l.ledger_version)
+                                        ORDER BY h.first_version) h ON true
+                     WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+                     ORDER BY h.first_version`,
+  // The ledger row with the first version of hash $1 at or below the ledger version, and the
+  // history chunk holding it (nulls: none).
+  transactionByHash: `${LEDGER_SELECT}, t.version, h.first_version, h.body
+                      FROM ledger l
+                      LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE t.hash = $1 AND t.version <= l.ledger_version
+                                         ORDER BY t.version LIMIT 1) t ON true
+                      LEFT JOIN LATERAL (SELECT c.first_version, c.body
+                                         FROM (SELECT h.first_version, h.last_version, h.body FROM transaction_history h
+                                               WHERE h.first_version <= t.version ORDER BY h.first_version DESC LIMIT 1) c
+                                         WHERE c.last_version >= t.version) h ON true
+                      WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
   // The whole block in one statement: data-modifying CTEs run atomically, with one snapshot.
   // Addresses ($8: every address and table handle the block names, once each) and resource types
   // ($9) are interned here too: the ids of those stored already are looked up, the others
@@ -295,6 +319,9 @@ export const SQL = {
       JOIN a_ids a ON a.ord = r.address_ord
       JOIN t_ids y ON y.ord = r.type_ord
       ON CONFLICT (address_id, type_id, version) DO UPDATE SET value = excluded.value
+    ), hist AS (
+      INSERT INTO transaction_history (first_version, last_version, body)
+      SELECT * FROM unnest($35::numeric[], $36::numeric[], $37::bytea[])
     )
     UPDATE ledger SET ledger_version = $5::numeric, timestamp_usec = $3::numeric, epoch = $2::numeric,
                       block_height = $1::numeric,

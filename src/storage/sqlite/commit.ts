@@ -66,6 +66,7 @@ export class BlockCommitter {
       );
       st.insertAccountTxn.run(senderId, t.version, t.hash, replayKindCode(u.replayProtector), u64ToSql(u.replayProtector.value));
     }
+    for (const c of w.history) st.insertHistory.run(c.firstVersion, c.lastVersion, c.body);
     this.insertState(w);
     st.setLedger.run(b.lastVersion, timestampToSql(b.timestampUsec), b.epoch, b.height, b.firstVersion, b.height);
   }

@@ -7,9 +7,10 @@ import { formatAddress } from "../../ledger/address.js";
 import { CODE_HASH_DIGITS } from "../../ledger/codeHash.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery } from "../contracts/reader.js";
+import type { ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts } from "../contracts/reader.js";
 import type { ImmediateReads, SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
+import { historyRange, textsFrom } from "../common/history.js";
 import { resourcesPage, type StoredResource } from "../common/resourcesPage.js";
 import { unpackResourceValue } from "../common/resourceValue.js";
 import { blockOf, fingerprintOf, ledgerInfoOf, snapshotValue, summaryOf, userTxnGasOf, type ModuleCodeForm } from "../common/rows.js";
@@ -70,6 +71,31 @@ export class SqliteReads {
       return memoKey === null ? this.turns.inTurn(read) : this.memo.read(memoKey, read);
     },
   };
+
+  async readTransactions(start: bigint, limit: number): Promise<Snapshot<TransactionTexts> | null> {
+    return this.turns.readTx(() => {
+      const info = this.readLedgerInfo();
+      return info ? { info, value: { start, texts: this.texts(start, limit, info.ledgerVersion) } } : null;
+    });
+  }
+
+  async readTransactionByHash(hash: Uint8Array): Promise<Snapshot<TransactionTexts | null> | null> {
+    return this.turns.readTx(() => {
+      const info = this.readLedgerInfo();
+      if (!info) return null;
+      const version = this.statements.versionByHash.get(hash);
+      if (version === undefined || version > info.ledgerVersion) return { info, value: null };
+      return { info, value: { start: version, texts: this.texts(version, 1, info.ledgerVersion) } };
+    });
+  }
+
+  /** The texts of up to `limit` versions from `start` on, to `ledgerVersion` (inside a read transaction). */
+  private texts(start: bigint, limit: number, ledgerVersion: bigint): Uint8Array[] {
+    const range = historyRange(start, limit, ledgerVersion);
+    if (range === null) return [];
+    const chunks = this.statements.historyFrom.all(versionParam(start), versionParam(range.end));
+    return textsFrom(chunks.map(([firstVersion, body]) => ({ firstVersion, body })), start, range.count);
+  }
 
   async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {
     return this.modulesPage(address, version, start, limit, code, "bytecode");

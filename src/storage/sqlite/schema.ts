@@ -225,4 +225,16 @@ export const MIGRATIONS: readonly string[] = [
   -- first-synced record has no kind and keeps its name.
   UPDATE follow_base SET what = substr(what, 1, instr(what, ':')) || base_record_digest(what) WHERE instr(what, ':') > 0;
   `,
+  `
+  -- The history (docs/decisions.md §20): every committed transaction's REST JSON text, in chunks
+  -- of consecutive versions of one block, each packed whole (history.ts); a version no chunk
+  -- covers has no history kept (a ledger written before this migration keeps none for what it
+  -- holds). By hash: the reference keeps the same index (TransactionByHashSchema).
+  CREATE TABLE transaction_history (
+    first_version INTEGER PRIMARY KEY,
+    last_version INTEGER NOT NULL,
+    body BLOB NOT NULL
+  );
+  CREATE INDEX transactions_by_hash ON transactions (hash);
+  `,
 ];

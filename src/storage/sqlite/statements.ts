@@ -196,6 +196,15 @@ export function prepareStatements(db: Db) {
                                  gas_unit_price, gas_used, success, contract_id, contract)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    insertHistory: writes<[bigint, bigint, Uint8Array]>("INSERT INTO transaction_history (first_version, last_version, body) VALUES (?, ?, ?)"),
+    // The chunks holding versions [start, end], in order: from the one holding `start` (the newest
+    // starting at or below it) to the last starting at or below `end`.
+    historyFrom: tuples<[bigint, bigint], [bigint, Buffer]>(
+      `SELECT first_version, body FROM transaction_history
+       WHERE first_version >= coalesce((SELECT max(first_version) FROM transaction_history WHERE first_version <= ?), 0)
+         AND first_version <= ? ORDER BY first_version`,
+    ),
+    versionByHash: db.prepare<[Uint8Array], bigint>("SELECT version FROM transactions WHERE hash = ? ORDER BY version LIMIT 1").safeIntegers(true).pluck(),
     insertModule: writes<[Uint8Array, Uint8Array, bigint, string, string | null, number | null]>(
       "INSERT OR REPLACE INTO modules (address, state_key, version, name, code_hash, code_id) VALUES (?, ?, ?, ?, ?, ?)",
     ),
@@ -231,6 +240,8 @@ export function prepareStatements(db: Db) {
          SELECT sender_id, version FROM transactions WHERE version >= ? AND version < ? AND sender_id IS NOT NULL)`,
     ),
     pruneTransactions: writes<[bigint]>("DELETE FROM transactions WHERE version < ?"),
+    // A chunk is within one block, and blocks are pruned whole: a chunk below the oldest version ends below it.
+    pruneHistory: writes<[bigint]>("DELETE FROM transaction_history WHERE first_version < ?"),
     pruneBlocks: writes<[bigint]>("DELETE FROM blocks WHERE height < ?"),
     /** The id of the code row N rows on from an id (where the prune's next code step starts). */
     codeIdAfterRows: rows<[bigint, number], { id: bigint }>(`SELECT id FROM code WHERE id >= ? ORDER BY id LIMIT 1 OFFSET ${BOUND}`),

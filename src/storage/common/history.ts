@@ -1,0 +1,119 @@
+/**
+ * The stored form of the transactions themselves (docs/decisions.md §20), the same in both
+ * backends: each committed transaction's REST JSON text as the source gave it, kept in chunks of
+ * consecutive versions of one block, each chunk compressed whole.
+ *
+ * One transaction's JSON repeats its neighbours' field names, addresses and types far more than it
+ * repeats itself: a chunk of about 16 KiB of text compresses several times better than each
+ * transaction alone and costs a fraction of the calls, while a read of one version inflates no
+ * more than that chunk (bench/RESULTS.md, "History").
+ *
+ * The first byte of a chunk says how the rest is stored, so stored chunks stay readable whatever is
+ * added later: append codes, never change one.
+ * - `DEFLATE_LINES` (1): raw DEFLATE (node:zlib) of the texts joined by `\n`. Compact JSON never
+ *   holds a raw newline (JSON escapes it inside strings), so the lines are the texts.
+ */
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+import type { HistoryChunk, TxnWrite } from "../contracts/writer.js";
+
+const DEFLATE_LINES = 1;
+const NEWLINE = 0x0a;
+
+/** A chunk closes once its texts reach this many bytes (a single larger text is a chunk of its own). */
+export const CHUNK_TEXT_BYTES = 16 * 1024;
+
+/**
+ * The chunks of a block's transactions, in version order: runs of consecutive transactions that
+ * carry their text, cut at `CHUNK_TEXT_BYTES`. A transaction without text (a synthetic row of a
+ * test or benchmark) is in no chunk: its version has no history kept, and nothing is made up for it.
+ */
+export function historyChunks(transactions: readonly TxnWrite[]): HistoryChunk[] {
+  const chunks: HistoryChunk[] = [];
+  let texts: Buffer[] = [];
+  let first = 0n;
+  let bytes = 0;
+  const close = () => {
+    if (texts.length === 0) return;
+    chunks.push({ firstVersion: first, lastVersion: first + BigInt(texts.length - 1), body: packTexts(texts) });
+    texts = [];
+    bytes = 0;
+  };
+  let expected: bigint | null = null;
+  for (const t of transactions) {
+    if (t.json === undefined || (expected !== null && t.version !== expected)) close();
+    expected = t.version + 1n;
+    if (t.json === undefined) continue;
+    if (texts.length === 0) first = t.version;
+    const text = Buffer.from(t.json, "utf8");
+    texts.push(text);
+    bytes += text.length + 1;
+    if (bytes >= CHUNK_TEXT_BYTES) close();
+  }
+  close();
+  return chunks;
+}
+
+/** The stored form of consecutive texts. */
+export function packTexts(texts: readonly Buffer[]): Buffer {
+  const joined = Buffer.allocUnsafe(texts.reduce((n, t) => n + t.length + 1, 0) - 1);
+  let at = 0;
+  for (const t of texts) {
+    if (at > 0) joined[at++] = NEWLINE;
+    at += t.copy(joined, at);
+  }
+  // Level 1: the larger levels save a few percent of the bytes for about half again the CPU of a
+  // commit (bench/RESULTS.md, "History").
+  const packed = deflateRawSync(joined, { level: 1 });
+  const out = Buffer.allocUnsafe(packed.length + 1);
+  out[0] = DEFLATE_LINES;
+  packed.copy(out, 1);
+  return out;
+}
+
+/** The texts of a stored chunk, in version order (views into one inflated buffer). */
+export function unpackTexts(body: Uint8Array): Buffer[] {
+  if (body[0] !== DEFLATE_LINES) throw new Error(`transaction history chunk of unknown format ${body[0]}`);
+  const joined = inflateRawSync(body.subarray(1));
+  const out: Buffer[] = [];
+  let from = 0;
+  for (;;) {
+    const end = joined.indexOf(NEWLINE, from);
+    if (end < 0) break;
+    out.push(joined.subarray(from, end));
+    from = end + 1;
+  }
+  out.push(joined.subarray(from));
+  return out;
+}
+
+/** The last version and the count of a read of `limit` versions from `start` on a ledger ending at `ledgerVersion`, or null: none. */
+export function historyRange(start: bigint, limit: number, ledgerVersion: bigint): { end: bigint; count: number } | null {
+  if (limit <= 0 || start > ledgerVersion) return null;
+  const end = start + BigInt(limit - 1) < ledgerVersion ? start + BigInt(limit - 1) : ledgerVersion;
+  return { end, count: Number(end - start) + 1 };
+}
+
+/** A stored chunk as the reads meet it: its first version and its packed texts. */
+export interface StoredChunk {
+  firstVersion: bigint;
+  body: Uint8Array;
+}
+
+/**
+ * The texts of versions `start`, `start + 1`, … up to `limit` of them, from the chunks that cover
+ * them, in version order: it stops at the first version no chunk covers (not kept, or past the
+ * ledger), so an empty list says `start` itself is not kept.
+ */
+export function textsFrom(chunks: readonly StoredChunk[], start: bigint, limit: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let next = start;
+  for (const c of chunks) {
+    if (out.length >= limit) break;
+    if (c.firstVersion > next) break;
+    const texts = unpackTexts(c.body);
+    const skip = Number(next - c.firstVersion);
+    for (let i = skip; i < texts.length && out.length < limit; i++) out.push(texts[i]!);
+    if (skip < texts.length) next = c.firstVersion + BigInt(texts.length);
+  }
+  return out;
+}
