@@ -25,7 +25,7 @@ const run = (node: string, args: string[]) => spawnSync(node, [CLI, ...args], { 
 
 describe("ledger-node on a Node older than engines", () => {
   it("is a Node engines refuses", () => {
-    expect(engines).toBe(">=22");
+    expect(engines).toBe(">=22.15");
     const r = spawnSync(oldNode, ["-p", "process.versions.node"], { encoding: "utf8" });
     expect(r.stdout.trim()).toBe(OLD_NODE_VERSION);
     expect(Number(OLD_NODE_VERSION.split(".")[0])).toBeLessThan(22);

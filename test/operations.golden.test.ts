@@ -283,6 +283,31 @@ const OPERATIONS: Record<string, Case[]> = {
     ["text_plain_415", { method: "POST", path: `/tables/${TABLE}/raw_item`, headers: { "content-type": "text/plain", ...BCS }, body: "x" }],
     ["get_405", { path: `/tables/${TABLE}/raw_item` }],
   ],
+  transactions: [
+    ["ok", { path: "/transactions?start=0&limit=3" }],
+    ["latest", { path: "/transactions?limit=2" }],
+    ["limit_0_400", { path: "/transactions?limit=0" }],
+    ["start_past_ledger_400", { path: "/transactions?start=1000000" }],
+    ["bad_start_400", { path: "/transactions?start=-1" }],
+    ["accept_bcs_406", { path: "/transactions", headers: BCS }],
+  ],
+  transaction_by_version: [
+    ["ok", { path: "/transactions/by_version/2" }],
+    ["past_ledger_404", { path: "/transactions/by_version/1000000" }],
+    ["bad_version_400", { path: "/transactions/by_version/abc" }],
+    ["accept_bcs_406", { path: "/transactions/by_version/2", headers: BCS }],
+  ],
+  transaction_by_hash: [["bad_hash_400", { path: "/transactions/by_hash/0x12" }]],
+  block_by_height: [
+    ["ok", { path: "/blocks/by_height/1" }],
+    ["with_transactions", { path: "/blocks/by_height/2?with_transactions=true" }],
+    ["genesis", { path: "/blocks/by_height/0" }],
+    ["past_ledger_404", { path: "/blocks/by_height/1000000" }],
+  ],
+  block_by_version: [
+    ["ok", { path: "/blocks/by_version/5" }],
+    ["past_ledger_404", { path: "/blocks/by_version/1000000" }],
+  ],
   estimate_gas_price: [
     ["ok", { path: "/estimate_gas_price" }],
     ["ok_bcs", { path: "/estimate_gas_price", headers: BCS }],
@@ -298,7 +323,7 @@ const OPERATIONS: Record<string, Case[]> = {
   unknown_route: [
     ["get_404", { path: "/nope" }],
     ["trailing_slash_404", { path: "/info/" }],
-    ["post_404", { method: "POST", path: "/transactions", headers: JSON_CT, body: "{}" }],
+    ["post_404", { method: "POST", path: "/view", headers: JSON_CT, body: "{}" }],
     ["bad_percent_encoding_400", { path: "/accounts/%zz/modules" }],
   ],
 };
@@ -327,6 +352,10 @@ const PRUNED: Record<string, Case[]> = {
     ["ledger_version_pruned_410", { path: `/accounts/${APP}/module/shop?ledger_version=1` }],
     ["after_prune", { path: `/accounts/${APP}/module/shop` }],
   ],
+  transactions: [["start_pruned_410", { path: "/transactions?start=1" }]],
+  transaction_by_version: [["pruned_410", { path: "/transactions/by_version/1" }]],
+  block_by_height: [["pruned_410", { path: "/blocks/by_height/1" }]],
+  block_by_version: [["pruned_410", { path: "/blocks/by_version/1" }]],
   raw_item: [
     ["ledger_version_pruned_410", rawItem(u64le(1), "?ledger_version=1")],
     ["after_prune", rawItem(u64le(1))],

@@ -170,8 +170,8 @@ describe("serve --follow --proxy", () => {
   it("streams back the upstream's status, headers and body, without hop-by-hop headers or those its Connection lists", async () => {
     up.faults.answerHeaders = { connection: "x-hop-only", "x-hop-only": "1", "keep-alive": "timeout=3, max=9", upgrade: "h2c", "x-upstream-note": "kept" };
     try {
-      const page = await rawRequest(`${replica.base}/transactions?start=5&limit=3`);
-      const direct = await rawRequest(`${up.base}/transactions?start=5&limit=3`);
+      const page = await rawRequest(`${replica.base}/upstream-only/3`);
+      const direct = await rawRequest(`${up.base}/upstream-only/3`);
       expect(page.status).toBe(200);
       expect(page.body.equals(direct.body)).toBe(true);
       expect(page.headers["x-upstream-note"]).toBe("kept");
@@ -259,9 +259,9 @@ describe("serve --follow --proxy", () => {
     const targets = [
       "/v1/accounts/0x1/events/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E/deposit_events?limit=2",
       "/v1/accounts/0x1/events/0x1::coin::CoinStore<0x1::aptos_coin::AptosCoin>/withdraw_events",
-      "/v1/transactions/by_hash/%30x12?a=%2e%2e/../x&b=%41",
-      "/v1//blocks/by_height/3",
-      "/v1/transactions/by_hash/...",
+      "/v1/upstream-only/%33?a=%2e%2e/../x&b=%41",
+      "/v1//upstream-only/3",
+      "/v1/accounts/0x1/events/.../x",
     ];
     for (const target of targets) {
       const before = up.received.length;
@@ -280,8 +280,8 @@ describe("serve --follow --proxy", () => {
       "x-upstream-note": "kept",
     };
     try {
-      const proxied = await rawRequest(`${replica.base}/blocks/by_height/3`);
-      const direct = await rawRequest(`${up.base}/blocks/by_height/3`);
+      const proxied = await rawRequest(`${replica.base}/upstream-only/3`);
+      const direct = await rawRequest(`${up.base}/upstream-only/3`);
       expect(direct.headers["set-cookie"]).toEqual(["upstream-session=1; Path=/"]);
       expect(direct.headers["strict-transport-security"]).toBe("max-age=31536000; includeSubDomains");
       expect(proxied.status).toBe(200);
@@ -345,15 +345,15 @@ describe("serve --follow --proxy", () => {
       "--proxy-max-rps", "1", "--upstream-timeout", "500",
     ]);
     try {
-      const first = await fetch(`${tight.base}/blocks/by_height/3`);
+      const first = await fetch(`${tight.base}/upstream-only/3`);
       const before = up.received.length;
-      const second = await fetch(`${tight.base}/blocks/by_height/4`);
+      const second = await fetch(`${tight.base}/upstream-only/4`);
       expect(first.status).toBe(200);
       expect(second.status).toBe(503);
       expect(second.headers.get("retry-after")).toBe("1");
       expect(await second.json()).toEqual({ message: "the proxy's upstream request rate (1 a second) is used up: try again later", error_code: "internal_error" });
       // the follower's own block reads go on meanwhile; the refused request's never left
-      expect(up.received.slice(before).filter((r) => r.url === "/v1/blocks/by_height/4")).toEqual([]);
+      expect(up.received.slice(before).filter((r) => r.url === "/v1/upstream-only/4")).toEqual([]);
     } finally {
       await tight.stop();
     }
@@ -602,7 +602,7 @@ describe("serve --follow --proxy: the deadline and one answer per request", () =
     const defaults = await startServe(["--follow", up.base, "--proxy", "--db", join(dir, "defaults.db"), "--no-prune", "--quiet", "--max-rps", "5000", "--poll", "50"]);
     try {
       const { hostname, port } = new URL(defaults.base);
-      const target = "/v1/blocks/by_height/3?with_transactions=false";
+      const target = "/v1/upstream-only/3?with_transactions=false";
       const before = up.received.length;
       const one = () =>
         new Promise<{ status: number; retryAfter: string | undefined }>((resolve, reject) => {

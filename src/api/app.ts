@@ -14,7 +14,7 @@ import { ApiError, clip } from "./http/apiError.js";
 import { NodeMetrics, type OperationMetrics } from "./observability/metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
 import { JSON_TYPE } from "./http/negotiate.js";
-import { paramKinds, queryParamMessage, type ParamKind } from "./http/params.js";
+import { paramKinds, pathParamMessage, queryParamMessage, type ParamKind } from "./http/params.js";
 import { installProxy, type ProxyOptions } from "./proxy/upstreamProxy.js";
 import { requestId } from "./observability/requestId.js";
 import { routeSchema, sendsLedgerHeaders, type AnyOperation } from "./http/operation.js";
@@ -34,6 +34,7 @@ declare module "fastify" {
     metrics?: OperationMetrics;
     /** What each query parameter holds (from the route's schema), for the 400 of a value the schema refused. */
     queryKinds?: Record<string, ParamKind>;
+    pathKinds?: Record<string, ParamKind>;
   }
 }
 
@@ -138,7 +139,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       method: op.method,
       url: op.url,
       schema: routeSchema(op),
-      config: { ledgerHeaders: sendsLedgerHeaders(op), metrics: metrics.operation(op.operationId), queryKinds: paramKinds(op.query) },
+      config: { ledgerHeaders: sendsLedgerHeaders(op), metrics: metrics.operation(op.operationId), queryKinds: paramKinds(op.query), pathKinds: paramKinds(op.params) },
       onRequest: arrivalHook(op),
       preValidation: strictBody(op),
       handler: operationHandler(op, ctx),
@@ -153,7 +154,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   }
   const localMethods = localRouteMethods(operations);
   const notFound = notFoundHandler(localMethods, ctx, metrics);
-  if (opts.proxy) installProxy(app, ctx, opts.proxy, localMethods, notFound);
+  if (opts.proxy) installProxy(app, ctx, opts.proxy, localMethods, localRouteMethods(operations, (op) => op.upstreamMethods ?? []), notFound);
   app.setNotFoundHandler(notFound);
 
   await app.ready();
@@ -214,6 +215,11 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
       const raw = (req.query as Record<string, unknown>)[name];
       return ApiError.badParam(queryParamMessage(name, req.routeOptions.config?.queryKinds?.[name], raw));
     }
+    if (err.validationContext === "params") {
+      const name = v.instancePath.replace(/^\//, "");
+      const raw = (req.params as Record<string, unknown>)[name];
+      return ApiError.badParam(pathParamMessage(name, req.routeOptions.config?.pathKinds?.[name], raw));
+    }
     if (err.validationContext === "body") {
       const where = v.instancePath ? v.instancePath.slice(1) : "body";
       return ApiError.badParam(`parse request payload error: ${where} ${v.message ?? "is invalid"}`);
@@ -240,12 +246,12 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
  * The methods of the operations whose route matches `path` (none: a path the node does not serve).
  * The match is exact, like the router's: `/v1/info/` matches nothing.
  */
-function localRouteMethods(table: AnyOperation[]): (path: string) => string[] {
+function localRouteMethods(table: AnyOperation[], methodsOf: (op: AnyOperation) => readonly string[] = (op) => [op.method]): (path: string) => string[] {
   const patterns = table.map((r) => ({
-    method: r.method,
+    methods: methodsOf(r),
     re: new RegExp("^" + r.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[a-z_]+/g, "[^/]+") + "$"),
   }));
-  return (path) => patterns.filter((p) => p.re.test(path)).map((p) => p.method);
+  return (path) => patterns.filter((p) => p.re.test(path)).flatMap((p) => p.methods);
 }
 
 /**

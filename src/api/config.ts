@@ -16,6 +16,8 @@ export interface ApiConfig {
   modulesMaxPageSize: number;
   resourcesPageSize: number;
   resourcesMaxPageSize: number;
+  transactionsPageSize: number;
+  transactionsMaxPageSize: number;
   /**
    * A modules page is cut early when its JSON body would pass this many bytes: a guard against an
    * account whose pages would not fit in memory, which no real account meets at 64 MiB.
@@ -96,6 +98,9 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     // The reference's default and maximum page size (max_account_resources_page_size).
     resourcesPageSize: 9999,
     resourcesMaxPageSize: 9999,
+    // The reference's default page size (DEFAULT_PAGE_SIZE) and maximum (max_transactions_page_size).
+    transactionsPageSize: 25,
+    transactionsMaxPageSize: 100,
     modulesPageBytes: 64 * 1024 * 1024,
     compression: true,
     // The reference node compresses from 32 bytes; below about 1 KiB gzip and brotli save a few

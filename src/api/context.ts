@@ -56,6 +56,12 @@ export class NodeContext {
   metrics: NodeMetrics | null = null;
   /** Told of every store failure answered 5xx (the metrics count them as database errors). */
   onStorageError: ((status: 500 | 503) => void) | null = null;
+  /**
+   * Sends a request to the followed upstream as it came and relays its answer (`serve --follow URL
+   * --proxy`, set by the proxy): for an operation's answer this node does not hold (`Answer.upstream`).
+   * Null: no pass-through.
+   */
+  upstream: ((req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) | null = null;
   /** The writers of this process (devnet, pruner), for `/-/healthy`; null when it writes nothing. */
   writer: WriterStatus | null = null;
   /**

@@ -83,6 +83,41 @@ export const accountData = {
   },
 } as const;
 
+/**
+ * A committed transaction as the reference's REST JSON prints it, one of its variants tagged by
+ * `type`: served as the source gave it (docs/decisions.md §20), so described, not serialized, here.
+ */
+export const transaction = {
+  $id: "Transaction",
+  type: "object",
+  description:
+    "A committed transaction, tagged by `type` (`user_transaction`, `block_metadata_transaction`, `genesis_transaction`, " +
+    "`state_checkpoint_transaction`, `block_epilogue_transaction`, `validator_transaction`), as the node it was ingested from printed it",
+  required: ["type"],
+  properties: {
+    type: { type: "string", description: "The variant of the transaction" },
+    version: { type: "string", format: "uint64", description: "Ledger version of the transaction" },
+    hash: { type: "string", format: "hex", description: "Hash of the transaction" },
+  },
+  additionalProperties: true,
+} as const;
+
+/** A block: its height, hash, timestamp and versions, and its transactions when asked for (else null). */
+export const block = {
+  $id: "Block",
+  type: "object",
+  description: "A Block with or without transactions",
+  required: ["block_height", "block_hash", "block_timestamp", "first_version", "last_version"],
+  properties: {
+    block_height: { type: "string", format: "uint64" },
+    block_hash: { type: "string", format: "hex" },
+    block_timestamp: { type: "string", format: "uint64" },
+    first_version: { type: "string", format: "uint64" },
+    last_version: { type: "string", format: "uint64" },
+    transactions: { type: ["array", "null"], items: { $ref: "Transaction#" }, description: "The transactions in the block in sequential order" },
+  },
+} as const;
+
 export const transactionSummary = {
   $id: "TransactionSummary",
   type: "object",
@@ -151,6 +186,11 @@ export const sharedSchemas = [
     description: "A 64-bit unsigned integer as a decimal string",
   },
   {
+    $id: "HashValue",
+    type: "string",
+    description: "A 32-byte hash as 64 hex digits, with or without a 0x prefix",
+  },
+  {
     $id: "StateKeyWrapper",
     type: "string",
     pattern: "^(0x)?[0-9a-fA-F]{2,1024}$",
@@ -195,6 +235,8 @@ export const sharedSchemas = [
   moveResource,
   accountData,
   transactionSummary,
+  transaction,
+  block,
   gasEstimation,
   rawTableItemRequest,
 ] as const;

@@ -20,10 +20,16 @@ export const OPERATION_PATHS = [
   "/accounts/{address}/resource/{resource_type}",
   "/accounts/{address}/resources",
   "/accounts/{address}/transaction_summaries",
+  "/blocks/by_height/{block_height}",
+  "/blocks/by_version/{version}",
   "/estimate_gas_price",
   "/info",
   "/spec",
   "/tables/{table_handle}/raw_item",
+  "/transactions",
+  "/transactions/by_hash/{txn_hash}",
+  "/transactions/by_version/{txn_version}",
+  "/transactions/wait_by_hash/{txn_hash}",
 ].sort();
 
 type Json = Record<string, any>;

@@ -42,6 +42,7 @@ export class ChainBuilder {
     this.txns.push({
       version: v0.toString(),
       hash: this.hash("m", v0),
+      id: this.hash("block", this.height),
       epoch: this.epoch.toString(),
       round: this.height.toString(),
       timestamp: this.timestampUsec.toString(),

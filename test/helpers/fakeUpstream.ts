@@ -589,6 +589,11 @@ export class FakeUpstream {
       this.ledgerHeaders(reply);
       return blockAnswer(this.blockByVersion(v)!, req.query.with_transactions === "true");
     });
+    // A route of the upstream's that no ledger-node serves: what the proxy's tests pass through.
+    app.get("/v1/upstream-only/:n", async (req: FastifyRequest<{ Params: { n: string } }>, reply) => {
+      this.ledgerHeaders(reply);
+      return { n: req.params.n, ledger_version: String(this.ledgerVersion) };
+    });
     app.get("/v1/blocks/by_height/:h", async (req: FastifyRequest<{ Params: { h: string }; Querystring: { with_transactions?: string } }>, reply) => {
       if (!/^[0-9]{1,20}$/.test(req.params.h)) return this.error(reply, 400, "web_framework_error", `failed to parse path param block_height: ${req.params.h}`);
       const h = BigInt(req.params.h);

@@ -120,14 +120,14 @@ export class ApiError extends Error {
   static versionPruned(version: bigint, ledger: LedgerInfo | null, cause?: unknown): ApiError {
     return withoutStack(() => new ApiError(410, "version_pruned", `Ledger version(${version}) has been pruned`, ledger, { cause }));
   }
-  /** 406 for BCS asked of state this node holds as JSON only (a resource's value). */
-  static bcsNotSupported(what: string, ledger: LedgerInfo | null): ApiError {
+  /** 406 for BCS asked of what this node holds as JSON only (a resource's value, a transaction). */
+  static bcsNotSupported(what: string, ledger: LedgerInfo | null, held = "resource values"): ApiError {
     return withoutStack(
       () =>
         new ApiError(
           406,
           "bcs_not_supported",
-          `${what} is not available as BCS from this node: it holds resource values as JSON only (ask with Accept: application/json)`,
+          `${what} is not available as BCS from this node: it holds ${held} as JSON only (ask with Accept: application/json)`,
           ledger,
         ),
     );

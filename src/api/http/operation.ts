@@ -32,6 +32,8 @@ export const limitParam = (description: string) =>
 export const structTagParam = (description: string) => ({ $ref: "MoveStructTag#", description }) as const;
 /** A Move identifier in a path (a module name): checked (`identifierPath`). */
 export const identifierParam = (description: string) => ({ $ref: "IdentifierWrapper#", description }) as const;
+/** A 32-byte hash in a path (a transaction's): parsed to its bytes (`hashPath`). */
+export const hashParam = (description: string) => ({ $ref: "HashValue#", description }) as const;
 /** A paging cursor (the X-NODE-CURSOR of the previous page): the operation parses it. */
 export const cursorParam = (description: string) => ({ $ref: "StateKeyWrapper#", description }) as const;
 
@@ -66,8 +68,8 @@ export function ref<S extends { $id: string }>(schema: S): SchemaRef<S> {
   return { $ref: `${schema.$id}#` };
 }
 
-/** What a property schema parses to: addresses and hex bytes as bytes, u64 as bigint. */
-type ParsedValue<P> = P extends { $ref: "Address#" }
+/** What a property schema parses to: addresses, hashes and hex bytes as bytes, u64 as bigint. */
+type ParsedValue<P> = P extends { $ref: "Address#" } | { $ref: "HashValue#" }
   ? Uint8Array
   : P extends { $ref: "U64#" }
     ? bigint
@@ -147,6 +149,11 @@ export interface Answer {
    * more than the rest of such a request (bench/results/archive.md).
    */
   error?: ApiError;
+  /**
+   * The answer is the upstream's (`NodeContext.upstream`, `--proxy`): what was asked is not held
+   * here, such as a replica's history before its first synced version. Only set where it is set.
+   */
+  upstream?: true;
 }
 
 /** The parsed input of a request. */
@@ -194,6 +201,11 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, L extends Ledg
   /** The error statuses it can answer with, for the OpenAPI document. */
   errors: readonly number[];
   ledger: L;
+  /**
+   * Methods the reference also answers on this path and this node does not serve (the POST of
+   * `/v1/transactions`, a submission): passed to the upstream with `--proxy`, else 405 here.
+   */
+  upstreamMethods?: readonly "POST"[];
   /** Sends X-NODE-CURSOR (cursor paging). */
   paged?: boolean;
   /** What a failing store read is reported as (500/503): "Failed to get modules from storage". */

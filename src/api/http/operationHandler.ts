@@ -24,7 +24,7 @@ import { ApiError, quote } from "./apiError.js";
 import { after, type NowOrLater } from "../pages/nowOrLater.js";
 import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
 import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type Position } from "./operation.js";
-import { addressPath, checkDecimalQuery, identifierPath, paramKind, type ParamKind, structTagPath, u64Query } from "./params.js";
+import { addressPath, checkDecimalQuery, hashPath, identifierPath, paramKind, type ParamKind, structTagPath, u64Path, u64Query } from "./params.js";
 import { jsonSerializer } from "./serialize.js";
 import { sharedSchemas } from "../schemas.js";
 
@@ -90,6 +90,7 @@ type PropertyParser = (name: string, value: unknown) => unknown;
 const PARSERS: Record<ParamKind, PropertyParser> = {
   address: (name, v) => addressPath(name, v as string),
   u64: (name, v) => u64Query(name, v as string),
+  hash: (name, v) => hashPath(name, v as string),
   "struct-tag": (name, v) => structTagPath(name, v as string),
   identifier: (name, v) => identifierPath(name, v as string),
   hex: (name, v) => {
@@ -106,11 +107,14 @@ const PARSERS: Record<ParamKind, PropertyParser> = {
   "as-is": (_name, v) => v,
 };
 
+/** A path's u64 (a version in the path) is refused in the path's words. */
+const PATH_PARSERS: Record<ParamKind, PropertyParser> = { ...PARSERS, u64: (name, v) => u64Path(name, v as string) };
+
 /** The parser of one input object (path, query or body): each property by its kind; an absent one stays undefined. */
-export function inputParser(kinds: Array<[string, ParamKind]>): (raw: unknown) => Record<string, unknown> {
+export function inputParser(kinds: Array<[string, ParamKind]>, by: Record<ParamKind, PropertyParser> = PARSERS): (raw: unknown) => Record<string, unknown> {
   if (kinds.length === 0) return () => NOTHING;
   const names = kinds.map(([name]) => name);
-  const parsers = kinds.map(([, kind]) => PARSERS[kind]);
+  const parsers = kinds.map(([, kind]) => by[kind]);
   return (raw) => {
     const values = (raw ?? {}) as Record<string, unknown>;
     const out: Record<string, unknown> = {};
@@ -193,7 +197,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   const encode = op.encode ? op.encode(ctx) : null;
   const pageKey = op.pageKey?.(ctx);
   const { resolve } = op;
-  const parseParams = inputParser(propertyKinds(op.params));
+  const parseParams = inputParser(propertyKinds(op.params), PATH_PARSERS);
   const parseQuery = inputParser(propertyKinds(op.query));
   const parseBody = inputParser(propertyKinds(op.body));
   const serialize = op.response.json ? jsonSerializer(op.response.json) : JSON.stringify;
@@ -301,6 +305,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   ): NowOrLater<undefined> {
     const refused = answer.error ?? (answer.exactAt ? refusedVersions(answer.exactAt, requested) : null);
     if (refused) return ctx.sendError(req, reply, refused, refused, route);
+    if (answer.upstream && ctx.upstream) return ctx.upstream(req, reply).then(() => undefined);
     const exactAt = answer.exactAt ?? at;
     // A page read at another position than the key's (a block or a prune came in between) may not
     // be the page of this key: sent, not cached.

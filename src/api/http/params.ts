@@ -14,7 +14,7 @@ const U64_MAX = (1n << 64n) - 1n;
  * `StateKeyWrapper` schemas by their `$ref`, a page size (`integer`, u16) and hex bytes by type and
  * format. Parsing (`operationHandler.ts`) and the 400 messages of schema failures both go by it.
  */
-export type ParamKind = "address" | "u64" | "cursor" | "u16" | "hex" | "struct-tag" | "identifier" | "as-is";
+export type ParamKind = "address" | "u64" | "hash" | "cursor" | "u16" | "hex" | "struct-tag" | "identifier" | "as-is";
 
 export function paramKind(schema: unknown): ParamKind {
   const p = schema as { $ref?: string; type?: string; format?: string };
@@ -23,6 +23,8 @@ export function paramKind(schema: unknown): ParamKind {
       return "address";
     case "U64#":
       return "u64";
+    case "HashValue#":
+      return "hash";
     case "StateKeyWrapper#":
       return "cursor";
     case "MoveStructTag#":
@@ -61,6 +63,18 @@ export function queryParamMessage(name: string, kind: ParamKind | undefined, val
   }
 }
 
+/**
+ * The message for a path value that is not what its parameter holds, framed as the reference's
+ * path parse errors: `failed to parse path \`txn_version\`: failed to parse "string(U64)": …`.
+ */
+export function pathParamMessage(name: string, kind: ParamKind | undefined, value: unknown): string {
+  const text = typeof value === "string" ? value : String(value);
+  if (kind === "u64") {
+    return `failed to parse path \`${name}\`: failed to parse "string(U64)": Parsing u64 string ${quote(text)} failed, caused by error: ${integerReason(text, U64_MAX)}`;
+  }
+  return `failed to parse path \`${name}\`: invalid value ${quote(text)}`;
+}
+
 /** Rust's `ParseIntError` text for an unsigned integer that does not parse. */
 function integerReason(v: string, max: bigint): string {
   if (v === "") return "cannot parse integer from empty string";
@@ -76,6 +90,24 @@ function integerReason(v: string, max: bigint): string {
 export function checkDecimalQuery(name: string, raw: unknown): void {
   if (raw === undefined) return;
   if (typeof raw !== "string" || !/^[0-9]+$/.test(raw)) throw ApiError.badParam(queryParamMessage(name, "u16", raw));
+}
+
+/** A u64 in a path (schema already checked the digits). */
+export function u64Path(name: string, raw: string): bigint {
+  if (!/^[0-9]{1,20}$/.test(raw) || BigInt(raw) > U64_MAX) throw ApiError.badParam(pathParamMessage(name, "u64", raw));
+  return BigInt(raw);
+}
+
+/**
+ * A transaction hash in a path: 64 hex digits, with or without `0x` (the reference's
+ * `HashValue::from_str`), parsed to 32 bytes; anything else is the path's 400 in its words.
+ */
+export function hashPath(name: string, raw: string): Uint8Array {
+  const digits = raw.startsWith("0x") ? raw.slice(2) : raw;
+  if (!/^[0-9a-fA-F]{64}$/.test(digits)) {
+    throw ApiError.badParam(`failed to parse path \`${name}\`: failed to parse "string(HashValue)": unable to parse HashValue`);
+  }
+  return Buffer.from(digits, "hex");
 }
 
 /** An optional u64 query value (schema already checked the digits). */

@@ -6,12 +6,18 @@ import { getAccountModule } from "./getAccountModule/index.js";
 import { getAccountResource } from "./getAccountResource/index.js";
 import { getAccountResources } from "./getAccountResources/index.js";
 import { getAccountModules } from "./getAccountModules/index.js";
+import { getBlockByHeight } from "./getBlockByHeight/index.js";
+import { getBlockByVersion } from "./getBlockByVersion/index.js";
 import { getAccountTransactionSummaries } from "./getAccountTransactionSummaries/index.js";
 import { getHealthy } from "./getHealthy/index.js";
 import { getIndex, getIndexSlash } from "./getIndex/index.js";
 import { getInfo } from "./getInfo/index.js";
 import { getRawTableItem } from "./getRawTableItem/index.js";
 import { getSpec, specDocuments } from "./getSpec/index.js";
+import { getTransactionByHash } from "./getTransactionByHash/index.js";
+import { getTransactionByVersion } from "./getTransactionByVersion/index.js";
+import { getTransactions } from "./getTransactions/index.js";
+import { waitTransactionByHash } from "./waitTransactionByHash/index.js";
 
 export const operations: AnyOperation[] = [
   getSpec,
@@ -24,6 +30,12 @@ export const operations: AnyOperation[] = [
   getAccountResources,
   getAccountModule,
   getRawTableItem,
+  getTransactions,
+  getTransactionByVersion,
+  getTransactionByHash,
+  waitTransactionByHash,
+  getBlockByHeight,
+  getBlockByVersion,
   estimateGasPrice,
   getIndex,
   getIndexSlash,

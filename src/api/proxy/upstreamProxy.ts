@@ -85,6 +85,7 @@ export function installProxy(
   ctx: NodeContext,
   o: ProxyOptions,
   localMethods: (path: string) => string[],
+  upstreamMethods: (path: string) => string[],
   notFound: (req: FastifyRequest, reply: FastifyReply) => Promise<void>,
 ): void {
   const metrics = ctx.metrics!;
@@ -106,6 +107,11 @@ export function installProxy(
     done();
   });
 
+  // An operation's answer this node does not hold goes the same way (`Answer.upstream`).
+  ctx.upstream = (req, reply) => {
+    reply.raw.once("finish", () => route.observe(reply.statusCode, reply.elapsedTime / 1000));
+    return forward(req, reply);
+  };
   app.register(
     (scope, _opts, registered) => {
       // The body is not parsed here: whatever its type, it is streamed to the upstream as it comes.
@@ -113,7 +119,10 @@ export function installProxy(
       scope.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
       scope.setNotFoundHandler(async (req, reply) => {
         const path = req.url.split("?", 1)[0]!;
-        if (!FORWARDED_METHODS.has(req.method) || localMethods(path).length > 0) return notFound(req, reply);
+        // A path served here under another method is answered 405 here, unless the reference answers
+        // this method there too and this node leaves it to the upstream (`Operation.upstreamMethods`).
+        const served = localMethods(path).length > 0;
+        if (!FORWARDED_METHODS.has(req.method) || (served && !upstreamMethods(path).includes(req.method))) return notFound(req, reply);
         reply.raw.once("finish", () => route.observe(reply.statusCode, reply.elapsedTime / 1000));
         return forward(req, reply);
       });
