@@ -8,10 +8,10 @@
 import { readFileSync } from "node:fs";
 
 const engines = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).engines.node as string;
-const needed = Number(/^>=(\d+)$/.exec(engines)?.[1]);
-const found = Number(process.versions.node.split(".")[0]);
+const [, major, minor = "0"] = /^>=(\d+)(?:\.(\d+))?$/.exec(engines) ?? [];
+const [foundMajor = 0, foundMinor = 0] = process.versions.node.split(".").map(Number);
 
-if (!(found >= needed)) {
+if (!(foundMajor > Number(major) || (foundMajor === Number(major) && foundMinor >= Number(minor)))) {
   console.error(`ledger-node needs Node ${engines}; this is Node ${process.versions.node} (${process.execPath})`);
   process.exit(1);
 }

@@ -1,7 +1,8 @@
 /**
  * The stored form of the transactions themselves (docs/decisions.md §20), the same in both
  * backends: each committed transaction's REST JSON text as the source gave it, kept in chunks of
- * consecutive versions of one block, each chunk compressed whole.
+ * consecutive versions of one block, each chunk compressed whole (node:zlib: DEFLATE, or zstd for a
+ * large chunk).
  *
  * One transaction's JSON repeats its neighbours' field names, addresses and types far more than it
  * repeats itself: a chunk of about 16 KiB of text compresses several times better than each
@@ -12,12 +13,21 @@
  * added later: append codes, never change one.
  * - `DEFLATE_LINES` (1): raw DEFLATE (node:zlib) of the texts joined by `\n`. Compact JSON never
  *   holds a raw newline (JSON escapes it inside strings), so the lines are the texts.
+ * - `ZSTD_LINES` (2): the same lines in zstd (node:zlib), for a chunk of `ZSTD_FROM` bytes or more:
+ *   large texts (a module publication, a genesis) are mostly bytecode hex, which zstd packs a
+ *   quarter smaller than DEFLATE and several times faster both ways, while on a chunk of ordinary
+ *   transactions the two pack alike and DEFLATE unpacks in less time a call (bench/RESULTS.md, "History").
  */
-import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { constants, deflateRawSync, inflateRawSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import type { HistoryChunk, TxnWrite } from "../contracts/writer.js";
 
 const DEFLATE_LINES = 1;
+const ZSTD_LINES = 2;
 const NEWLINE = 0x0a;
+
+/** A chunk of this many bytes of text or more is packed with zstd. */
+export const ZSTD_FROM = 64 * 1024;
+const ZSTD_LEVEL_1 = { params: { [constants.ZSTD_c_compressionLevel]: 1 } };
 
 /** A chunk closes once its texts reach this many bytes (a single larger text is a chunk of its own). */
 export const CHUNK_TEXT_BYTES = 16 * 1024;
@@ -61,19 +71,21 @@ export function packTexts(texts: readonly Buffer[]): Buffer {
     if (at > 0) joined[at++] = NEWLINE;
     at += t.copy(joined, at);
   }
-  // Level 1: the larger levels save a few percent of the bytes for about half again the CPU of a
-  // commit (bench/RESULTS.md, "History").
-  const packed = deflateRawSync(joined, { level: 1 });
+  // Level 1 of either: the larger levels save a few percent of the bytes for about half again the
+  // CPU of a commit (bench/RESULTS.md, "History").
+  const zstd = joined.length >= ZSTD_FROM;
+  const packed = zstd ? zstdCompressSync(joined, ZSTD_LEVEL_1) : deflateRawSync(joined, { level: 1 });
   const out = Buffer.allocUnsafe(packed.length + 1);
-  out[0] = DEFLATE_LINES;
+  out[0] = zstd ? ZSTD_LINES : DEFLATE_LINES;
   packed.copy(out, 1);
   return out;
 }
 
 /** The texts of a stored chunk, in version order (views into one inflated buffer). */
 export function unpackTexts(body: Uint8Array): Buffer[] {
-  if (body[0] !== DEFLATE_LINES) throw new Error(`transaction history chunk of unknown format ${body[0]}`);
-  const joined = inflateRawSync(body.subarray(1));
+  const code = body[0];
+  if (code !== DEFLATE_LINES && code !== ZSTD_LINES) throw new Error(`transaction history chunk of unknown format ${code}`);
+  const joined = code === ZSTD_LINES ? zstdDecompressSync(body.subarray(1)) : inflateRawSync(body.subarray(1));
   const out: Buffer[] = [];
   let from = 0;
   for (;;) {
