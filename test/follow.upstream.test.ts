@@ -46,8 +46,10 @@ describe("fake upstream", () => {
     expect(BigInt(b.first_version) <= 150n && 150n <= BigInt(b.last_version)).toBe(true);
     expect(b.transactions.map((t: { version: string }) => t.version)[0]).toBe(b.first_version);
     const h = await (await fetch(`${up.base}/blocks/by_height/${b.block_height}`)).json();
-    expectShape("Block", h);
-    expect(h).toEqual({ ...b, transactions: undefined });
+    // Without its transactions a block says `"transactions": null`, as aptos-core's golden of the
+    // genesis block prints it, though the reference's document types the field as an array.
+    expectShape("Block", { ...h, transactions: undefined });
+    expect(h).toEqual({ ...b, transactions: null });
     const r = await (await fetch(`${up.base}/accounts/0x1/resource/0x1::gas_schedule::GasSchedule?ledger_version=5`)).json();
     expectShape("MoveResource", r);
     const missing = await fetch(`${up.base}/accounts/0x1/resource/0x1::nope::Nope`);

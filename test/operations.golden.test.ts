@@ -298,6 +298,13 @@ const OPERATIONS: Record<string, Case[]> = {
     ["accept_bcs_406", { path: "/transactions/by_version/2", headers: BCS }],
   ],
   transaction_by_hash: [["bad_hash_400", { path: "/transactions/by_hash/0x12" }]],
+  account_transactions: [
+    ["ok", { path: `/accounts/${ALICE}/transactions?start=0&limit=2` }],
+    ["latest", { path: `/accounts/${ALICE}/transactions` }],
+    ["no_transactions", { path: "/accounts/0xdead/transactions" }],
+    ["limit_0_400", { path: `/accounts/${ALICE}/transactions?limit=0` }],
+    ["bad_address_400", { path: "/accounts/xyz/transactions" }],
+  ],
   block_by_height: [
     ["ok", { path: "/blocks/by_height/1" }],
     ["with_transactions", { path: "/blocks/by_height/2?with_transactions=true" }],
@@ -355,6 +362,7 @@ const PRUNED: Record<string, Case[]> = {
   transactions: [["start_pruned_410", { path: "/transactions?start=1" }]],
   transaction_by_version: [["pruned_410", { path: "/transactions/by_version/1" }]],
   block_by_height: [["pruned_410", { path: "/blocks/by_height/1" }]],
+  account_transactions: [["start_pruned_410", { path: `/accounts/${ALICE}/transactions?start=0` }]],
   block_by_version: [["pruned_410", { path: "/blocks/by_version/1" }]],
   raw_item: [
     ["ledger_version_pruned_410", rawItem(u64le(1), "?ledger_version=1")],

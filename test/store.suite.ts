@@ -686,6 +686,24 @@ export function storeSuite(factory: () => Backend): void {
       expect(textsOf((await s.readTransactionByHash(hashOf(48n)))?.value?.texts)).toEqual([bigTexts[38]]);
     });
 
+    it("pages an account's sequence-number transactions by sequence number, with their texts, orderless ones left out", async () => {
+      const page = async (sender: Uint8Array, start: bigint | undefined, limit: number) => {
+        const snap = await h.readAccountTransactions({ sender, start, limit });
+        expect(snap?.info.ledgerVersion).toBe(9n);
+        return { versions: snap?.value.versions, firstSequence: snap?.value.firstSequence, texts: textsOf(snap?.value.texts as Uint8Array[]) };
+      };
+      const of = (...vs: number[]) => vs.flatMap((v) => historyTexts(v, v));
+      expect(await page(A, undefined, 10)).toEqual({ versions: [2n, 6n, 9n], firstSequence: 0n, texts: of(2, 6, 9) });
+      expect(await page(A, undefined, 2)).toEqual({ versions: [6n, 9n], firstSequence: 1n, texts: of(6, 9) });
+      expect(await page(A, 0n, 2)).toEqual({ versions: [2n, 6n], firstSequence: 0n, texts: of(2, 6) });
+      expect(await page(A, 1n, 1)).toEqual({ versions: [6n], firstSequence: 1n, texts: of(6) });
+      expect(await page(A, 3n, 5)).toEqual({ versions: [], firstSequence: null, texts: [] });
+      expect(await page(A, U64_MAX, 5)).toEqual({ versions: [], firstSequence: null, texts: [] });
+      // B sent one orderless transaction only; NOBODY nothing
+      expect(await page(B, undefined, 10)).toEqual({ versions: [], firstSequence: null, texts: [] });
+      expect(await page(NOBODY, 0n, 10)).toEqual({ versions: [], firstSequence: null, texts: [] });
+    });
+
     it("keeps no history for a transaction written without its text, and invents none", async () => {
       const bare = HISTORY.map((b) => ({ ...b, transactions: b.transactions.map(({ json: _json, ...t }) => (t.version === 6n ? t : { ...t, json: _json })) }));
       const s = await fresh(4, bare);
@@ -694,6 +712,11 @@ export function storeSuite(factory: () => Backend): void {
       expect(textsOf((await s.readTransactions(7n, 3))?.value.texts)).toEqual(historyTexts(7, 9));
       // the transaction is committed (its hash finds it), its text is not kept
       expect((await s.readTransactionByHash(hashOf(6n)))?.value).toEqual({ start: 6n, texts: [] });
+      expect((await s.readAccountTransactions({ sender: A, limit: 10 }))?.value.texts.map((t) => (t === null ? null : Buffer.from(t).toString()))).toEqual([
+        historyTexts(2, 2)[0],
+        null,
+        historyTexts(9, 9)[0],
+      ]);
     });
 
     it("finds blocks by version, height and time", async () => {

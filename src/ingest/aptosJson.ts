@@ -6,7 +6,7 @@
 import { parseAddress, parseHexBytes } from "../ledger/address.js";
 import { moduleStateKey } from "../ledger/stateKey.js";
 import type { BlockEndInfo } from "../ledger/types.js";
-import type { ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite, UserTxnWrite } from "../storage/contracts/writer.js";
+import type { HistoryChunk, ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite, UserTxnWrite } from "../storage/contracts/writer.js";
 import { moduleAbi } from "../move/abi.js";
 import { TXN_KINDS } from "../storage/common/storedCodes.js";
 
@@ -51,6 +51,11 @@ export interface ParsedTxn {
   resources: ResourceWrite[];
   /** What of a new kind this transaction held: stored generically or skipped, one entry each. */
   unknown: UnknownKind[];
+  /**
+   * The packed history chunk that ends with this transaction, where the batch it was parsed in was
+   * packed on the parsing thread (`encodeParsed`); its texts then travel only in it.
+   */
+  history?: HistoryChunk;
 }
 
 type Json = Record<string, unknown>;

@@ -26,7 +26,7 @@
  *   `finish()` returns only once every queued block is committed.
  */
 import type { LedgerReader } from "../storage/contracts/reader.js";
-import type { BlockWrite, LedgerWriter, ModuleWrite, ResourceWrite, StoredTxnFingerprint, TableItemWrite, TxnWrite } from "../storage/contracts/writer.js";
+import type { BlockWrite, HistoryChunk, LedgerWriter, ModuleWrite, ResourceWrite, StoredTxnFingerprint, TableItemWrite, TxnWrite } from "../storage/contracts/writer.js";
 import type { BlockEndInfo } from "../ledger/types.js";
 import { IngestError, parseAptosTransaction, type ParsedTxn, type UnknownKind } from "./aptosJson.js";
 
@@ -298,8 +298,10 @@ export class Importer {
     const modules: ModuleWrite[] = [];
     const tableItems: TableItemWrite[] = [];
     const resources: ResourceWrite[] = [];
+    const history: HistoryChunk[] = [];
     for (const t of txns) {
       transactions.push(t.txn);
+      if (t.history) history.push(t.history);
       if (t.endInfo) endInfo = t.endInfo;
       for (const m of t.modules) modules.push(m);
       for (const i of t.tableItems) tableItems.push(i);
@@ -319,6 +321,8 @@ export class Importer {
       tableItems,
       resources,
     };
+    // Packed where they were parsed: a chunk lies within one block, so the block's are all here.
+    if (history.length > 0) write.history = history;
     this.batch.push(write);
     this.batchTxns += txns.length;
     this.block = [];

@@ -5,6 +5,7 @@ import { parseAptosTransaction, type ParsedTxn } from "./aptosJson.js";
 import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions } from "./devnet/chain.js";
 import { decodeParsed, encodeParsed } from "./parsedCodec.js";
 import { plain } from "../../test/helpers/plain.js";
+import { unpackTexts } from "../storage/common/history.js";
 import { packResourceValue } from "../storage/common/resourceValue.js";
 
 /** Through the flat form and a postMessage's structured clone, as the parsing thread hands them over. */
@@ -68,5 +69,31 @@ describe("parsed transactions in flat form (the import's parsing thread to the i
     expect(plain(packed[0]!.resources.map((r) => r.json))).toEqual(plain(texts.map((t) => (typeof t === "string" ? packResourceValue(owner, t) : null))));
     expect(plain({ ...packed[0], resources: [] })).toEqual(plain({ ...txns[0], resources: [] }));
     expect(plain(packed[0]!.resources.map((r) => [r.version, r.address, r.type]))).toEqual(plain(txns[0]!.resources.map((r) => [r.version, r.address, r.type])));
+  });
+});
+
+describe("parsed transactions with their texts packed where they were parsed", () => {
+  it("carries each text in the history chunk that ends with its block's run, never across a block, and the chunks unpack to the texts", () => {
+    const chain = DevnetChain.fresh(defaultDevnetChainOptions);
+    const json: unknown[] = [...chain.genesis()];
+    for (let b = 0; b < 40; b++) json.push(...chain.nextBlock(1_700_000_000_000_000n + BigInt(b) * 1_000_000n));
+    const txns = json.map((t, i) => parseAptosTransaction(t, i));
+    const got = decodeParsed(structuredClone(encodeParsed(txns, null, true)));
+    expect(got.every((p) => p.txn.json === undefined)).toBe(true);
+    const chunks = got.flatMap((p) => (p.history ? [p.history] : []));
+    // Every version in exactly one chunk, in order; a chunk ends at the transaction that carries it.
+    let next = 0n;
+    for (const c of chunks) {
+      expect(c.firstVersion).toBe(next);
+      next = c.lastVersion + 1n;
+      const texts = unpackTexts(c.body).map((t) => t.toString("utf8"));
+      expect(texts).toEqual(txns.slice(Number(c.firstVersion), Number(c.lastVersion) + 1).map((p) => p.txn.json));
+      // No chunk holds a block's start after its first transaction.
+      expect(txns.slice(Number(c.firstVersion) + 1, Number(c.lastVersion) + 1).some((p) => p.blockStart !== null)).toBe(false);
+    }
+    expect(next).toBe(BigInt(txns.length));
+    // Everything else as without packing.
+    const plainOf = (ps: ParsedTxn[]) => plain(ps.map(({ history: _h, ...p }) => ({ ...p, txn: { ...p.txn, json: undefined } })));
+    expect(plainOf(got)).toEqual(plainOf(txns));
   });
 });

@@ -6,7 +6,8 @@
  * code. `decodeParsed(encodeParsed(txns))` gives the same transactions; byte fields come back as
  * views of one buffer per batch.
  */
-import type { ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite } from "../storage/contracts/writer.js";
+import type { HistoryChunk, ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite } from "../storage/contracts/writer.js";
+import { historyChunks } from "../storage/common/history.js";
 import { TXN_KINDS } from "../storage/common/storedCodes.js";
 import type { ParsedTxn, UnknownKind } from "./aptosJson.js";
 
@@ -25,6 +26,10 @@ const UNKNOWN_WHAT: UnknownKind["what"][] = ["transaction", "change", "module"];
 const RESOURCE_DELETED = 0;
 const RESOURCE_TEXT = 1;
 const RESOURCE_PACKED = 2;
+/** What a transaction carries of the history: nothing, its text, or the packed chunk ending at it. */
+const HISTORY_NONE = 0;
+const HISTORY_TEXT = 1;
+const HISTORY_CHUNK = 2;
 
 /*
  * The flat arrays as they fill, doubling when full: one class per element type, so that each
@@ -85,9 +90,14 @@ export type PackResource = (owner: Uint8Array, json: string) => Uint8Array;
 
 /**
  * The flat form of `txns` (the transactions are left as they are). With `pack`, each resource
- * value's text is packed into its stored form here and its bytes travel instead of the text.
+ * value's text is packed into its stored form here and its bytes travel instead of the text. With
+ * `packHistory`, the transactions' texts are packed into their history chunks here
+ * (`historyChunks`), and each chunk travels with the transaction it ends at (`ParsedTxn.history`)
+ * instead of the texts.
  */
-export function encodeParsed(txns: readonly ParsedTxn[], pack: PackResource | null = null): EncodedParsed {
+export function encodeParsed(txns: readonly ParsedTxn[], pack: PackResource | null = null, packHistory = false): EncodedParsed {
+  const chunkEnding = new Map<bigint, HistoryChunk>();
+  if (packHistory) for (const c of historyChunks(txns.map((p) => p.txn))) chunkEnding.set(c.lastVersion, c);
   const ints = new IntList(new Int32Array(txns.length * 16));
   const u64s = new U64List(new BigUint64Array(txns.length * 6));
   const bytes = new ByteList(new Uint8Array(txns.length * 160));
@@ -159,7 +169,17 @@ export function encodeParsed(txns: readonly ParsedTxn[], pack: PackResource | nu
         strings.push(v);
       }
     }
-    optionalString(t.json);
+    const chunk = packHistory ? chunkEnding.get(t.version) : p.history;
+    if (chunk !== undefined) {
+      int(HISTORY_CHUNK);
+      u64(chunk.firstVersion);
+      sized(chunk.body);
+    } else if (!packHistory && t.json !== undefined) {
+      int(HISTORY_TEXT);
+      strings.push(t.json);
+    } else {
+      int(HISTORY_NONE);
+    }
     int(p.unknown.length);
     for (const k of p.unknown) {
       int(UNKNOWN_WHAT.indexOf(k.what));
@@ -235,12 +255,20 @@ export function decodeParsed(e: EncodedParsed): ParsedTxn[] {
       const held = ints[i++];
       resources[k] = { version, address, type, json: held === RESOURCE_TEXT ? strings[s++]! : held === RESOURCE_PACKED ? bytesOf() : null };
     }
-    const json = optionalString();
+    const held = ints[i++];
+    const txn: TxnWrite = { version, kind, hash, user };
+    let history: HistoryChunk | undefined;
+    if (held === HISTORY_TEXT) txn.json = strings[s++]!;
+    else if (held === HISTORY_CHUNK) {
+      const firstVersion = u64s[u++]!;
+      const body = bytesOf();
+      history = { firstVersion, lastVersion: version, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+    }
     const unknown: UnknownKind[] = new Array(ints[i++]!);
     for (let k = 0; k < unknown.length; k++) unknown[k] = { what: UNKNOWN_WHAT[ints[i++]!]!, type: strings[s++]! };
-    const txn: TxnWrite = { version, kind, hash, user };
-    if (json !== null) txn.json = json;
-    out[n] = { txn, blockStart, endInfo, modules, tableItems, resources, unknown };
+    const p: ParsedTxn = { txn, blockStart, endInfo, modules, tableItems, resources, unknown };
+    if (history !== undefined) p.history = history;
+    out[n] = p;
   }
   return out;
 }

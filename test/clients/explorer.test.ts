@@ -28,6 +28,7 @@ const OPERATIONS = [
   "operations-Accounts-get_account_module",
   "operations-Tables-get_raw_table_item",
   "operations-Transactions-get_transactions",
+  "operations-Transactions-get_account_transactions",
   "operations-Transactions-get_transaction_by_version",
   "operations-Transactions-get_transaction_by_hash",
   "operations-Transactions-wait_transaction_by_hash",

@@ -20,6 +20,7 @@ export const OPERATION_PATHS = [
   "/accounts/{address}/resource/{resource_type}",
   "/accounts/{address}/resources",
   "/accounts/{address}/transaction_summaries",
+  "/accounts/{address}/transactions",
   "/blocks/by_height/{block_height}",
   "/blocks/by_version/{version}",
   "/estimate_gas_price",

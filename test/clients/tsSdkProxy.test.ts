@@ -114,6 +114,29 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
         expect(summaries.map((s) => s.version)).toEqual([committed.version]);
       });
 
+      it("reads the history from the replica itself, as the upstream printed it: by hash, by version, a page, the account's transactions, blocks", async () => {
+        const head = BigInt(((await json(`${replica.base}/info`)) as { ledger_version: string }).ledger_version);
+        const oldest = BigInt(((await json(`${replica.base}/info`)) as { oldest_ledger_version: string }).oldest_ledger_version);
+        const v = oldest + (head - oldest) / 2n;
+        const before = up.received.length;
+        const byVersion = await aptos.getTransactionByVersion({ ledgerVersion: v });
+        expect(byVersion).toEqual(await json(`${up.base}/transactions/by_version/${v}`));
+        const hash = (byVersion as { hash: string }).hash;
+        expect(await aptos.getTransactionByHash({ transactionHash: hash })).toEqual(byVersion);
+        const page = await aptos.getTransactions({ options: { offset: v, limit: 10 } });
+        expect(page).toEqual(await json(`${up.base}/transactions?start=${v}&limit=10`));
+        const block = await aptos.getBlockByVersion({ ledgerVersion: v, options: { withTransactions: true } });
+        expect(block).toEqual(await json(`${up.base}/blocks/by_version/${v}?with_transactions=true`));
+        expect(await aptos.getBlockByHeight({ blockHeight: Number(block.block_height) })).toEqual(await json(`${up.base}/blocks/by_height/${block.block_height}`));
+        const sender = (page.find((t) => t.type === TransactionResponseType.User) as { sender: string } | undefined)?.sender ?? devnetAccount(0);
+        const mine = await aptos.getAccountTransactions({ accountAddress: sender, options: { limit: 5 } });
+        expect(mine.length).toBeGreaterThan(0);
+        for (const t of mine) expect(t).toEqual(await json(`${up.base}/transactions/by_version/${(t as { version: string }).version}`));
+        // None of it reached the upstream: no request the SDK made (it names itself in x-aptos-client) was passed on.
+        const asked = up.received.slice(before).filter((r) => /^\/v1\/(transactions|blocks|accounts\/[^/]+\/transactions)/.test(r.url) && r.headers["x-aptos-client"] !== undefined);
+        expect(asked).toEqual([]);
+      });
+
       it("calls a view function through the upstream, under the API key", async () => {
         const before = up.received.length;
         const answer = await aptos.view({ payload: { function: `${DEVNET_APP_ADDRESS}::registry::get`, functionArguments: [2] } });

@@ -579,7 +579,8 @@ export class FakeUpstream {
       block_timestamp: String(b.timestampUsec),
       first_version: String(b.first),
       last_version: String(b.last),
-      ...(withTxns ? { transactions: this.txns.slice(Number(b.first), Number(b.last) + 1).map((t) => JSON.parse(t) as unknown) } : {}),
+      // `null` without them, as the reference prints it (aptos-core's golden of the genesis block by height).
+      transactions: withTxns ? this.txns.slice(Number(b.first), Number(b.last) + 1).map((t) => JSON.parse(t) as unknown) : null,
     });
     app.get("/v1/blocks/by_version/:v", async (req: FastifyRequest<{ Params: { v: string }; Querystring: { with_transactions?: string } }>, reply) => {
       if (!/^[0-9]{1,20}$/.test(req.params.v)) return this.error(reply, 400, "web_framework_error", `failed to parse path param version: ${req.params.v}`);

@@ -8,6 +8,7 @@ import { getAccountResources } from "./getAccountResources/index.js";
 import { getAccountModules } from "./getAccountModules/index.js";
 import { getBlockByHeight } from "./getBlockByHeight/index.js";
 import { getBlockByVersion } from "./getBlockByVersion/index.js";
+import { getAccountTransactions } from "./getAccountTransactions/index.js";
 import { getAccountTransactionSummaries } from "./getAccountTransactionSummaries/index.js";
 import { getHealthy } from "./getHealthy/index.js";
 import { getIndex, getIndexSlash } from "./getIndex/index.js";
@@ -31,6 +32,7 @@ export const operations: AnyOperation[] = [
   getAccountModule,
   getRawTableItem,
   getTransactions,
+  getAccountTransactions,
   getTransactionByVersion,
   getTransactionByHash,
   waitTransactionByHash,

@@ -1,7 +1,7 @@
 /**
  * The parsing thread of an import (`parsedInput.ts`): reads the files (`readTransactionsBlocking`),
  * parses each transaction (`parseAptosTransaction`) and posts them in order, in batches in their
- * flat form (`parsedCodec.ts`), to the importing thread, which only checks, queues and commits
+ * flat form (`parsedCodec.ts`, the texts packed into their history chunks), to the importing thread, which only checks, queues and commits
  * them. At most `PARSED_BATCHES_AHEAD` batches are posted ahead of what the importer took, so a
  * large file is never read into memory.
  */
@@ -30,7 +30,7 @@ async function run(): Promise<void> {
     if (batch.length === 0) return;
     while (credit === 0) await new Promise<void>((r) => (wake = r));
     credit--;
-    const txns = encodeParsed(batch);
+    const txns = encodeParsed(batch, null, true);
     port.postMessage({ t: "txns", txns } satisfies FromParseThread, [txns.ints.buffer, txns.u64s.buffer, txns.bytes.buffer]);
     batch = [];
   };

@@ -1,7 +1,8 @@
 /**
  * The follower's page parsing thread (`PageParser` in `pages.ts`): parses each page body it is
  * sent (`parsePage`) and sends back the page with its transactions in their flat form, resource
- * values packed into their stored form (storage's `packResourceValue`), transferred.
+ * values packed into their stored form (storage's `packResourceValue`) and the transactions' texts
+ * into their history chunks, transferred.
  */
 import { parentPort } from "node:worker_threads";
 import { packResourceValue } from "../../storage/common/resourceValue.js";
@@ -17,6 +18,6 @@ port.on("message", (m: PageRequest) => {
   }
   // Resource values are packed here, into the bytes transferred: the follower's thread neither
   // copies their texts nor hands them to a packer.
-  const txns = encodeParsed(page.txns, packResourceValue);
+  const txns = encodeParsed(page.txns, packResourceValue, true);
   port.postMessage({ id: m.id, page: { ...page, txns } } satisfies PageReply, [txns.ints.buffer, txns.u64s.buffer, txns.bytes.buffer]);
 });

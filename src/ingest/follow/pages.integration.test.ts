@@ -13,6 +13,7 @@ import { parseAptosTransaction } from "../aptosJson.js";
 import { DevnetChain, defaultDevnetChainOptions } from "../devnet/chain.js";
 import { PageParser, type PendingPage, pageTxns } from "./pages.js";
 import { plain } from "../../../test/helpers/plain.js";
+import { historyChunks } from "../../storage/common/history.js";
 import { packResourceValue } from "../../storage/common/resourceValue.js";
 
 const chain = DevnetChain.fresh(defaultDevnetChainOptions);
@@ -31,16 +32,25 @@ describe("PageParser (the follower's pages parsed off its thread)", () => {
   const parser = new PageParser();
   afterAll(() => parser.close());
 
-  it("gives a page's first `limit` transactions as parsing them here does, resource values packed into their stored form, and the page's length and first version", async () => {
+  it("gives a page's first `limit` transactions as parsing them here does, resource values and texts packed into their stored forms, and the page's length and first version", async () => {
     const page = await parser.parse(body(json), 40);
     expect(page).toMatchObject({ t: "page", length: json.length, firstVersion: '"0"', refused: null });
     // Flat from the thread: decoded only when the follower takes the page.
     expect(Array.isArray((page as { txns: unknown }).txns)).toBe(false);
     const here = json.slice(0, 40).map((t, i) => parseAptosTransaction(t, i));
-    const packed = here.map((p) => ({
-      ...p,
-      resources: p.resources.map((r) => ({ ...r, json: typeof r.json === "string" ? packResourceValue(r.address, r.json) : r.json })),
-    }));
+    // The texts travel as the history chunks they make, each with the transaction it ends at.
+    const chunks = new Map(historyChunks(here.map((p) => p.txn)).map((c) => [c.lastVersion, c]));
+    expect(chunks.size).toBeGreaterThan(3);
+    const packed = here.map((p) => {
+      const { json: _text, ...txn } = p.txn;
+      const chunk = chunks.get(txn.version);
+      return {
+        ...p,
+        txn,
+        resources: p.resources.map((r) => ({ ...r, json: typeof r.json === "string" ? packResourceValue(r.address, r.json) : r.json })),
+        ...(chunk ? { history: chunk } : {}),
+      };
+    });
     expect(here.some((p) => p.resources.some((r) => typeof r.json === "string"))).toBe(true);
     expect(plain(txnsOf(page))).toEqual(plain(packed));
   });

@@ -19,7 +19,7 @@
  *   transactions the two pack alike and DEFLATE unpacks in less time a call (bench/RESULTS.md, "History").
  */
 import { constants, deflateRawSync, inflateRawSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
-import type { HistoryChunk, TxnWrite } from "../contracts/writer.js";
+import type { HistoryChunk, TxnKind, TxnWrite } from "../contracts/writer.js";
 
 const DEFLATE_LINES = 1;
 const ZSTD_LINES = 2;
@@ -33,44 +33,43 @@ const ZSTD_LEVEL_1 = { params: { [constants.ZSTD_c_compressionLevel]: 1 } };
 export const CHUNK_TEXT_BYTES = 16 * 1024;
 
 /**
- * The chunks of a block's transactions, in version order: runs of consecutive transactions that
- * carry their text, cut at `CHUNK_TEXT_BYTES`. A transaction without text (a synthetic row of a
- * test or benchmark) is in no chunk: its version has no history kept, and nothing is made up for it.
+ * The chunks of consecutive transactions (a block's, or a parsed batch's), in version order: runs of
+ * consecutive transactions that carry their text, cut at `CHUNK_TEXT_BYTES` and before each
+ * transaction that starts a block (so that a chunk never spans two). A transaction without text (a
+ * synthetic row of a test or benchmark) is in no chunk: its version has no history kept, and
+ * nothing is made up for it.
  */
 export function historyChunks(transactions: readonly TxnWrite[]): HistoryChunk[] {
   const chunks: HistoryChunk[] = [];
-  let texts: Buffer[] = [];
+  let texts: string[] = [];
   let first = 0n;
-  let bytes = 0;
+  let length = 0;
   const close = () => {
     if (texts.length === 0) return;
-    chunks.push({ firstVersion: first, lastVersion: first + BigInt(texts.length - 1), body: packTexts(texts) });
+    chunks.push({ firstVersion: first, lastVersion: first + BigInt(texts.length - 1), body: packJoined(Buffer.from(texts.join("\n"), "utf8")) });
     texts = [];
-    bytes = 0;
+    length = 0;
   };
   let expected: bigint | null = null;
   for (const t of transactions) {
-    if (t.json === undefined || (expected !== null && t.version !== expected)) close();
+    if (t.json === undefined || (expected !== null && t.version !== expected) || BLOCK_STARTS.has(t.kind)) close();
     expected = t.version + 1n;
     if (t.json === undefined) continue;
     if (texts.length === 0) first = t.version;
-    const text = Buffer.from(t.json, "utf8");
-    texts.push(text);
-    bytes += text.length + 1;
-    if (bytes >= CHUNK_TEXT_BYTES) close();
+    texts.push(t.json);
+    // Characters, not bytes: a chunk of mostly ASCII JSON is cut about where its bytes reach the mark.
+    length += t.json.length + 1;
+    if (length >= CHUNK_TEXT_BYTES) close();
   }
   close();
   return chunks;
 }
 
-/** The stored form of consecutive texts. */
-export function packTexts(texts: readonly Buffer[]): Buffer {
-  const joined = Buffer.allocUnsafe(texts.reduce((n, t) => n + t.length + 1, 0) - 1);
-  let at = 0;
-  for (const t of texts) {
-    if (at > 0) joined[at++] = NEWLINE;
-    at += t.copy(joined, at);
-  }
+/** The kinds of transaction that start a block. */
+const BLOCK_STARTS: ReadonlySet<TxnKind> = new Set(["genesis_transaction", "block_metadata_transaction"]);
+
+/** The stored form of texts already joined by newlines. */
+function packJoined(joined: Buffer): Buffer {
   // Level 1 of either: the larger levels save a few percent of the bytes for about half again the
   // CPU of a commit (bench/RESULTS.md, "History").
   const zstd = joined.length >= ZSTD_FROM;
@@ -128,4 +127,23 @@ export function textsFrom(chunks: readonly StoredChunk[], start: bigint, limit: 
     if (skip < texts.length) next = c.firstVersion + BigInt(texts.length);
   }
   return out;
+}
+
+/**
+ * The texts of `versions` (any order, any gaps), each from the chunk `chunkOf` finds for it (the
+ * newest starting at or below it): a chunk is unpacked once however many of the versions it
+ * holds. Null where no chunk covers a version.
+ */
+export function textsOfVersions(versions: readonly bigint[], chunkOf: (version: bigint) => StoredChunk | null): Array<Uint8Array | null> {
+  const unpacked = new Map<bigint, Uint8Array[]>();
+  return versions.map((v) => {
+    const c = chunkOf(v);
+    if (c === null) return null;
+    let texts = unpacked.get(c.firstVersion);
+    if (texts === undefined) {
+      texts = unpackTexts(c.body);
+      unpacked.set(c.firstVersion, texts);
+    }
+    return texts[Number(v - c.firstVersion)] ?? null;
+  });
 }

@@ -72,7 +72,7 @@ export function prepareBlock(w: BlockWrite, pack: PackValue = packHere): Prepare
 
 /** `prepareBlock` of a block `keepLastWrites` gave (a caller that packs its values elsewhere first). */
 export function prepareKept(w: BlockWrite, pack: PackValue = packHere): PreparedBlock {
-  return { block: w.block, transactions: w.transactions, history: historyChunks(w.transactions), ...prepareState(w, pack) };
+  return { block: w.block, transactions: w.transactions, history: w.history ?? historyChunks(w.transactions), ...prepareState(w, pack) };
 }
 
 type WriteKey = [Uint8Array, Uint8Array | string, bigint];

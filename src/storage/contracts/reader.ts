@@ -7,7 +7,7 @@
  * The rules every reader keeps:
  * - A read "at version V" sees the newest value of a key with version <= V; a deleted key reads null.
  * - A snapshot read (`readTableItem`, `readModules`, `readSummaries`, `readResource`, `readResources`,
- *   `readModule`, `readTransactions`, `readTransactionByHash`, and the version reads of `PageReads`) returns its value with the ledger position of the same snapshot, so a caller
+ *   `readModule`, `readTransactions`, `readTransactionByHash`, `readAccountTransactions`, and the version reads of `PageReads`) returns its value with the ledger position of the same snapshot, so a caller
  *   judging the requested version against it (404 above, 410 below the oldest version) cannot be
  *   overtaken by a concurrent prune. A version above the position reads as at the position.
  *   Other reads carry no position: a caller that must know they were not pruned meanwhile re-checks
@@ -79,6 +79,22 @@ export interface TransactionTexts {
   texts: Uint8Array[];
 }
 
+/** A page of an account's sequence-number transactions, ascending by sequence number. */
+export interface AccountTransactionsQuery {
+  sender: Uint8Array;
+  /** From this sequence number (inclusive); absent: the `limit` newest. */
+  start?: bigint | undefined;
+  limit: number;
+}
+
+/** Transactions by version, each with its text (null: its history is not kept). */
+export interface VersionTexts {
+  versions: bigint[];
+  /** The first sequence number of the page (null: an empty page). */
+  firstSequence: bigint | null;
+  texts: Array<Uint8Array | null>;
+}
+
 /** How far behind its upstream a ledger that follows a chain is (versions, seconds of chain time). */
 export interface FollowLagReport {
   versions: bigint;
@@ -130,6 +146,8 @@ export interface LedgerReader {
   readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null>;
   /** Up to `limit` transactions from version `start` on, up to the snapshot's ledger version, with its position. */
   readTransactions(start: bigint, limit: number): Promise<Snapshot<TransactionTexts> | null>;
+  /** A page of the sender's sequence-number transactions (orderless ones are not in it), with its position. */
+  readAccountTransactions(q: AccountTransactionsQuery): Promise<Snapshot<VersionTexts> | null>;
   /** The committed transaction with this 32-byte hash (null: none), with its position. */
   readTransactionByHash(hash: Uint8Array): Promise<Snapshot<TransactionTexts | null> | null>;
   /** A resource's JSON text at `version`, or null. */

@@ -78,6 +78,11 @@ export interface ResourceWrite {
 export interface BlockWrite {
   block: BlockInfo;
   transactions: TxnWrite[];
+  /**
+   * The block's history chunks, packed where its transactions were parsed (an import's or a
+   * follower's parsing thread); absent: packed from the transactions' texts when prepared.
+   */
+  history?: HistoryChunk[];
   modules: ModuleWrite[];
   tableItems: TableItemWrite[];
   resources: ResourceWrite[];

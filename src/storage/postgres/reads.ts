@@ -7,10 +7,10 @@
 import { formatAddress } from "../../ledger/address.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts } from "../contracts/reader.js";
+import type { AccountTransactionsQuery, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts, VersionTexts } from "../contracts/reader.js";
 import type { SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
-import { historyRange, textsFrom } from "../common/history.js";
+import { historyRange, textsFrom, textsOfVersions, type StoredChunk } from "../common/history.js";
 import { resourcesPage, type StoredResource } from "../common/resourcesPage.js";
 import { unpackResourceValue } from "../common/resourceValue.js";
 import {
@@ -193,6 +193,35 @@ export class PostgresReads {
     });
   }
 
+  async readAccountTransactions(q: AccountTransactionsQuery): Promise<Snapshot<VersionTexts> | null> {
+    return this.memoized(null, async () => {
+      const limit = Math.max(0, q.limit);
+      const rows =
+        q.start === undefined
+          ? await this.sql.tuples<AccountTransactionsTuple>("accountTransactionsNewest", [q.sender, limit])
+          : await this.sql.tuples<AccountTransactionsTuple>("accountTransactionsFrom", [q.sender, u64Param(q.start), limit]);
+      const first = rows[0];
+      if (!first) return null;
+      const versions: bigint[] = [];
+      let firstSequence: bigint | null = null;
+      // Each row's chunk by its version; a body comes with the first row of its chunk only.
+      const bodies = new Map<string, Buffer>();
+      const chunkOf = new Map<bigint, StoredChunk>();
+      for (const r of rows) {
+        const [version, sequence, chunkFirst, body] = r.slice(LEDGER_COLUMNS.length) as AccountTransactionColumns;
+        if (version === null) continue;
+        const v = u64FromColumn(version);
+        versions.push(v);
+        firstSequence ??= u64FromColumn(sequence);
+        if (chunkFirst === null) continue;
+        if (body !== null) bodies.set(chunkFirst, body);
+        const held = bodies.get(chunkFirst);
+        if (held) chunkOf.set(v, { firstVersion: u64FromColumn(chunkFirst), body: held });
+      }
+      return { info: ledgerInfoOf(first, PG_COLUMNS), value: { versions, firstSequence, texts: textsOfVersions(versions, (v) => chunkOf.get(v) ?? null) } };
+    });
+  }
+
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
     const rows = await this.sql.rows<{ bytecode: Buffer }>("moduleCode", [codeHash]);
     return rows[0]?.bytecode ?? null;
@@ -302,6 +331,12 @@ function textsOfChunks(chunks: ChunkColumns[], start: bigint, limit: number, led
   const stored = chunks.flatMap(([firstVersion, body]) => (firstVersion === null ? [] : [{ firstVersion: u64FromColumn(firstVersion), body }]));
   return textsFrom(stored, start, range.count);
 }
+
+/** A transaction of an account's page: version, sequence number, its chunk's first version and body (body null: an earlier row's chunk; all null: none). */
+type AccountTransactionColumns = [version: string, sequence: string, chunkFirst: string | null, body: Buffer | null] | [null, null, null, null];
+
+/** A row of the account transactions statements: the ledger columns, then a transaction (`AccountTransactionColumns`). */
+type AccountTransactionsTuple = [...LedgerTuple<string>, ...AccountTransactionColumns];
 
 /** A row of a summaries page statement: the ledger columns, the newest version, a summary (all null for none). */
 type SummariesPageTuple = [...LedgerTuple<string>, newest: string | null, ...(SummaryTuple<string> | [null, null, null, null])];

@@ -259,9 +259,17 @@ export const MIGRATIONS: readonly string[] = [
       EXECUTE format('CREATE TABLE %I PARTITION OF transaction_history FOR VALUES FROM (%s) TO (%s)', 'transaction_history_' || n, n * span, (n + 1) * span);
     END LOOP;
   END $$;
-  -- By hash: the reference keeps the same index (TransactionByHashSchema). With the version, so
-  -- that the first version of a hash is the first entry the index gives for it (an index on the
-  -- hash alone leaves the planner walking the primary key in version order for it instead).
-  CREATE INDEX transactions_by_hash ON transactions (hash, version);
+  -- By hash, as the reference keeps it (TransactionByHashSchema): on the hash's first 8 bytes, which
+  -- find it as well (the read compares the whole hash) for a smaller entry a commit writes. With
+  -- the version, so that the first version of a hash is the first entry the index gives for it (an
+  -- index on the hash alone leaves the planner walking the primary key in version order instead).
+  CREATE INDEX transactions_by_hash ON transactions ((substring(hash from 1 for 8)), version);
+  `,
+  `
+  -- A sender's sequence-number transactions by sequence number (replay kind 1; 0 is a nonce), one
+  -- index range a partition to a page however long the sender's history (the reference keeps the
+  -- same index, OrderedTransactionByAccountSchema). With the version, so that a page is read from
+  -- the index alone. Made on the parent, so every partition has it, those made later too.
+  CREATE INDEX transactions_by_sequence ON transactions (sender_id, replay_value) INCLUDE (version) WHERE replay_kind = 1;
   `,
 ];

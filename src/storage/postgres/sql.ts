@@ -112,6 +112,33 @@ const SUMMARIES_JSON_PAGE = (newestRange: string | null, pageRange: string, orde
    WHERE l.id = 1 AND l.ledger_version IS NOT NULL`;
 
 /**
+ * A page of sender $1's sequence-number transactions (replay kind 1; nonce ones are not in it) at
+ * or below the ledger version, `range` on the sequence number, at most `limit` read in `order`
+ * (the index `transactions_by_sequence`, from the index alone): the ledger columns, then a row per
+ * transaction ascending by sequence number (its version and sequence number, and the history
+ * chunk holding its version: first version and body, nulls when none covers it), or one row of
+ * nulls for an empty page. A chunk's body is sent once, with the first row it holds (the page's
+ * rows are ascending by version too, so the others follow it): later rows of the same chunk carry
+ * its first version only.
+ */
+const ACCOUNT_TRANSACTIONS = (range: string, order: "ASC" | "DESC", limit: string): string =>
+  `${LEDGER_SELECT}, p.version, p.replay_value, p.first_version, p.body
+   FROM ledger l
+   ${SENDER_ID}
+   LEFT JOIN LATERAL (
+     SELECT s.version, s.replay_value, h.first_version,
+            CASE WHEN h.first_version IS DISTINCT FROM lag(h.first_version) OVER (ORDER BY s.replay_value) THEN h.body END AS body
+     FROM (SELECT t.version, t.replay_value FROM transactions t
+           WHERE ${SENT_BY_SENDER} AND t.replay_kind = 1${range} AND t.version <= l.ledger_version
+           ORDER BY t.replay_value ${order} LIMIT ${limit}) s
+     LEFT JOIN LATERAL (SELECT c.first_version, c.body
+                        FROM (SELECT h.first_version, h.last_version, h.body FROM transaction_history h
+                              WHERE h.first_version <= s.version ORDER BY h.first_version DESC LIMIT 1) c
+                        WHERE c.last_version >= s.version) h ON true) p ON true
+   WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+   ORDER BY p.replay_value`;
+
+/**
  * The read statements. Named once; node-postgres prepares each on a connection at its first use
  * there (and again on a new connection after a reconnect). Exported for EXPLAIN in benchmarks.
  */
@@ -249,13 +276,18 @@ export const SQL = {
   // history chunk holding it (nulls: none).
   transactionByHash: `${LEDGER_SELECT}, t.version, h.first_version, h.body
                       FROM ledger l
-                      LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE t.hash = $1 AND t.version <= l.ledger_version
+                      LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE substring(t.hash from 1 for 8) = substring($1::bytea from 1 for 8) AND t.hash = $1
+                                           AND t.version <= l.ledger_version
                                          ORDER BY t.version LIMIT 1) t ON true
                       LEFT JOIN LATERAL (SELECT c.first_version, c.body
                                          FROM (SELECT h.first_version, h.last_version, h.body FROM transaction_history h
                                                WHERE h.first_version <= t.version ORDER BY h.first_version DESC LIMIT 1) c
                                          WHERE c.last_version >= t.version) h ON true
                       WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
+  // A page of sender $1's sequence-number transactions with the position (`ACCOUNT_TRANSACTIONS`):
+  // from sequence number $2 on, at most $3; or the $2 newest.
+  accountTransactionsFrom: ACCOUNT_TRANSACTIONS(" AND t.replay_value >= $2::numeric", "ASC", "$3"),
+  accountTransactionsNewest: ACCOUNT_TRANSACTIONS("", "DESC", "$2"),
   // The whole block in one statement: data-modifying CTEs run atomically, with one snapshot.
   // Addresses ($8: every address and table handle the block names, once each) and resource types
   // ($9) are interned here too: the ids of those stored already are looked up, the others

@@ -7,10 +7,10 @@ import { formatAddress } from "../../ledger/address.js";
 import { CODE_HASH_DIGITS } from "../../ledger/codeHash.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts } from "../contracts/reader.js";
+import type { AccountTransactionsQuery, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts, VersionTexts } from "../contracts/reader.js";
 import type { ImmediateReads, SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
-import { historyRange, textsFrom } from "../common/history.js";
+import { historyRange, textsFrom, textsOfVersions } from "../common/history.js";
 import { resourcesPage, type StoredResource } from "../common/resourcesPage.js";
 import { unpackResourceValue } from "../common/resourceValue.js";
 import { blockOf, fingerprintOf, ledgerInfoOf, snapshotValue, summaryOf, userTxnGasOf, type ModuleCodeForm } from "../common/rows.js";
@@ -83,9 +83,24 @@ export class SqliteReads {
     return this.turns.readTx(() => {
       const info = this.readLedgerInfo();
       if (!info) return null;
-      const version = this.statements.versionByHash.get(hash);
+      const version = this.statements.versionByHash.get(hash, hash);
       if (version === undefined || version > info.ledgerVersion) return { info, value: null };
       return { info, value: { start: version, texts: this.texts(version, 1, info.ledgerVersion) } };
+    });
+  }
+
+  async readAccountTransactions(q: AccountTransactionsQuery): Promise<Snapshot<VersionTexts> | null> {
+    return this.turns.readTx(() => {
+      const info = this.readLedgerInfo();
+      if (!info) return null;
+      const st = this.statements;
+      const rows = q.start === undefined ? st.sequencedNewest.all(q.sender, q.limit).reverse() : st.sequencedFrom.all(q.sender, versionParam(q.start), q.limit);
+      const versions = rows.map(([version]) => version);
+      const texts = textsOfVersions(versions, (v) => {
+        const c = st.historyAt.get(v);
+        return c ? { firstVersion: c[0], body: c[1] } : null;
+      });
+      return { info, value: { versions, firstSequence: rows.length > 0 ? u64FromSql(rows[0]![1]) : null, texts } };
     });
   }
 

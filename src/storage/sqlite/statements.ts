@@ -204,7 +204,25 @@ export function prepareStatements(db: Db) {
        WHERE first_version >= coalesce((SELECT max(first_version) FROM transaction_history WHERE first_version <= ?), 0)
          AND first_version <= ? ORDER BY first_version`,
     ),
-    versionByHash: db.prepare<[Uint8Array], bigint>("SELECT version FROM transactions WHERE hash = ? ORDER BY version LIMIT 1").safeIntegers(true).pluck(),
+    // An account's sequence-number transactions from a sequence number on, and its newest ones
+    // (the partial index account_sequence: replay kind 1 is a sequence number).
+    sequencedFrom: tuples<[Uint8Array, bigint, number], [bigint, bigint]>(
+      `SELECT version, replay_value FROM account_transactions
+       WHERE sender_id = (${ADDRESS_ID}) AND replay_kind = 1 AND replay_value >= ? ORDER BY replay_value LIMIT ${BOUND}`,
+    ),
+    sequencedNewest: tuples<[Uint8Array, number], [bigint, bigint]>(
+      `SELECT version, replay_value FROM account_transactions
+       WHERE sender_id = (${ADDRESS_ID}) AND replay_kind = 1 ORDER BY replay_value DESC LIMIT ${BOUND}`,
+    ),
+    // The chunk holding a version: the newest starting at or below it.
+    historyAt: tuples<[bigint], [bigint, Buffer]>(
+      "SELECT first_version, body FROM transaction_history WHERE first_version <= ? ORDER BY first_version DESC LIMIT 1",
+    ),
+    // By the index on the hash's first 8 bytes (transactions_by_hash), then the whole hash.
+    versionByHash: db
+      .prepare<[Uint8Array, Uint8Array], bigint>("SELECT version FROM transactions WHERE substr(hash, 1, 8) = substr(?, 1, 8) AND hash = ? ORDER BY version LIMIT 1")
+      .safeIntegers(true)
+      .pluck(),
     insertModule: writes<[Uint8Array, Uint8Array, bigint, string, string | null, number | null]>(
       "INSERT OR REPLACE INTO modules (address, state_key, version, name, code_hash, code_id) VALUES (?, ?, ?, ?, ?, ?)",
     ),
