@@ -645,69 +645,15 @@ describeOn([DEFAULT_PG_MAJOR], `PostgreSQL transactions in version partitions: a
 const lastVersionOf = (ws: BlockWrite[]): bigint => ws.at(-1)!.block.lastVersion;
 
 /**
- * The `commit` statement of the store from migration 4 to migration 8 (no history): the
- * parameters of today's `commitValues` up to $34, the history's after them left off.
+ * The `commit` statement of the store from migration 4 to migration 8: today's without the history
+ * it writes since migration 9, taking the parameters of today's `commitValues` up to $34.
  */
-const COMMIT_BEFORE_9 = `
-    WITH blk AS (
-      INSERT INTO blocks (height, epoch, timestamp_usec, first_version, last_version,
-                          gas_limit_reached, output_limit_reached)
-      VALUES ($1::numeric, $2::numeric, $3::numeric, $4::numeric, $5::numeric, $6::boolean, $7::boolean)
-    ), a_in AS (
-      SELECT a.address, a.ord FROM unnest($8::bytea[]) WITH ORDINALITY AS a(address, ord)
-    ), a_old AS (
-      SELECT a_in.ord, x.id FROM a_in JOIN addresses x ON x.address = a_in.address
-    ), a_new AS (
-      INSERT INTO addresses (address)
-      SELECT a_in.address FROM a_in WHERE NOT EXISTS (SELECT 1 FROM addresses x WHERE x.address = a_in.address) ORDER BY a_in.ord
-      ON CONFLICT (address) DO UPDATE SET address = excluded.address
-      RETURNING id, address
-    ), a_ids AS (
-      SELECT ord, id FROM a_old UNION ALL SELECT a_in.ord, a_new.id FROM a_new JOIN a_in ON a_in.address = a_new.address
-    ), t_in AS (
-      SELECT y.name, y.ord FROM unnest($9::text[]) WITH ORDINALITY AS y(name, ord)
-    ), t_old AS (
-      SELECT t_in.ord, y.id FROM t_in JOIN resource_types y ON y.name = t_in.name
-    ), t_new AS (
-      INSERT INTO resource_types (name)
-      SELECT t_in.name FROM t_in WHERE NOT EXISTS (SELECT 1 FROM resource_types y WHERE y.name = t_in.name) ORDER BY t_in.ord
-      ON CONFLICT (name) DO UPDATE SET name = excluded.name
-      RETURNING id, name
-    ), t_ids AS (
-      SELECT ord, id FROM t_old UNION ALL SELECT t_in.ord, t_new.id FROM t_new JOIN t_in ON t_in.name = t_new.name
-    ), txn AS (
-      INSERT INTO transactions (version, sender_id, contract_id, kind, replay_kind, success, hash, replay_value,
-                                gas_unit_price, gas_used)
-      SELECT t.version, s.id, c.id, t.kind, t.replay_kind, t.success, t.hash, t.replay_value, t.gas_unit_price, t.gas_used
-      FROM unnest($10::numeric[], $11::integer[], $12::integer[], $13::smallint[], $14::smallint[], $15::boolean[],
-                  $16::bytea[], $17::numeric[], $18::numeric[], $19::numeric[])
-           AS t(version, sender_ord, contract_ord, kind, replay_kind, success, hash, replay_value, gas_unit_price, gas_used)
-      LEFT JOIN a_ids s ON s.ord = t.sender_ord
-      LEFT JOIN a_ids c ON c.ord = t.contract_ord
-    ), mods AS (
-      INSERT INTO modules (address, state_key, version, name, bytecode, code_hash, abi)
-      SELECT * FROM unnest($20::bytea[], $21::bytea[], $22::numeric[], $23::text[], $24::bytea[], $25::text[], $34::text[])
-      ON CONFLICT (address, state_key, version)
-      DO UPDATE SET name = excluded.name, bytecode = excluded.bytecode, code_hash = excluded.code_hash, abi = excluded.abi
-    ), items AS (
-      INSERT INTO table_items (handle_id, key, version, value)
-      SELECT h.id, i.key, i.version, i.value
-      FROM unnest($26::integer[], $27::bytea[], $28::numeric[], $29::bytea[]) AS i(handle_ord, key, version, value)
-      JOIN a_ids h ON h.ord = i.handle_ord
-      ON CONFLICT (handle_id, key, version) DO UPDATE SET value = excluded.value
-    ), res AS (
-      INSERT INTO resources (address_id, type_id, version, value)
-      SELECT a.id, y.id, r.version, r.value
-      FROM unnest($30::integer[], $31::integer[], $32::numeric[], $33::bytea[]) AS r(address_ord, type_ord, version, value)
-      JOIN a_ids a ON a.ord = r.address_ord
-      JOIN t_ids y ON y.ord = r.type_ord
-      ON CONFLICT (address_id, type_id, version) DO UPDATE SET value = excluded.value
-    )
-    UPDATE ledger SET ledger_version = $5::numeric, timestamp_usec = $3::numeric, epoch = $2::numeric,
-                      block_height = $1::numeric,
-                      oldest_version = coalesce(oldest_version, $4::numeric),
-                      oldest_block_height = coalesce(oldest_block_height, $1::numeric)
-    WHERE id = 1`;
+const HISTORY_CTE = `    ), hist AS (
+      INSERT INTO transaction_history (first_version, last_version, body)
+      SELECT * FROM unnest($35::numeric[], $36::numeric[], $37::bytea[])
+    )`;
+const COMMIT_BEFORE_9 = SQL.commit.replace(HISTORY_CTE, "    )");
+if (COMMIT_BEFORE_9 === SQL.commit) throw new Error("the commit statement no longer has the history CTE this test removes");
 const valuesBefore9 = (w: BlockWrite): unknown[] => commitValues(prepareBlock(w)).slice(0, 34);
 
 /** A database at schema 6 (the migrations before 7), filled by the `commit` statement that release used too. */

@@ -185,7 +185,7 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, L extends Ledg
   summary: string;
   /** The OpenAPI description; data operations end with the 410 note. */
   description: string;
-  tags: string[];
+  tags: readonly string[];
   /** Served but left out of the OpenAPI document (not one of the interface's operations). */
   hidden?: boolean;
   params?: P;

@@ -80,20 +80,22 @@ function packJoined(joined: Buffer): Buffer {
   return out;
 }
 
-/** The texts of a stored chunk, in version order (views into one inflated buffer). */
-export function unpackTexts(body: Uint8Array): Buffer[] {
+/**
+ * The texts of a stored chunk, in version order (views into one inflated buffer): all of them, or
+ * the `count` from the `from`-th on (fewer where the chunk ends), with no view made for the others.
+ */
+export function unpackTexts(body: Uint8Array, from = 0, count = Number.POSITIVE_INFINITY): Buffer[] {
   const code = body[0];
   if (code !== DEFLATE_LINES && code !== ZSTD_LINES) throw new Error(`transaction history chunk of unknown format ${code}`);
   const joined = code === ZSTD_LINES ? zstdDecompressSync(body.subarray(1)) : inflateRawSync(body.subarray(1));
   const out: Buffer[] = [];
-  let from = 0;
-  for (;;) {
-    const end = joined.indexOf(NEWLINE, from);
+  let at = 0;
+  for (let line = 0; out.length < count; line++) {
+    const end = joined.indexOf(NEWLINE, at);
+    if (line >= from) out.push(joined.subarray(at, end < 0 ? joined.length : end));
     if (end < 0) break;
-    out.push(joined.subarray(from, end));
-    from = end + 1;
+    at = end + 1;
   }
-  out.push(joined.subarray(from));
   return out;
 }
 
@@ -121,10 +123,10 @@ export function textsFrom(chunks: readonly StoredChunk[], start: bigint, limit: 
   for (const c of chunks) {
     if (out.length >= limit) break;
     if (c.firstVersion > next) break;
-    const texts = unpackTexts(c.body);
     const skip = Number(next - c.firstVersion);
-    for (let i = skip; i < texts.length && out.length < limit; i++) out.push(texts[i]!);
-    if (skip < texts.length) next = c.firstVersion + BigInt(texts.length);
+    const texts = unpackTexts(c.body, skip, limit - out.length);
+    for (const t of texts) out.push(t);
+    next += BigInt(texts.length);
   }
   return out;
 }

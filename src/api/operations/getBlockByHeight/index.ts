@@ -14,7 +14,7 @@ import { block } from "../../schemas.js";
 import { blockJson, blockNotFoundByHeight, blockPruned, transactionBcsNotHeld } from "../history.js";
 
 /** The query of a block read: whether its transactions come with it. */
-export const blockQuery = {
+const blockQuery = {
   type: "object",
   properties: {
     with_transactions: {
@@ -24,7 +24,18 @@ export const blockQuery = {
   },
 } as const;
 
+/** What the two block operations share: the query, the formats, the answer and its errors, the latest ledger. */
+export const blockOperation = {
+  tags: ["Blocks"],
+  query: blockQuery,
+  formats: ["json", "bcs"],
+  response: { description: "The block", json: ref(block) },
+  errors: [400, 404, 406, 410, 500, 503],
+  ledger: "latest",
+} as const;
+
 export const getBlockByHeight = defineOperation({
+  ...blockOperation,
   operationId: "get_block_by_height",
   method: "GET",
   url: "/v1/blocks/by_height/:block_height",
@@ -33,17 +44,11 @@ export const getBlockByHeight = defineOperation({
     "This endpoint allows you to get the transactions in a block and the corresponding block information. " +
     "Transactions are limited by max default transactions size. If not all transactions are present, the user will need to query for the rest of the transactions via the get transactions API. " +
     "JSON only: BCS is answered 406 (this node holds transactions as JSON). If the block is pruned, it will return a 410",
-  tags: ["Blocks"],
   params: {
     type: "object",
     required: ["block_height"],
     properties: { block_height: u64Param("Block height to lookup. Starts at 0") },
   } as const,
-  query: blockQuery,
-  formats: ["json", "bcs"],
-  response: { description: "The block", json: ref(block) },
-  errors: [400, 404, 406, 410, 500, 503],
-  ledger: "latest",
   failure: ({ params }) => `Failed to get block by height ${params.block_height}`,
   read:
     (ctx) =>

@@ -10,12 +10,12 @@ import { withoutStack } from "../../../storage/contracts/errors.js";
 import type { NodeContext } from "../../context.js";
 import { ApiError } from "../../http/apiError.js";
 import type { WireFormat } from "../../http/negotiate.js";
-import { defineOperation, ref, u64Param, type Answer } from "../../http/operation.js";
-import { block } from "../../schemas.js";
-import { blockQuery } from "../getBlockByHeight/index.js";
+import { defineOperation, u64Param, type Answer } from "../../http/operation.js";
+import { blockOperation } from "../getBlockByHeight/index.js";
 import { blockJson, historyNotHeld, transactionBcsNotHeld } from "../history.js";
 
 export const getBlockByVersion = defineOperation({
+  ...blockOperation,
   operationId: "get_block_by_version",
   method: "GET",
   url: "/v1/blocks/by_version/:version",
@@ -24,17 +24,11 @@ export const getBlockByVersion = defineOperation({
     "This endpoint allows you to get the transactions in a block and the corresponding block information given a version in the block. " +
     "Transactions are limited by max default transactions size. If not all transactions are present, the user will need to query for the rest of the transactions via the get transactions API. " +
     "JSON only: BCS is answered 406 (this node holds transactions as JSON). If the block has been pruned, it will return a 410",
-  tags: ["Blocks"],
   params: {
     type: "object",
     required: ["version"],
     properties: { version: u64Param("Ledger version to lookup block information for.") },
   } as const,
-  query: blockQuery,
-  formats: ["json", "bcs"],
-  response: { description: "The block", json: ref(block) },
-  errors: [400, 404, 406, 410, 500, 503],
-  ledger: "latest",
   failure: ({ params }) => `Failed to get block by version ${params.version}`,
   read:
     (ctx) =>

@@ -16,14 +16,19 @@ import { defineOperation, hashParam, ref, type Answer } from "../../http/operati
 import { transaction } from "../../schemas.js";
 import { historyNotHeld, transactionBcsNotHeld, transactionNotFoundByHash } from "../history.js";
 
-/** The path of a route naming a transaction by its hash. */
-export const hashPathParams = {
-  type: "object",
-  required: ["txn_hash"],
-  properties: { txn_hash: hashParam("Hash of transaction to retrieve") },
+/** What the by-hash operations share: the path naming a transaction by its hash, the formats, the answer and its errors. */
+export const byHashOperation = {
+  tags: ["Transactions"],
+  params: { type: "object", required: ["txn_hash"], properties: { txn_hash: hashParam("Hash of transaction to retrieve") } },
+  formats: ["json", "bcs"],
+  response: { description: "The transaction", json: ref(transaction) },
+  errors: [400, 404, 406, 410, 500, 503],
+  ledger: "latest",
+  failure: "Failed to get transaction by hash",
 } as const;
 
 export const getTransactionByHash = defineOperation({
+  ...byHashOperation,
   operationId: "get_transaction_by_hash",
   method: "GET",
   url: "/v1/transactions/by_hash/:txn_hash",
@@ -31,13 +36,6 @@ export const getTransactionByHash = defineOperation({
   description:
     "Look up a transaction by its hash. This node holds committed transactions only (it has no mempool): " +
     "a hash no committed transaction has is answered 404. JSON only: BCS is answered 406.",
-  tags: ["Transactions"],
-  params: hashPathParams,
-  formats: ["json", "bcs"],
-  response: { description: "The transaction", json: ref(transaction) },
-  errors: [400, 404, 406, 410, 500, 503],
-  ledger: "latest",
-  failure: "Failed to get transaction by hash",
   read:
     (ctx) =>
     ({ params }, at, format) =>

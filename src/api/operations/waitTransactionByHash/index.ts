@@ -9,9 +9,8 @@
  * @example curl 'http://127.0.0.1:8080/v1/transactions/wait_by_hash/0x…'
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { defineOperation, ref } from "../../http/operation.js";
-import { transaction } from "../../schemas.js";
-import { hashPathParams, findTransactionByHash } from "../getTransactionByHash/index.js";
+import { defineOperation } from "../../http/operation.js";
+import { byHashOperation, findTransactionByHash } from "../getTransactionByHash/index.js";
 import { transactionNotFoundByHash } from "../history.js";
 
 /** The reference's `wait_by_hash_timeout_ms`, `wait_by_hash_poll_interval_ms` and `wait_by_hash_max_active_connections`. */
@@ -20,6 +19,7 @@ const WAIT_POLL_MS = 20;
 const WAIT_MAX_ACTIVE = 100;
 
 export const waitTransactionByHash = defineOperation({
+  ...byHashOperation,
   operationId: "wait_transaction_by_hash",
   method: "GET",
   url: "/v1/transactions/wait_by_hash/:txn_hash",
@@ -27,13 +27,6 @@ export const waitTransactionByHash = defineOperation({
   description:
     "Same as /transactions/by_hash, but waits for the transaction to be committed here for a short time " +
     "(1 second) before answering. It is a long poll: a client calls it again while it wants to wait longer.",
-  tags: ["Transactions"],
-  params: hashPathParams,
-  formats: ["json", "bcs"],
-  response: { description: "The transaction", json: ref(transaction) },
-  errors: [400, 404, 406, 410, 500, 503],
-  ledger: "latest",
-  failure: "Failed to get transaction by hash",
   read: (ctx) => {
     let active = 0;
     return async ({ params }, at, format) => {
