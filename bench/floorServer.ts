@@ -7,7 +7,8 @@
  *
  * Served: `GET /v1/accounts/{address}/transaction_summaries?limit=N&end_version=V` (JSON, the
  * page ending at V), `GET /v1/accounts/{address}/modules?limit=N&ledger_version=V` (JSON, the
- * first page), `POST /v1/tables/{handle}/raw_item[?ledger_version=V]` (BCS). Anything else is
+ * first page), `GET /v1/transactions/by_version/{v}` and `GET /v1/transactions?start=S&limit=N`
+ * (the stored texts), `POST /v1/tables/{handle}/raw_item[?ledger_version=V]` (BCS). Anything else is
  * answered 501, which the bench reports as not served. What it answers is not checked against
  * the node beyond the body sizes (they are the node's: the same statements); its point is what the
  * reads and a send cost when nothing else runs. The node's CPU per request over this server's is
@@ -17,6 +18,7 @@
  */
 import { createServer } from "node:http";
 import { CODE_HASH_DIGITS } from "../src/ledger/codeHash.js";
+import { textsFrom } from "../src/storage/common/history.js";
 import { SqliteStore } from "../src/storage/sqlite/SqliteStore.js";
 
 type Rows<P extends unknown[], R> = { all(...p: P): R[]; get(...p: P): R | undefined };
@@ -26,6 +28,7 @@ interface Statements {
   moduleKeys: Rows<[bigint, Uint8Array, Uint8Array, number], [Buffer, string, string | null]>;
   codeRecord: Rows<[number], string | Buffer>;
   tableItemAt: Rows<[Uint8Array, Uint8Array, bigint | null], unknown[]>;
+  historyFrom: Rows<[bigint, bigint], [bigint, Buffer]>;
 }
 
 const [db, port] = process.argv.slice(2);
@@ -50,7 +53,15 @@ const NOT_FOUND = JSON.stringify({ message: "Table Item not found", error_code: 
 const SUMMARIES = /^\/v1\/accounts\/0x([0-9a-f]{64})\/transaction_summaries\?limit=(\d+)&end_version=(\d+)$/;
 const MODULES = /^\/v1\/accounts\/0x([0-9a-f]{64})\/modules\?limit=(\d+)&ledger_version=(\d+)$/;
 const RAW_ITEM = /^\/v1\/tables\/0x([0-9a-f]{64})\/raw_item(?:\?ledger_version=(\d+))?$/;
+const BY_VERSION = /^\/v1\/transactions\/by_version\/(\d+)$/;
+const TRANSACTIONS = /^\/v1\/transactions\?start=(\d+)&limit=(\d+)$/;
 const NO_KEY = new Uint8Array(0);
+
+/** The stored texts of `limit` versions from `start` on. */
+function texts(start: bigint, limit: number): Uint8Array[] {
+  const chunks = st.historyFrom.all(start, start + BigInt(limit - 1)).map(([firstVersion, body]) => ({ firstVersion, body }));
+  return textsFrom(chunks, start, limit);
+}
 
 /** An answer of the floor's: status, headers and body. */
 type Answer = [number, Record<string, string>, string | Buffer];
@@ -62,6 +73,13 @@ function getPage(url: string): Answer | null {
     const [, address, limit, end] = summaries as unknown as [string, string, string, string];
     const rows = st.summariesJsonBackward.all(`0x${address}`, Buffer.from(address, "hex"), BigInt(end), Number(limit)).reverse();
     return [200, JSON_HEADERS, `[${rows.join(",")}]`];
+  }
+  const one = BY_VERSION.exec(url);
+  if (one) return [200, JSON_HEADERS, Buffer.from(texts(BigInt(one[1]!), 1)[0]!)];
+  const page = TRANSACTIONS.exec(url);
+  if (page) {
+    const parts = texts(BigInt(page[1]!), Number(page[2]!));
+    return [200, JSON_HEADERS, Buffer.concat([Buffer.from("["), ...parts.flatMap((t, i) => (i === 0 ? [t] : [Buffer.from(","), t])), Buffer.from("]")])];
   }
   const modules = MODULES.exec(url);
   if (modules) {
@@ -95,6 +113,8 @@ async function listenFastify(): Promise<string> {
   const get = (req: import("fastify").FastifyRequest, reply: import("fastify").FastifyReply) => send(reply, getPage(req.url) ?? [501, {}, ""]);
   app.get("/v1/accounts/:address/transaction_summaries", { schema: page({ limit: { type: "string" }, end_version: { type: "string" } }) }, get);
   app.get("/v1/accounts/:address/modules", { schema: page({ limit: { type: "string" }, ledger_version: { type: "string" } }) }, get);
+  app.get("/v1/transactions/by_version/:v", { schema: { params: { type: "object", properties: { v: { type: "string" } } } } }, get);
+  app.get("/v1/transactions", { schema: { querystring: { type: "object", properties: { start: { type: "string" }, limit: { type: "string" } } } } }, get);
   app.post(
     "/v1/tables/:handle/raw_item",
     { schema: { params: { type: "object", properties: { handle: hex64 } }, body: { type: "object", required: ["key"], properties: { key: { type: "string" } } } } },

@@ -244,8 +244,8 @@ if (FLOOR_ON && !PG) variants.push({ label: FLOOR, args: (db) => ["--import", "t
 /** `--fastify-floor`: the same floor behind a bare Fastify (its routing, schemas and reply, no hooks). */
 const FASTIFY_FLOOR = "floor behind a bare Fastify";
 if (argv.includes("--fastify-floor") && !PG) variants.push({ label: FASTIFY_FLOOR, args: (db) => ["--import", "tsx", "bench/floorServer.ts", db, "0", "--fastify"] });
-/** Whether the floor server answers a row's requests: pages at a given version, and raw_item. */
-const floorServes = (mix: Mix) => /end_version=|ledger_version=|raw_item/u.test(mix.path);
+/** Whether the floor server answers a row's requests: pages at a given version, raw_item, and the transactions. */
+const floorServes = (mix: Mix) => /end_version=|ledger_version=|raw_item|\/transactions/u.test(mix.path);
 const NOT_SERVED: Load = { rps: NaN, p50: NaN, p99: NaN, non2xx: 0, cpuUsPerReq: NaN, total: 0 };
 let currentSize = 0;
 

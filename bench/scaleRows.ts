@@ -138,6 +138,11 @@ export function rowsOf(t: Targets, only: RegExp | null = null): Row[] {
     { name: "raw_item, one key, latest (hot)", mix: raw(items.slice(0, 1), false) },
     { name: "raw_item, random key, random ledger_version", mix: raw(items, true) },
     { name: "raw_item, random missing key (404)", mix: raw(t.missing, false) },
+    { name: "transaction by_version, random version", mix: { method: "GET", path: "/v1/transactions/by_version/{version}", choices: [{}], versions: range } },
+    {
+      name: "transactions limit=100, random start",
+      mix: { method: "GET", path: "/v1/transactions?start={version}&limit=100", choices: [{}], versions: [t.oldest, Math.max(t.oldest, t.latest - 99)] },
+    },
   ];
   return only ? rows.filter((r) => only.test(r.name)) : rows;
 }
