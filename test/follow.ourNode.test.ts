@@ -69,6 +69,9 @@ describe("a ledger-node following a ledger-node", () => {
       out.push([`/transactions?start=${v}&limit=${v % 2n === 0n ? 100 : 7}`], [`/transactions/by_version/${v}`], [`/blocks/by_version/${v}?with_transactions=true`]);
       out.push([`/accounts/${devnetAccount(Number(v % 6n))}/resources?ledger_version=${v}`], [`/accounts/${DEVNET_APP_ADDRESS}/modules?ledger_version=${v}`]);
       out.push([`/tables/${DEVNET_TABLE_HANDLE}/raw_item?ledger_version=${v}`, { key: "0x0500000000000000" }]);
+      // A key never written: from the head, the replica asks the source, whose 404 names its ledger
+      // version in X-NODE-LEDGER-VERSION (no --aptos-headers), and answers 404 as it does.
+      out.push([`/tables/${DEVNET_TABLE_HANDLE}/raw_item?ledger_version=${v}`, { key: "0xffffffffffffffff" }]);
     }
     return out;
   }

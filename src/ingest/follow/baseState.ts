@@ -32,7 +32,7 @@ import type { LedgerReader } from "../../storage/contracts/reader.js";
 import type { PageReads } from "../../storage/contracts/pageReads.js";
 import type { ModuleWrite } from "../../storage/contracts/writer.js";
 import { type BaseStateKey, StateBeforeBaseError, StatePrunedError, StorageError, UpstreamUnavailableError } from "../../storage/contracts/errors.js";
-import { type UpstreamClient, type UpstreamResponse, parseJson } from "./client.js";
+import { ledgerHeader, type UpstreamClient, type UpstreamResponse, parseJson } from "./client.js";
 import { FetchShares } from "./fetchShares.js";
 import { readHead, type UpstreamHead } from "./sync.js";
 
@@ -189,7 +189,7 @@ export class BaseStateService {
         if (typeof r.type !== "string") throw new UpstreamAnswerError(`the upstream sent a resource of ${formatAddress(address)} without its type`);
         resources.push({ version: base, address, type: r.type, json: JSON.stringify(r.data ?? null) });
       }
-      cursor = res.headers.get("x-aptos-cursor");
+      cursor = ledgerHeader(res.headers, "cursor");
     } while (cursor);
     return { ...NO_ROWS(), resources };
   }
@@ -224,7 +224,7 @@ export class BaseStateService {
         if (decoded === undefined && typeof m.abi?.address === "string") write.upstreamAbi = JSON.stringify(m.abi);
         modules.push(write);
       }
-      cursor = res.headers.get("x-aptos-cursor");
+      cursor = ledgerHeader(res.headers, "cursor");
     } while (cursor);
     return { ...NO_ROWS(), modules };
   }
@@ -320,7 +320,8 @@ class UpstreamNotFoundUnsureError extends UpstreamAnswerError {}
 
 /**
  * Checks that a 404 is the reference node's "not found" of the thing asked: JSON with one of
- * `codes` as its `error_code`, at a ledger version (`X-Aptos-Ledger-Version`) at or above `at`.
+ * `codes` as its `error_code`, at a ledger version (`X-Aptos-Ledger-Version`, or a ledger-node's
+ * `X-NODE-LEDGER-VERSION`) at or above `at`.
  */
 function requireNotFound(res: UpstreamResponse, codes: string[], at: bigint, what: string): void {
   let code: unknown;
@@ -329,7 +330,7 @@ function requireNotFound(res: UpstreamResponse, codes: string[], at: bigint, wha
   } catch {
     code = undefined;
   }
-  const header = res.headers.get("x-aptos-ledger-version");
+  const header = ledgerHeader(res.headers, "ledger-version");
   const ledgerVersion = header !== null && /^[0-9]{1,20}$/.test(header) ? BigInt(header) : null;
   if (typeof code === "string" && codes.includes(code) && ledgerVersion !== null && ledgerVersion >= at) return;
   // What the upstream sent is quoted in the cause only (the log): a gateway's page may name hosts.

@@ -246,6 +246,15 @@ export class UpstreamClient {
 }
 
 /** An upstream answer that is not what the REST API v1 answers (not JSON, a wrong shape). */
+/**
+ * A ledger header of an upstream's answer (`chain-id`, `ledger-version`, `cursor`): the reference
+ * node's `X-Aptos-*`, else the `X-NODE-*` a ledger-node sends (docs/decisions.md §4), so that a
+ * ledger-node can be followed whether or not it runs with `--aptos-headers`.
+ */
+export function ledgerHeader(headers: Headers, name: string): string | null {
+  return headers.get(`x-aptos-${name}`) ?? headers.get(`x-node-${name}`);
+}
+
 export class UpstreamGarbageError extends Error {
   constructor(message: string) {
     super(message);

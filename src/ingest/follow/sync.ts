@@ -22,7 +22,7 @@ import type { LedgerReader } from "../../storage/contracts/reader.js";
 import { describeUnknown, IngestError, type ParsedTxn, type UnknownKind } from "../aptosJson.js";
 import { type ImportStore, Importer } from "../importer.js";
 import { WriterStatus } from "../writerStatus.js";
-import { notJsonError, parseJson, UpstreamClient, UpstreamGarbageError, type UpstreamResponse, UpstreamUnavailableError } from "./client.js";
+import { ledgerHeader, notJsonError, parseJson, UpstreamClient, UpstreamGarbageError, type UpstreamResponse, UpstreamUnavailableError } from "./client.js";
 import { PageParser, type PendingPage, pageTxns } from "./pages.js";
 
 export { FIRST_SYNCED_RECORD } from "../../storage/contracts/followBase.js";
@@ -533,7 +533,7 @@ export class Follower {
       }
     }
     const { status } = res;
-    const pageChain = res.headers.get("x-aptos-chain-id");
+    const pageChain = ledgerHeader(res.headers, "chain-id");
     if (this.chainId !== null && pageChain !== null && pageChain !== String(this.chainId)) {
       throw new ChainIdChangedError(
         this.chainId,
