@@ -298,6 +298,12 @@ const OPERATIONS: Record<string, Case[]> = {
     ["accept_bcs_406", { path: "/transactions/by_version/2", headers: BCS }],
   ],
   transaction_by_hash: [["bad_hash_400", { path: "/transactions/by_hash/0x12" }]],
+  balance: [
+    ["coin", { path: `/accounts/${ALICE}/balance/0x1::aptos_coin::AptosCoin?ledger_version=10` }],
+    ["fungible_asset_none", { path: `/accounts/${ALICE}/balance/0xa` }],
+    ["bad_asset_type_400", { path: `/accounts/${ALICE}/balance/not_a_type` }],
+    ["accept_bcs", { path: `/accounts/${ALICE}/balance/0xa`, headers: BCS }],
+  ],
   account_transactions: [
     ["ok", { path: `/accounts/${ALICE}/transactions?start=0&limit=2` }],
     ["latest", { path: `/accounts/${ALICE}/transactions` }],

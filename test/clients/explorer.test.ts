@@ -25,6 +25,7 @@ const OPERATIONS = [
   "operations-Accounts-get_account",
   "operations-Accounts-get_account_resource",
   "operations-Accounts-get_account_resources",
+  "operations-Accounts-get_account_balance",
   "operations-Accounts-get_account_module",
   "operations-Tables-get_raw_table_item",
   "operations-Transactions-get_transactions",

@@ -15,6 +15,7 @@ export const APTOS_SPEC = `${FIXTURES}aptos-openapi-spec.json`;
 /** The paths of the operations the interface document lists (and the explorer shows), sorted. */
 export const OPERATION_PATHS = [
   "/accounts/{address}",
+  "/accounts/{address}/balance/{asset_type}",
   "/accounts/{address}/module/{module_name}",
   "/accounts/{address}/modules",
   "/accounts/{address}/resource/{resource_type}",

@@ -2,6 +2,7 @@
 import type { AnyOperation } from "../http/operation.js";
 import { estimateGasPrice } from "./estimateGasPrice/index.js";
 import { getAccount } from "./getAccount/index.js";
+import { getAccountBalance } from "./getAccountBalance/index.js";
 import { getAccountModule } from "./getAccountModule/index.js";
 import { getAccountResource } from "./getAccountResource/index.js";
 import { getAccountResources } from "./getAccountResources/index.js";
@@ -29,6 +30,7 @@ export const operations: AnyOperation[] = [
   getAccount,
   getAccountResource,
   getAccountResources,
+  getAccountBalance,
   getAccountModule,
   getRawTableItem,
   getTransactions,
