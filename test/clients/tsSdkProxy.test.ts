@@ -114,7 +114,7 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
         expect(summaries.map((s) => s.version)).toEqual([committed.version]);
       });
 
-      it("reads the history from the replica itself, as the upstream printed it: by hash, by version, a page, the account's transactions, blocks", async () => {
+      it("reads the history from the replica itself, as the upstream printed it: by hash, by version, a page, the account's transactions, blocks; and a balance", async () => {
         const head = BigInt(((await json(`${replica.base}/info`)) as { ledger_version: string }).ledger_version);
         const oldest = BigInt(((await json(`${replica.base}/info`)) as { oldest_ledger_version: string }).oldest_ledger_version);
         const v = oldest + (head - oldest) / 2n;
@@ -132,8 +132,16 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
         const mine = await aptos.getAccountTransactions({ accountAddress: sender, options: { limit: 5 } });
         expect(mine.length).toBeGreaterThan(0);
         for (const t of mine) expect(t).toEqual(await json(`${up.base}/transactions/by_version/${(t as { version: string }).version}`));
+        // A balance, from the resources the replica holds: the upstream's chain gives its accounts no
+        // CoinStore and no fungible store (it answers the CoinStore 404), so each one's balance is 0.
+        const coinStore = await fetch(`${up.base}/accounts/${sender}/resource/0x1::coin::CoinStore%3C0x1::aptos_coin::AptosCoin%3E`);
+        expect(coinStore.status).toBe(404);
+        expect(await aptos.getBalance({ accountAddress: sender, asset: "0x1::aptos_coin::AptosCoin" })).toBe(0);
+        expect(await aptos.getBalance({ accountAddress: sender, asset: "0xa" })).toBe(0);
         // None of it reached the upstream: no request the SDK made (it names itself in x-aptos-client) was passed on.
-        const asked = up.received.slice(before).filter((r) => /^\/v1\/(transactions|blocks|accounts\/[^/]+\/transactions)/.test(r.url) && r.headers["x-aptos-client"] !== undefined);
+        const asked = up.received
+          .slice(before)
+          .filter((r) => /^\/v1\/(transactions|blocks|accounts\/[^/]+\/(transactions|balance))/.test(r.url) && r.headers["x-aptos-client"] !== undefined);
         expect(asked).toEqual([]);
       });
 
