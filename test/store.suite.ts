@@ -684,6 +684,10 @@ export function storeSuite(factory: () => Backend): void {
       expect(textsOf((await s.readTransactions(0n, 100))?.value.texts)).toEqual([...historyTexts(0, 9), ...bigTexts]);
       expect(textsOf((await s.readTransactions(27n, 15))?.value.texts)).toEqual(bigTexts.slice(17, 32));
       expect(textsOf((await s.readTransactionByHash(hashOf(48n)))?.value?.texts)).toEqual([bigTexts[38]]);
+      // A byte budget cuts the read after the texts that fit, never before the first.
+      const budget = Buffer.byteLength(bigTexts[3]!) + Buffer.byteLength(bigTexts[4]!) + 10;
+      expect(textsOf((await s.readTransactions(13n, 30, budget))?.value.texts)).toEqual(bigTexts.slice(3, 5));
+      expect(textsOf((await s.readTransactions(13n, 30, 1))?.value.texts)).toEqual(bigTexts.slice(3, 4));
     });
 
     it("pages an account's sequence-number transactions by sequence number, with their texts, orderless ones left out", async () => {

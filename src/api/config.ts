@@ -19,6 +19,11 @@ export interface ApiConfig {
   transactionsPageSize: number;
   transactionsMaxPageSize: number;
   /**
+   * A page of transactions (or a block's) is cut early, after its first, when its texts would pass
+   * this many bytes: whatever `limit` asks, one answer holds no more than this in memory.
+   */
+  transactionsPageBytes: number;
+  /**
    * A modules page is cut early when its JSON body would pass this many bytes: a guard against an
    * account whose pages would not fit in memory, which no real account meets at 64 MiB.
    */
@@ -101,6 +106,7 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     // The reference's default page size (DEFAULT_PAGE_SIZE) and maximum (max_transactions_page_size).
     transactionsPageSize: 25,
     transactionsMaxPageSize: 100,
+    transactionsPageBytes: 64 * 1024 * 1024,
     modulesPageBytes: 64 * 1024 * 1024,
     compression: true,
     // The reference node compresses from 32 bytes; below about 1 KiB gzip and brotli save a few

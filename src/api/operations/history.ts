@@ -66,7 +66,7 @@ const GENESIS_BLOCK_HASH = `0x${"0".repeat(64)}`;
  */
 export async function blockJson(ctx: NodeContext, block: BlockInfo, withTransactions: boolean): Promise<{ body: Buffer; info: LedgerInfo } | null> {
   const count = Number(block.lastVersion - block.firstVersion) + 1;
-  const snap = await ctx.store.readTransactions(block.firstVersion, withTransactions ? Math.min(count, BLOCK_TRANSACTIONS_MAX) : 1);
+  const snap = await ctx.store.readTransactions(block.firstVersion, withTransactions ? Math.min(count, BLOCK_TRANSACTIONS_MAX) : 1, ctx.config.transactionsPageBytes);
   const first = snap?.value.texts[0];
   if (!snap || first === undefined || block.lastVersion > snap.info.ledgerVersion) return null;
   const hash = block.height === 0n ? GENESIS_BLOCK_HASH : blockHashOf(first);

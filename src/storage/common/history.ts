@@ -115,17 +115,23 @@ export interface StoredChunk {
 /**
  * The texts of versions `start`, `start + 1`, … up to `limit` of them, from the chunks that cover
  * them, in version order: it stops at the first version no chunk covers (not kept, or past the
- * ledger), so an empty list says `start` itself is not kept.
+ * ledger), so an empty list says `start` itself is not kept. It also stops, without unpacking
+ * another chunk, once the texts reach `maxBytes` (the first text always comes, whatever its size).
  */
-export function textsFrom(chunks: readonly StoredChunk[], start: bigint, limit: number): Uint8Array[] {
+export function textsFrom(chunks: readonly StoredChunk[], start: bigint, limit: number, maxBytes = Number.POSITIVE_INFINITY): Uint8Array[] {
   const out: Uint8Array[] = [];
   let next = start;
+  let bytes = 0;
   for (const c of chunks) {
-    if (out.length >= limit) break;
+    if (out.length >= limit || bytes >= maxBytes) break;
     if (c.firstVersion > next) break;
     const skip = Number(next - c.firstVersion);
     const texts = unpackTexts(c.body, skip, limit - out.length);
-    for (const t of texts) out.push(t);
+    for (const t of texts) {
+      if (out.length > 0 && bytes + t.length > maxBytes) return out;
+      out.push(t);
+      bytes += t.length;
+    }
     next += BigInt(texts.length);
   }
   return out;

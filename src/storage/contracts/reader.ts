@@ -144,8 +144,11 @@ export interface LedgerReader {
   readResources(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number): Promise<Snapshot<ResourcesPage> | null>;
   /** Module `name` of `address` at `version` with its bytecode and ABI text, or null, with its position. */
   readModule(address: Uint8Array, name: string, version: bigint | undefined): Promise<Snapshot<ModuleEntry | null> | null>;
-  /** Up to `limit` transactions from version `start` on, up to the snapshot's ledger version, with its position. */
-  readTransactions(start: bigint, limit: number): Promise<Snapshot<TransactionTexts> | null>;
+  /**
+   * Up to `limit` transactions from version `start` on, up to the snapshot's ledger version, with
+   * its position; fewer once their texts would pass `maxBytes` (at least one, when `start` is kept).
+   */
+  readTransactions(start: bigint, limit: number, maxBytes?: number): Promise<Snapshot<TransactionTexts> | null>;
   /** A page of the sender's sequence-number transactions (orderless ones are not in it), with its position. */
   readAccountTransactions(q: AccountTransactionsQuery): Promise<Snapshot<VersionTexts> | null>;
   /** The committed transaction with this 32-byte hash (null: none), with its position. */

@@ -170,14 +170,14 @@ export class PostgresReads {
     });
   }
 
-  async readTransactions(start: bigint, limit: number): Promise<Snapshot<TransactionTexts> | null> {
+  async readTransactions(start: bigint, limit: number, maxBytes?: number): Promise<Snapshot<TransactionTexts> | null> {
     return this.memoized(null, async () => {
       const rows = await this.sql.tuples<[...LedgerTuple<string>, ...ChunkColumns]>("transactionsFrom", [u64Param(start), limit]);
       const first = rows[0];
       if (!first) return null;
       const info = ledgerInfoOf(first, PG_COLUMNS);
       const chunks = rows.map((r) => r.slice(LEDGER_COLUMNS.length) as ChunkColumns);
-      return { info, value: { start, texts: textsOfChunks(chunks, start, limit, info.ledgerVersion) } };
+      return { info, value: { start, texts: textsOfChunks(chunks, start, limit, info.ledgerVersion, maxBytes) } };
     });
   }
 
@@ -325,11 +325,11 @@ export class PostgresReads {
 type ChunkColumns = [firstVersion: string, body: Buffer] | [null, null];
 
 /** The texts of up to `limit` versions from `start` on, to `ledgerVersion`, from the chunks a statement read. */
-function textsOfChunks(chunks: ChunkColumns[], start: bigint, limit: number, ledgerVersion: bigint): Uint8Array[] {
+function textsOfChunks(chunks: ChunkColumns[], start: bigint, limit: number, ledgerVersion: bigint, maxBytes?: number): Uint8Array[] {
   const range = historyRange(start, limit, ledgerVersion);
   if (range === null) return [];
   const stored = chunks.flatMap(([firstVersion, body]) => (firstVersion === null ? [] : [{ firstVersion: u64FromColumn(firstVersion), body }]));
-  return textsFrom(stored, start, range.count);
+  return textsFrom(stored, start, range.count, maxBytes);
 }
 
 /** A transaction of an account's page: version, sequence number, its chunk's first version and body (body null: an earlier row's chunk; all null: none). */

@@ -72,10 +72,10 @@ export class SqliteReads {
     },
   };
 
-  async readTransactions(start: bigint, limit: number): Promise<Snapshot<TransactionTexts> | null> {
+  async readTransactions(start: bigint, limit: number, maxBytes?: number): Promise<Snapshot<TransactionTexts> | null> {
     return this.turns.readTx(() => {
       const info = this.readLedgerInfo();
-      return info ? { info, value: { start, texts: this.texts(start, limit, info.ledgerVersion) } } : null;
+      return info ? { info, value: { start, texts: this.texts(start, limit, info.ledgerVersion, maxBytes) } } : null;
     });
   }
 
@@ -105,11 +105,11 @@ export class SqliteReads {
   }
 
   /** The texts of up to `limit` versions from `start` on, to `ledgerVersion` (inside a read transaction). */
-  private texts(start: bigint, limit: number, ledgerVersion: bigint): Uint8Array[] {
+  private texts(start: bigint, limit: number, ledgerVersion: bigint, maxBytes?: number): Uint8Array[] {
     const range = historyRange(start, limit, ledgerVersion);
     if (range === null) return [];
     const chunks = this.statements.historyFrom.all(versionParam(start), versionParam(range.end));
-    return textsFrom(chunks.map(([firstVersion, body]) => ({ firstVersion, body })), start, range.count);
+    return textsFrom(chunks.map(([firstVersion, body]) => ({ firstVersion, body })), start, range.count, maxBytes);
   }
 
   async readModules(address: Uint8Array, version: bigint | undefined, start: Uint8Array | null, limit: number, code?: WantsCode): Promise<Snapshot<ModulesPage> | null> {

@@ -104,3 +104,22 @@ describe(`transactions of a real chain (${backend.name})`, () => {
     }
   });
 });
+
+describe(`transactions past the page's byte budget (${backend.name})`, () => {
+  it("cuts a page, and a block's transactions, once their texts would pass transactionsPageBytes, never before the first", async () => {
+    const chain = new ChainBuilder().genesis();
+    for (let i = 0; i < 4; i++) chain.block([{ sender: addr("a11ce"), seq: i }, { sender: addr("a11ce"), seq: 100 + i }]);
+    const text = (v: number) => JSON.stringify(chain.txns[v]);
+    // Room for versions 1 and 2, not 3.
+    const budget = Buffer.byteLength(text(1)) + Buffer.byteLength(text(2)) + 1;
+    const node = await serveChain(backend, chain, { api: { transactionsPageBytes: budget } });
+    try {
+      expect(await (await fetch(`${node.base}/transactions?start=1&limit=100`)).text()).toBe(`[${text(1)},${text(2)}]`);
+      const block = JSON.parse(await (await fetch(`${node.base}/blocks/by_height/1?with_transactions=true`)).text()) as { transactions: unknown[]; last_version: string };
+      expect(block.transactions).toEqual([chain.txns[1], chain.txns[2]]);
+      expect(block.last_version).toBe("4");
+    } finally {
+      await stopNode(node, backend);
+    }
+  });
+});

@@ -26,7 +26,7 @@ export async function readTransactionsPage(ctx: NodeContext, start: bigint | und
   if (first > info.ledgerVersion) {
     throw ApiError.invalidInput(`Given start value (${first}) is higher than the current ledger version, it must be < ${info.ledgerVersion}`, info);
   }
-  const snap = await ctx.store.readTransactions(first, count);
+  const snap = await ctx.store.readTransactions(first, count, ctx.config.transactionsPageBytes);
   if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   if (first < snap.info.oldestVersion || snap.value.texts.length === 0) return historyNotHeld(ctx, first, snap.info);
   return { body: textsArray(snap.value.texts), exactAt: snap.info };
