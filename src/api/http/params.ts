@@ -92,10 +92,16 @@ export function checkDecimalQuery(name: string, raw: unknown): void {
   if (typeof raw !== "string" || !/^[0-9]+$/.test(raw)) throw ApiError.badParam(queryParamMessage(name, "u16", raw));
 }
 
+/** A u64 as decimal digits, or null for anything else (more than 2^64-1 included). */
+function u64Of(raw: string): bigint | null {
+  return /^[0-9]{1,20}$/.test(raw) && BigInt(raw) <= U64_MAX ? BigInt(raw) : null;
+}
+
 /** A u64 in a path (schema already checked the digits). */
 export function u64Path(name: string, raw: string): bigint {
-  if (!/^[0-9]{1,20}$/.test(raw) || BigInt(raw) > U64_MAX) throw ApiError.badParam(pathParamMessage(name, "u64", raw));
-  return BigInt(raw);
+  const v = u64Of(raw);
+  if (v === null) throw ApiError.badParam(pathParamMessage(name, "u64", raw));
+  return v;
 }
 
 /**
@@ -113,8 +119,9 @@ export function hashPath(name: string, raw: string): Uint8Array {
 /** An optional u64 query value (schema already checked the digits). */
 export function u64Query(name: string, raw: string | undefined): bigint | undefined {
   if (raw === undefined) return undefined;
-  if (!/^[0-9]{1,20}$/.test(raw) || BigInt(raw) > U64_MAX) throw ApiError.badParam(queryParamMessage(name, "u64", raw));
-  return BigInt(raw);
+  const v = u64Of(raw);
+  if (v === null) throw ApiError.badParam(queryParamMessage(name, "u64", raw));
+  return v;
 }
 
 /**

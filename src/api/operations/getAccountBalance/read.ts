@@ -4,6 +4,7 @@
  * primary fungible store of the paired (or named) asset, whose address is derived as the
  * framework derives it (sha3-256 of owner, metadata and the scheme byte 0xFC).
  */
+import { bcs } from "@mysten/bcs";
 import { createHash } from "node:crypto";
 import { parseAddress } from "../../../ledger/address.js";
 import { parseStructTag, structTagString } from "../../../ledger/structTag.js";
@@ -70,11 +71,8 @@ export async function readAccountBalance(ctx: NodeContext, owner: Uint8Array, as
     // The reference reads the concurrent balance only where the store's own says 0.
     balance += held !== 0n ? held : u64At(await resource(store, CONCURRENT_BALANCE), ["balance", "value"]);
   }
-  if (format === "bcs") {
-    const bytes = Buffer.alloc(8);
-    bytes.writeBigUInt64LE(BigInt.asUintN(64, balance));
-    return { body: bytes, exactAt };
-  }
+  const u64 = BigInt.asUintN(64, balance);
+  if (format === "bcs") return { body: Buffer.from(bcs.u64().serialize(u64).toBytes()), exactAt };
   // A bare JSON integer, as the reference sends it: printed from the bigint, exact past 2^53.
-  return { body: BigInt.asUintN(64, balance).toString(), exactAt };
+  return { body: u64.toString(), exactAt };
 }
