@@ -150,7 +150,7 @@ export async function writeScaleLedger(store: Storage, versions: number, label: 
       state_checkpoint_hash: hash("checkpoint", end),
       changes: [],
       timestamp: ts.toString(),
-      block_end_info: { block_gas_limit_reached: false, block_output_limit_reached: false, block_effective_block_gas_units: "0", block_approx_output_size: "0" },
+      block_end_info: { block_gas_limit_reached: false, block_output_limit_reached: false, block_effective_block_gas_units: 0, block_approx_output_size: 0 },
       type: "block_epilogue_transaction",
     });
     height++;

@@ -286,8 +286,8 @@ export class DevnetChain {
       block_end_info: {
         block_gas_limit_reached: false,
         block_output_limit_reached: false,
-        block_effective_block_gas_units: "0",
-        block_approx_output_size: "0",
+        block_effective_block_gas_units: 0,
+        block_approx_output_size: 0,
       },
       type: "block_epilogue_transaction",
     });
