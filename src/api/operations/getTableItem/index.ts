@@ -37,7 +37,8 @@ export const getTableItem = defineOperation({
   query: stateVersionQuery,
   body: ref(tableItemRequest),
   formats: ["json", "bcs"],
-  response: { description: "The value as JSON (a MoveValue), or its stored bytes (BCS)" },
+  // any JSON value: a number, a string, a boolean, an array or an object (the reference's MoveValue)
+  response: { description: "The value as JSON (a MoveValue), or its stored bytes (BCS)", json: { description: "A Move value" } },
   errors: [400, 403, 404, 410, 500, 503],
   ledger: { at: "ledger_version" },
   failure: ({ body }) => `Failed when trying to retrieve table item from the DB with key: ${keyText(body.key)}`,
