@@ -13,7 +13,7 @@
 import { addressParam, defineOperation, ref, stateVersionQuery } from "../../http/operation.js";
 import { tableItemRequest } from "../../schemas.js";
 import { keyText, readTableItem, structsCache } from "./read.js";
-import { tableItemTypes, type TableItemTypes } from "./request.js";
+import { tableItemTypes } from "./request.js";
 
 export const getTableItem = defineOperation({
   operationId: "get_table_item",
@@ -51,6 +51,6 @@ export const getTableItem = defineOperation({
   },
   read: (ctx) => {
     const cache = structsCache();
-    return ({ params, body }, at, format) => readTableItem(ctx, cache, params.table_handle, body.key, (at.found as { types: TableItemTypes }).types, at, format);
+    return ({ params, body }, at, format) => readTableItem(ctx, cache, params.table_handle, body.key, at.found!.types, at, format);
   },
 });
