@@ -143,6 +143,14 @@ const rawItem = (key: string, q = "", headers: Record<string, string> = BCS, han
   body: JSON.stringify({ key }),
 });
 
+const tableItem = (body: unknown, q = "", headers: Record<string, string> = {}, handle = TABLE): Req => ({
+  method: "POST",
+  path: `/tables/${handle}/item${q}`,
+  headers: { ...JSON_CT, ...headers },
+  body: JSON.stringify(body),
+});
+const U64_ITEM = (key: unknown) => ({ key_type: "u64", value_type: "u64", key });
+
 /** The node's own version is not part of the golden. */
 const infoBody = (b: unknown) => {
   const o = b as Record<string, unknown>;
@@ -283,6 +291,38 @@ const OPERATIONS: Record<string, Case[]> = {
     ["text_plain_415", { method: "POST", path: `/tables/${TABLE}/raw_item`, headers: { "content-type": "text/plain", ...BCS }, body: "x" }],
     ["get_405", { path: `/tables/${TABLE}/raw_item` }],
   ],
+  table_item: [
+    ["ok", tableItem(U64_ITEM("1"))],
+    ["ok_bcs", tableItem(U64_ITEM("1"), "", BCS)],
+    ["ledger_version", tableItem(U64_ITEM("2"), "?ledger_version=10")],
+    ["struct_key_and_value", tableItem({ key_type: `${APP}::shop::Item`, value_type: `0xcafe::shop::Item`, key: { value: "3" } })],
+    ["deleted_404", tableItem(U64_ITEM("2"))],
+    ["missing_item_404", tableItem(U64_ITEM("9"))],
+    ["ledger_version_in_future_404", tableItem(U64_ITEM("1"), "?ledger_version=1000000")],
+    ["bad_ledger_version_400", tableItem(U64_ITEM("1"), "?ledger_version=abc")],
+    ["bad_handle_400", tableItem(U64_ITEM("1"), "", {}, "0xnothex")],
+    ["bad_key_type_400", tableItem({ key_type: "u9", value_type: "u64", key: "1" })],
+    ["bad_value_type_400", tableItem({ key_type: "u64", value_type: "0x1::coin", key: "1" })],
+    ["deep_key_type_400", tableItem({ key_type: `${"vector<".repeat(9)}u8${">".repeat(9)}`, value_type: "u64", key: "1" })],
+    ["reference_key_type_400", tableItem({ key_type: "&u64", value_type: "u64", key: "1" })],
+    ["key_not_a_string_400", tableItem(U64_ITEM(1))],
+    ["key_not_a_u64_400", tableItem(U64_ITEM("1x"))],
+    ["u8_out_of_range_400", tableItem({ key_type: "u8", value_type: "u64", key: 256 })],
+    ["bad_address_key_400", tableItem({ key_type: "address", value_type: "u64", key: "0xzz" })],
+    ["bad_hex_key_400", tableItem({ key_type: "vector<u8>", value_type: "u64", key: "0x123" })],
+    ["struct_key_not_an_object_400", tableItem({ key_type: `${APP}::shop::Item`, value_type: "u64", key: "3" })],
+    ["struct_key_missing_field_400", tableItem({ key_type: `${APP}::shop::Item`, value_type: "u64", key: { amount: "3" } })],
+    ["unknown_module_400", tableItem({ key_type: `${APP}::nope::Item`, value_type: "u64", key: {} })],
+    ["unknown_struct_400", tableItem({ key_type: `${APP}::shop::Nope`, value_type: "u64", key: {} })],
+    ["module_not_yet_published_400", tableItem({ key_type: `${APP}::shop::Item`, value_type: "u64", key: { value: "1" } }, "?ledger_version=1")],
+    ["signer_key_400", tableItem({ key_type: "signer", value_type: "u64", key: "0x1" })],
+    ["oversized_key_400", tableItem({ key_type: "vector<u8>", value_type: "u64", key: "0x" + "00".repeat(2 * 1024 * 1024) })],
+    ["value_not_of_value_type_500", tableItem({ key_type: "u64", value_type: "bool", key: "1" })],
+    ["unknown_value_struct_500", tableItem({ key_type: "u64", value_type: `${APP}::shop::Nope`, key: "1" })],
+    ["no_key_400", tableItem({ key_type: "u64", value_type: "u64" })],
+    ["body_not_json_400", { method: "POST", path: `/tables/${TABLE}/item`, headers: JSON_CT, body: "not json" }],
+    ["get_405", { path: `/tables/${TABLE}/item` }],
+  ],
   transactions: [
     ["ok", { path: "/transactions?start=0&limit=3" }],
     ["latest", { path: "/transactions?limit=2" }],
@@ -373,6 +413,10 @@ const PRUNED: Record<string, Case[]> = {
   raw_item: [
     ["ledger_version_pruned_410", rawItem(u64le(1), "?ledger_version=1")],
     ["after_prune", rawItem(u64le(1))],
+  ],
+  table_item: [
+    ["ledger_version_pruned_410", tableItem(U64_ITEM("1"), "?ledger_version=1")],
+    ["after_prune", tableItem(U64_ITEM("1"))],
   ],
   info: [["after_prune", { path: "/info" }, infoBody]],
   estimate_gas_price: [["after_prune", { path: "/estimate_gas_price" }]],

@@ -33,6 +33,19 @@ export const rawTableItemRequest = {
   properties: { key: { type: "string", format: "hex", description: "The BCS-serialized table key, hex encoded" } },
 } as const;
 
+/** The body of the table item read: the key as JSON, and the Move types of the key and the value. */
+export const tableItemRequest = {
+  $id: "TableItemRequest",
+  type: "object",
+  description: "Table Item request for the GetTableItem API",
+  required: ["key_type", "value_type", "key"],
+  properties: {
+    key_type: { type: "string", description: "The Move type of the table's keys, e.g. `address` or `0x1::string::String`" },
+    value_type: { type: "string", description: "The Move type of the table's values, e.g. `u128`" },
+    key: { description: "The key as JSON, as the node writes a Move value of the key type" },
+  },
+} as const;
+
 /** `MoveModule`: the ABI of a module (its functions and structs are shared schemas). */
 export const moveModule = {
   $id: "MoveModule",
@@ -239,5 +252,6 @@ export const sharedSchemas = [
   block,
   gasEstimation,
   rawTableItemRequest,
+  tableItemRequest,
 ] as const;
 

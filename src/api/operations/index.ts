@@ -15,6 +15,7 @@ import { getHealthy } from "./getHealthy/index.js";
 import { getIndex, getIndexSlash } from "./getIndex/index.js";
 import { getInfo } from "./getInfo/index.js";
 import { getRawTableItem } from "./getRawTableItem/index.js";
+import { getTableItem } from "./getTableItem/index.js";
 import { getSpec, specDocuments } from "./getSpec/index.js";
 import { getTransactionByHash } from "./getTransactionByHash/index.js";
 import { getTransactionByVersion } from "./getTransactionByVersion/index.js";
@@ -32,6 +33,7 @@ export const operations: AnyOperation[] = [
   getAccountResources,
   getAccountBalance,
   getAccountModule,
+  getTableItem,
   getRawTableItem,
   getTransactions,
   getAccountTransactions,
