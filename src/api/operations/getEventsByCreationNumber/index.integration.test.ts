@@ -127,3 +127,37 @@ describe(`events by creation number, paged and pruned (${backend.name})`, () => 
     expect(await (await get(`?start=${first}&limit=100`)).text()).toBe(`[${deposits.slice(first).join(",")}]`);
   });
 });
+
+describe(`events by creation number past the page's byte budget (${backend.name})`, () => {
+  it("ends a page once its transactions' texts would pass transactionsPageBytes, never before the first, a text counted once for its events", async () => {
+    const ALICE = addr("a11ce");
+    const chain = new ChainBuilder().genesis();
+    const texts: string[] = [];
+    const printed: string[] = [];
+    for (let seq = 0; seq < 4; seq++) {
+      chain.block([{ sender: ALICE, seq }]);
+      const user = chain.txns[chain.txns.length - 2]!;
+      // Two events of the handle in each transaction.
+      const events = [0, 1].map((k) => ({
+        guid: { creation_number: "5", account_address: "0xa11ce" },
+        sequence_number: String(2 * seq + k),
+        type: "0x1::coin::DepositEvent",
+        data: { amount: String(k) },
+      }));
+      user.events = events;
+      texts.push(JSON.stringify(user));
+      for (const e of events) printed.push(versioned(user.version as string, e));
+    }
+    const budget = Buffer.byteLength(texts[0]!) + Buffer.byteLength(texts[1]!) + 1;
+    const node = await serveChain(backend, chain, { api: { transactionsPageBytes: budget } });
+    try {
+      const get = async (q: string) => await (await fetch(`${node.base}/accounts/${ALICE}/events/5${q}`)).text();
+      expect(await get("?start=0&limit=100")).toBe(`[${printed.slice(0, 4).join(",")}]`);
+      expect(await get("?start=3&limit=100")).toBe(`[${printed.slice(3, 6).join(",")}]`);
+      // The latest page: the first of it is held, so it is served, ending where the budget does.
+      expect(await get("?limit=3")).toBe(`[${printed.slice(5, 8).join(",")}]`);
+    } finally {
+      await stopNode(node, backend);
+    }
+  });
+});
