@@ -10,7 +10,8 @@
  *
  * @example curl 'http://127.0.0.1:8080/v1/accounts/0x1/events/0x1::block::BlockResource/new_block_events'
  */
-import { parseAddress } from "../../../ledger/address.js";
+import { formatAddress, parseAddress } from "../../../ledger/address.js";
+import type { LedgerInfo } from "../../../ledger/types.js";
 import { withoutStack } from "../../../storage/contracts/errors.js";
 import { ApiError, clip } from "../../http/apiError.js";
 import { defineOperation, identifierParam, ref, structTagParam } from "../../http/operation.js";
@@ -18,8 +19,6 @@ import { versionedEvent } from "../../schemas.js";
 import { readHandleEvents, type HandleKey } from "../events.js";
 import { eventsAccountParam, eventsQuery } from "../getEventsByCreationNumber/index.js";
 import { resourceNotFound } from "../getAccountResource/read.js";
-import { formatAddress } from "../../../ledger/address.js";
-import type { LedgerInfo } from "../../../ledger/types.js";
 
 export const getEventsByEventHandle = defineOperation({
   operationId: "get_events_by_event_handle",
