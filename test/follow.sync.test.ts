@@ -3,7 +3,8 @@
  * files and the test run's PostgreSQL): a sync from genesis equals an import of the same
  * transactions, table for table; kill -9 at random points then resume; 429 storms, 5xx bursts and
  * dropped connections lose nothing; a page that is not JSON is retried until it is fixed; other
- * garbage stops it naming the version with nothing half-written.
+ * garbage stops it naming the version with nothing half-written. The synced ledger's events are the
+ * upstream's, byte for byte.
  */
 import Database from "better-sqlite3";
 import { spawn, spawnSync } from "node:child_process";
@@ -17,6 +18,7 @@ import { postgresBackend } from "./helpers/postgres.js";
 import { CLI, requireBuiltCli, runCli } from "./helpers/cli.js";
 import { FakeUpstream } from "./helpers/fakeUpstream.js";
 import { dumpTables, type TableDump } from "./helpers/ledgerTables.js";
+import { startTestNode } from "./helpers/node.js";
 
 /**
  * Table by table, so a failure names the table and the first rows that differ. `follow_base` is
@@ -101,6 +103,26 @@ describe("ledger-node follow from genesis", () => {
     expect(r.code, r.stderr).toBe(0);
     console.log(`follow: ${up.ledgerVersion + 1n} versions (${SYNC_BLOCKS} blocks) from genesis in ${secs.toFixed(1)} s`);
     expectSameTables(await dumpTables(db), await dumpTables(imported));
+    // The synced ledger serves the block events (the genesis's in the key form, the blocks' in the
+    // guid form) byte for byte as the upstream prints them from its transactions.
+    const node = await startTestNode(db);
+    try {
+      for (const path of [
+        "/accounts/0x1/events/3?start=0&limit=100",
+        `/accounts/0x1/events/3?start=${SYNC_BLOCKS - 150}&limit=100`,
+        "/accounts/0x1/events/3",
+        "/accounts/0x1/events/0x1::block::BlockResource/new_block_events?limit=7",
+        "/accounts/0x0/events/0",
+      ]) {
+        const [ours, theirs] = await Promise.all([fetch(`${node.base}${path}`), fetch(`${up.base}${path}`)]);
+        expect(ours.status, path).toBe(200);
+        const body = await ours.text();
+        expect(body, path).toBe(await theirs.text());
+        if (!path.startsWith("/accounts/0x0")) expect(body.length, path).toBeGreaterThan(100);
+      }
+    } finally {
+      await node.close();
+    }
   }, 300_000);
 
   it("on PostgreSQL too: the synced ledger equals an import into PostgreSQL", async () => {

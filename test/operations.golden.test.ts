@@ -351,6 +351,21 @@ const OPERATIONS: Record<string, Case[]> = {
     ["limit_0_400", { path: `/accounts/${ALICE}/transactions?limit=0` }],
     ["bad_address_400", { path: "/accounts/xyz/transactions" }],
   ],
+  events_by_creation_number: [
+    ["no_events", { path: `/accounts/${ALICE}/events/0` }],
+    ["limit_0_400", { path: `/accounts/${ALICE}/events/0?limit=0` }],
+    ["bad_start_400", { path: `/accounts/${ALICE}/events/0?start=-1` }],
+    ["bad_creation_number_400", { path: `/accounts/${ALICE}/events/abc` }],
+    ["bad_address_400", { path: "/accounts/xyz/events/0" }],
+    ["accept_bcs_406", { path: `/accounts/${ALICE}/events/0`, headers: BCS }],
+  ],
+  events_by_event_handle: [
+    ["resource_not_found_404", { path: `/accounts/${ALICE}/events/0x1::nope::Nope/x` }],
+    ["field_not_found_404", { path: `/accounts/${ALICE}/events/0x1::account::Account/nope` }],
+    ["not_an_event_handle_400", { path: `/accounts/${ALICE}/events/0x1::account::Account/sequence_number` }],
+    ["bad_struct_tag_400", { path: `/accounts/${ALICE}/events/not_a_tag/x` }],
+    ["bad_field_name_400", { path: `/accounts/${ALICE}/events/0x1::account::Account/1x` }],
+  ],
   block_by_height: [
     ["ok", { path: "/blocks/by_height/1" }],
     ["with_transactions", { path: "/blocks/by_height/2?with_transactions=true" }],

@@ -652,7 +652,10 @@ const HISTORY_CTE = `    ), hist AS (
       INSERT INTO transaction_history (first_version, last_version, body)
       SELECT * FROM unnest($35::numeric[], $36::numeric[], $37::bytea[])
     )`;
-const COMMIT_BEFORE_9 = SQL.commit.replace(HISTORY_CTE, "    )");
+/** The events it writes since migration 11 ($38 to $42), after the history. */
+const EVENTS_CTE = /\n {4}\), evs AS \([\s\S]*?JOIN a_ids a ON a\.ord = e\.account_ord\n/;
+const COMMIT_BEFORE_9 = SQL.commit.replace(EVENTS_CTE, "\n").replace(HISTORY_CTE, "    )");
+if (!EVENTS_CTE.test(SQL.commit)) throw new Error("the commit statement no longer has the events CTE this test removes");
 if (COMMIT_BEFORE_9 === SQL.commit) throw new Error("the commit statement no longer has the history CTE this test removes");
 const valuesBefore9 = (w: BlockWrite): unknown[] => commitValues(prepareBlock(w)).slice(0, 34);
 

@@ -167,6 +167,21 @@ describe("serve --follow --proxy", () => {
     expect(seen.headers.cookie).toBeUndefined();
   });
 
+  it("answers the events it holds itself, byte for byte as the upstream, and passes those of sequence numbers it does not hold to the upstream", async () => {
+    const asked = (path: string) => up.received.filter((r) => r.url === `/v1${path}`).length;
+    const latest = "/accounts/0x1/events/3?limit=5";
+    const [ours, theirs] = await Promise.all([fetch(`${replica.base}${latest}`), fetch(`${up.base}${latest}`)]);
+    expect(await ours.text()).toBe(await theirs.text());
+    expect(asked(latest)).toBe(1);
+    // The genesis's block event precedes the replica's first synced version.
+    const first = "/accounts/0x1/events/3?start=0&limit=3";
+    const before = asked(first);
+    const proxied = await fetch(`${replica.base}${first}`);
+    expect(proxied.status).toBe(200);
+    expect(await proxied.text()).toBe(await (await fetch(`${up.base}${first}`)).text());
+    expect(asked(first)).toBe(before + 2);
+  });
+
   it("streams back the upstream's status, headers and body, without hop-by-hop headers or those its Connection lists", async () => {
     up.faults.answerHeaders = { connection: "x-hop-only", "x-hop-only": "1", "keep-alive": "timeout=3, max=9", upgrade: "h2c", "x-upstream-note": "kept" };
     try {

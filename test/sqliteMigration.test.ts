@@ -435,3 +435,44 @@ function shift(w: BlockWrite, first: bigint, height: bigint): BlockWrite {
     resources: w.resources.map((r) => ({ ...r, version: r.version + d })),
   };
 }
+
+describe("SQLite migration 10: the events of event handles", () => {
+  it("adds the events index to a file of schema 9: its versions have none indexed, the blocks committed after are indexed and read", async () => {
+    const path = newPath();
+    const alice = Buffer.alloc(32, 0xa1);
+    const blockAt = (height: bigint, version: bigint, sequenceNumber: bigint): BlockWrite => ({
+      block: { height, epoch: 1n, timestampUsec: height * 1000n, firstVersion: version, lastVersion: version, endInfo: null },
+      transactions: [
+        {
+          version,
+          kind: height === 0n ? "genesis_transaction" : "block_metadata_transaction",
+          hash: Buffer.alloc(32, Number(version)),
+          user: null,
+          json: JSON.stringify({ version: String(version), events: [{ guid: { creation_number: "2", account_address: "0x1" } }] }),
+          events: [{ account: alice, creationNumber: 2n, sequenceNumber, index: 0 }],
+        },
+      ],
+      modules: [],
+      tableItems: [],
+      resources: [],
+    });
+    const before = open(path);
+    await before.initChain(4);
+    await before.commitBlock(blockAt(0n, 0n, 0n));
+    await before.close();
+    // Back to schema 9: the file as the previous version of the store left it.
+    const db = new Database(path);
+    try {
+      db.exec("DROP TABLE events");
+      db.prepare("DELETE FROM schema_version WHERE version = ?").run(MIGRATIONS.length);
+    } finally {
+      db.close();
+    }
+    const migrated = open(path);
+    expect((await migrated.readEvents({ account: alice, creationNumber: 2n, start: 0n, limit: 10 }))?.value.events).toEqual([]);
+    await migrated.commitBlock(blockAt(1n, 1n, 1n));
+    const page = await migrated.readEvents({ account: alice, creationNumber: 2n, limit: 10 });
+    expect(page?.value.events).toEqual([{ sequenceNumber: 1n, version: 1n, index: 0 }]);
+    expect(page?.value.texts.map((t) => Buffer.from(t!).toString())).toEqual([blockAt(1n, 1n, 1n).transactions[0]!.json]);
+  });
+});

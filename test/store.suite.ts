@@ -708,6 +708,44 @@ export function storeSuite(factory: () => Backend): void {
       expect(await page(NOBODY, 0n, 10)).toEqual({ versions: [], firstSequence: null, texts: [] });
     });
 
+    it("pages an event handle's events by sequence number with their transactions' texts, within a byte budget, pruned with the transactions", async () => {
+      // Handle (A, 2) emits one event in each of versions 2, 6 and 9 (two in 9), beside a handle (A, 3) and (B, 2).
+      const ev = (account: Uint8Array, creationNumber: bigint, sequenceNumber: bigint, index: number) => ({ account, creationNumber, sequenceNumber, index });
+      const withEvents: Record<string, ReturnType<typeof ev>[]> = {
+        "2": [ev(A, 2n, 0n, 1), ev(A, 3n, 0n, 2)],
+        "6": [ev(A, 2n, 1n, 0), ev(B, 2n, 0n, 1)],
+        "9": [ev(A, 2n, 2n, 0), ev(A, 2n, 3n, 3)],
+      };
+      const blocks = HISTORY.map((b) => ({ ...b, transactions: b.transactions.map((t) => (withEvents[String(t.version)] ? { ...t, events: withEvents[String(t.version)] } : t)) }));
+      const s = await fresh(4, blocks);
+      const page = async (account: Uint8Array, creationNumber: bigint, start: bigint | undefined, limit: number, maxBytes?: number) => {
+        const snap = await s.readEvents({ account, creationNumber, start, limit, ...(maxBytes === undefined ? {} : { maxBytes }) });
+        expect(snap?.info.ledgerVersion).toBe(9n);
+        return { events: snap?.value.events.map((e) => [e.sequenceNumber, e.version, e.index]), texts: textsOf(snap?.value.texts as Uint8Array[]) };
+      };
+      const of = (...vs: number[]) => vs.flatMap((v) => historyTexts(v, v));
+      expect(await page(A, 2n, 0n, 10)).toEqual({ events: [[0n, 2n, 1], [1n, 6n, 0], [2n, 9n, 0], [3n, 9n, 3]], texts: of(2, 6, 9, 9) });
+      expect(await page(A, 2n, 1n, 2)).toEqual({ events: [[1n, 6n, 0], [2n, 9n, 0]], texts: of(6, 9) });
+      expect(await page(A, 2n, undefined, 3)).toEqual({ events: [[1n, 6n, 0], [2n, 9n, 0], [3n, 9n, 3]], texts: of(6, 9, 9) });
+      expect(await page(A, 3n, undefined, 10)).toEqual({ events: [[0n, 2n, 2]], texts: of(2) });
+      expect(await page(B, 2n, 0n, 10)).toEqual({ events: [[0n, 6n, 1]], texts: of(6) });
+      for (const [account, creation, start] of [[A, 2n, 4n], [A, 2n, U64_MAX], [A, 4n, 0n], [NOBODY, 2n, 0n], [A, U64_MAX, 0n]] as const) {
+        expect(await page(account, creation, start, 10)).toEqual({ events: [], texts: [] });
+      }
+      expect(await page(A, 2n, 0n, 0)).toEqual({ events: [], texts: [] });
+      // The budget counts a transaction's text once however many of its events the page holds; never none.
+      const budget = Buffer.byteLength(of(6)[0]!) + Buffer.byteLength(of(9)[0]!);
+      expect((await page(A, 2n, 1n, 10, budget)).texts).toEqual(of(6, 9, 9));
+      expect((await page(A, 2n, 1n, 10, budget - 1)).texts).toEqual(of(6));
+      expect((await page(A, 2n, 1n, 10, 1)).texts).toEqual(of(6));
+      expect((await page(A, 2n, 1n, 10, 1)).events).toHaveLength(3);
+      // Pruned with the transactions: version 2's event goes, the others stay.
+      await s.prune({ oldestVersion: 5n, oldestBlockHeight: 2n });
+      const after = await s.readEvents({ account: A, creationNumber: 2n, start: 0n, limit: 10 });
+      expect(after?.value.events.map((e) => e.sequenceNumber)).toEqual([1n, 2n, 3n]);
+      expect((await s.readEvents({ account: A, creationNumber: 3n, limit: 10 }))?.value.events).toEqual([]);
+    });
+
     it("keeps no history for a transaction written without its text, and invents none", async () => {
       const bare = HISTORY.map((b) => ({ ...b, transactions: b.transactions.map(({ json: _json, ...t }) => (t.version === 6n ? t : { ...t, json: _json })) }));
       const s = await fresh(4, bare);

@@ -115,6 +115,29 @@ export const transaction = {
   additionalProperties: true,
 } as const;
 
+/** `VersionedEvent`: an event of an event handle with its transaction's version (docs/decisions.md §22). */
+export const versionedEvent = {
+  $id: "VersionedEvent",
+  type: "object",
+  description: "An event from a transaction with a version",
+  required: ["version", "guid", "sequence_number", "type", "data"],
+  properties: {
+    version: { type: "string", format: "uint64", description: "Ledger version of the transaction that emitted it" },
+    guid: {
+      type: "object",
+      description: "The globally unique identifier of the event stream: the account and the creation number of its event handle",
+      required: ["creation_number", "account_address"],
+      properties: {
+        creation_number: { type: "string", format: "uint64" },
+        account_address: { $ref: "Address#" },
+      },
+    },
+    sequence_number: { type: "string", format: "uint64", description: "The sequence number of the event in its stream" },
+    type: { type: "string", description: "String representation of the event's Move type" },
+    data: { description: "The JSON representation of the event" },
+  },
+} as const;
+
 /** A block: its height, hash, timestamp and versions, and its transactions when asked for (else null). */
 export const block = {
   $id: "Block",
@@ -249,6 +272,7 @@ export const sharedSchemas = [
   accountData,
   transactionSummary,
   transaction,
+  versionedEvent,
   block,
   gasEstimation,
   rawTableItemRequest,

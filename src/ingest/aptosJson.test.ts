@@ -76,3 +76,35 @@ describe("kinds of data this reader does not know", () => {
     expect(() => parseAptosTransaction({ ...userTxn(null), changes: [7] }, 0)).toThrow(/version 5 change #0 is not an object/);
   });
 });
+
+describe("a transaction's events of event handles (docs/decisions.md §22)", () => {
+  const eventsOf = (events: unknown) => parseAptosTransaction({ ...userTxn(entry("0x1::aptos_account::transfer")), events }, 0).txn.events;
+  const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
+
+  it("reads a guid, or the key of older ledgers (creation number little-endian, then the address), each with its place in events", () => {
+    const got = eventsOf([
+      { guid: { creation_number: "3", account_address: "0x1" }, sequence_number: "7", type: "0x1::block::NewBlockEvent", data: {} },
+      { key: "0x0200000000000000" + "ab".repeat(32), sequence_number: "0", type: "0x1::coin::DepositEvent", data: {} },
+    ])!;
+    expect(got.map((e) => [hex(e.account), e.creationNumber, e.sequenceNumber, e.index])).toEqual([
+      ["0".repeat(63) + "1", 3n, 7n, 0],
+      ["ab".repeat(32), 2n, 0n, 1],
+    ]);
+  });
+
+  it("leaves out module events (creation number 0 at 0x0) and events of neither form; none is no events at all", () => {
+    const fee = { guid: { creation_number: "0", account_address: "0x0" }, sequence_number: "0", type: "0x1::transaction_fee::FeeStatement", data: {} };
+    const handle = { guid: { creation_number: "0", account_address: "0x5" }, sequence_number: "1", type: "0x1::x::E", data: {} };
+    expect(eventsOf([fee, { type: "0x1::x::Later", data: {} }, handle])!.map((e) => e.index)).toEqual([2]);
+    expect(eventsOf([fee])).toBeUndefined();
+    expect(eventsOf([])).toBeUndefined();
+    expect(eventsOf(undefined)).toBeUndefined();
+  });
+
+  it("refuses a malformed handle or sequence number, naming the event", () => {
+    expect(() => eventsOf([{ guid: { creation_number: "x", account_address: "0x1" }, sequence_number: "0" }])).toThrow(/version 5 event #0: creation_number/);
+    expect(() => eventsOf([{ key: "0x01", sequence_number: "0" }])).toThrow(IngestError);
+    expect(() => eventsOf([{ guid: { creation_number: "1", account_address: "0x1" }, sequence_number: "-1" }])).toThrow(/sequence_number/);
+    expect(() => eventsOf([null])).toThrow(/event #0 is not an object/);
+  });
+});

@@ -6,7 +6,7 @@
 import { parseAddress, parseHexBytes } from "../ledger/address.js";
 import { moduleStateKey } from "../ledger/stateKey.js";
 import type { BlockEndInfo } from "../ledger/types.js";
-import type { HistoryChunk, ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite, UserTxnWrite } from "../storage/contracts/writer.js";
+import type { EventWrite, HistoryChunk, ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite, UserTxnWrite } from "../storage/contracts/writer.js";
 import { moduleAbi } from "../move/abi.js";
 import { TXN_KINDS } from "../storage/common/storedCodes.js";
 
@@ -193,9 +193,12 @@ export function parseAptosTransaction(value: unknown, index: number): ParsedTxn 
     }
   });
 
+  // The whole transaction as received, which the history serves (docs/decisions.md §20).
+  const txn: TxnWrite = { version, kind, hash, user, json: JSON.stringify(t) };
+  const events = handleEvents(t.events, where);
+  if (events !== null) txn.events = events;
   return {
-    // The whole transaction as received, which the history serves (docs/decisions.md §20).
-    txn: { version, kind, hash, user, json: JSON.stringify(t) },
+    txn,
     blockStart,
     endInfo,
     modules,
@@ -203,6 +206,41 @@ export function parseAptosTransaction(value: unknown, index: number): ParsedTxn 
     resources,
     unknown,
   };
+}
+
+/**
+ * The events of a transaction that belong to an event handle, with their place in its `events`
+ * (docs/decisions.md §22), or null for none. The handle is the event's `guid`, or in older ledgers
+ * its `key` (the creation number's 8 bytes little-endian, then the address). A module event has
+ * no handle: the node prints it with creation number 0 at `0x0`, and it is left out.
+ */
+function handleEvents(value: unknown, where: string): EventWrite[] | null {
+  if (!Array.isArray(value) || value.length === 0) return null;
+  let out: EventWrite[] | null = null;
+  for (let index = 0; index < value.length; index++) {
+    const at = `${where} event #${index}`;
+    const e = value[index] as Json | null;
+    if (typeof e !== "object" || e === null) throw new IngestError(`${at} is not an object`);
+    let account: Uint8Array;
+    let creationNumber: bigint;
+    const guid = e.guid as Json | null | undefined;
+    if (typeof guid === "object" && guid !== null) {
+      creationNumber = u64Field(guid, "creation_number", at);
+      account = addressField(guid, "account_address", at);
+    } else if (typeof e.key === "string") {
+      const key = parseHexBytes(e.key);
+      if (key?.length !== 40) throw new IngestError(`${at}: key is not 40 hex bytes: ${JSON.stringify(e.key).slice(0, 100)}`);
+      creationNumber = Buffer.from(key.buffer, key.byteOffset, 8).readBigUInt64LE(0);
+      account = key.subarray(8);
+    } else {
+      continue;
+    }
+    if (creationNumber === 0n && account.every((b) => b === 0)) continue;
+    const event = { account, creationNumber, sequenceNumber: u64Field(e, "sequence_number", at), index };
+    if (out === null) out = [event];
+    else out.push(event);
+  }
+  return out;
 }
 
 /** The stored kind of a transaction whose type this reader does not know. */

@@ -6,7 +6,7 @@
  * code. `decodeParsed(encodeParsed(txns))` gives the same transactions; byte fields come back as
  * views of one buffer per batch.
  */
-import type { HistoryChunk, ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite } from "../storage/contracts/writer.js";
+import type { EventWrite, HistoryChunk, ModuleWrite, ResourceWrite, TableItemWrite, TxnKind, TxnWrite } from "../storage/contracts/writer.js";
 import { historyChunks } from "../storage/common/history.js";
 import { TXN_KINDS } from "../storage/common/storedCodes.js";
 import type { ParsedTxn, UnknownKind } from "./aptosJson.js";
@@ -128,6 +128,14 @@ export function encodeParsed(txns: readonly ParsedTxn[], pack: PackResource | nu
       int(u.success ? 1 : 0);
       optionalString(u.contractAddress);
     }
+    const events = t.events ?? [];
+    int(events.length);
+    for (const ev of events) {
+      sized(ev.account);
+      u64(ev.creationNumber);
+      u64(ev.sequenceNumber);
+      int(ev.index);
+    }
     const s = p.blockStart;
     int(s === null ? 0 : s.height === null ? 1 : 2);
     if (s !== null) {
@@ -222,6 +230,17 @@ export function decodeParsed(e: EncodedParsed): ParsedTxn[] {
       const success = ints[i++] === 1;
       user = { sender, replayProtector, gasUnitPrice, gasUsed, success, contractAddress: optionalString() };
     }
+    const eventCount = ints[i++]!;
+    let events: EventWrite[] | undefined;
+    if (eventCount > 0) {
+      events = new Array(eventCount);
+      for (let k = 0; k < eventCount; k++) {
+        const account = bytesOf();
+        const creationNumber = u64s[u++]!;
+        const sequenceNumber = u64s[u++]!;
+        events[k] = { account, creationNumber, sequenceNumber, index: ints[i++]! };
+      }
+    }
     const startCode = ints[i++]!;
     let blockStart: ParsedTxn["blockStart"] = null;
     if (startCode !== 0) {
@@ -257,6 +276,7 @@ export function decodeParsed(e: EncodedParsed): ParsedTxn[] {
     }
     const held = ints[i++];
     const txn: TxnWrite = { version, kind, hash, user };
+    if (events !== undefined) txn.events = events;
     let history: HistoryChunk | undefined;
     if (held === HISTORY_TEXT) txn.json = strings[s++]!;
     else if (held === HISTORY_CHUNK) {

@@ -282,6 +282,9 @@ describe(`bodies conform to the reference OpenAPI document (${backend.name})`, (
     await send("block 0", devnet, "/blocks/by_height/0?with_transactions=true");
     await send("balance coin", devnet, `/accounts/${devnetAccount(0)}/balance/0x1::aptos_coin::AptosCoin`);
     await send("balance fungible asset", genesis, "/accounts/0x1/balance/0xa");
+    await send("events by creation number", genesis, "/accounts/0x1/events/3");
+    await send("events devnet", devnet, "/accounts/0x1/events/3?limit=5");
+    await send("events by event handle", genesis, "/accounts/0x1/events/0x1::block::BlockResource/new_block_events");
 
     // Errors of every kind.
     await send("400 limit", genesis, "/accounts/0x1/modules?limit=hello");
@@ -302,6 +305,8 @@ describe(`bodies conform to the reference OpenAPI document (${backend.name})`, (
     await send("404 account", genesis, "/accounts/0xabc");
     await send("404 resource", genesis, "/accounts/0x1/resource/0x1::a::B");
     await send("404 module", genesis, "/accounts/0x1/module/nono");
+    await send("404 struct field", genesis, "/accounts/0x1/events/0x1::block::BlockResource/nope");
+    await send("400 not an event handle", genesis, "/accounts/0x1/events/0x1::block::BlockResource/height");
     await send("400 resource type", genesis, "/accounts/0x1/resource/0x1::a");
     await send("400 module name", genesis, "/accounts/0x1/module/1coin");
     await send("404 route", genesis, "/accounts/0x1/nothing");
@@ -357,6 +362,8 @@ describe(`bodies conform to the reference OpenAPI document (${backend.name})`, (
         "GET /accounts/{address}/modules",
         "GET /accounts/{address}/resource/{resource_type}",
         "GET /accounts/{address}/resources",
+        "GET /accounts/{address}/events/{creation_number}",
+        "GET /accounts/{address}/events/{event_handle}/{field_name}",
         "GET /accounts/{address}/transaction_summaries",
         "GET /accounts/{address}/transactions",
         "GET /accounts/{address}/balance/{asset_type}",
@@ -416,8 +423,8 @@ describe(`bodies conform to the reference OpenAPI document (${backend.name})`, (
       if (id === "get_raw_table_item") want.contentTypes["200"] = ["application/x-bcs"];
       expect(shape(mine.get(id)!), id).toEqual(want);
     }
-    // The four state reads: the same tags and parameters (their error statuses differ: 406 for BCS, see docs/differences.md).
-    for (const id of ["get_account", "get_account_resource", "get_account_resources", "get_account_module"]) {
+    // The four state reads and the two event reads: the same tags and parameters (their error statuses differ: 406 for BCS, see docs/differences.md).
+    for (const id of ["get_account", "get_account_resource", "get_account_resources", "get_account_module", "get_events_by_creation_number", "get_events_by_event_handle"]) {
       const { tags, parameters } = shape(theirs.get(id)!);
       expect({ tags: shape(mine.get(id)!).tags, parameters: shape(mine.get(id)!).parameters }, id).toEqual({ tags, parameters });
     }

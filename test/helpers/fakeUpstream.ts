@@ -23,7 +23,8 @@
  * (`commitPending`) carries as a user transaction; `/transactions/by_hash` and `wait_by_hash`
  * (pending, then committed); `POST /view` (BCS or JSON) of `0xa11ce::registry::get`, answered from
  * the table it reads. Every request is recorded (`received`), and `answerHeaders` adds headers to
- * every answer.
+ * every answer. The event reads (by creation number, by event handle) are answered here from the
+ * transactions' texts.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { Deserializer, EntryFunction, SignedTransaction, type TransactionAuthenticatorEd25519 } from "@aptos-labs/ts-sdk";
@@ -482,6 +483,48 @@ export class FakeUpstream {
     return v;
   }
 
+  /**
+   * A handle's events in the texts it holds (the window kept, to the head), by sequence number,
+   * each printed as the reference's VersionedEvent: the transaction's version, then the event's
+   * fields; a `key` (creation number little-endian, then the address) printed as the GUID it is.
+   */
+  private handleEvents(account: Uint8Array, creation: bigint): Array<{ sequence: bigint; text: string }> {
+    const wanted = Buffer.from(account).toString("hex");
+    const out: Array<{ sequence: bigint; text: string }> = [];
+    for (let v = Number(this.oldestVersion); v <= Number(this.ledgerVersion); v++) {
+      const t = JSON.parse(this.txns[v]!) as Json;
+      for (const e of (t.events as Json[] | undefined) ?? []) {
+        let guid = e.guid as Json | undefined;
+        if (guid === undefined && typeof e.key === "string") {
+          const key = Buffer.from(e.key.slice(2), "hex");
+          guid = { creation_number: key.readBigUInt64LE(0).toString(), account_address: `0x${key.subarray(8).toString("hex").replace(/^0+(?=.)/, "")}` };
+        }
+        if (guid === undefined || BigInt(guid.creation_number as string) !== creation) continue;
+        if (Buffer.from(parseAddress(guid.account_address as string)!).toString("hex") !== wanted) continue;
+        if (creation === 0n && /^0+$/.test(wanted)) continue;
+        const text = JSON.stringify({ version: String(v), guid, sequence_number: e.sequence_number, type: e.type, data: e.data });
+        out.push({ sequence: BigInt(e.sequence_number as string), text });
+      }
+    }
+    return out.sort((a, b) => (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0));
+  }
+
+  /** The data of the newest write of resource `type` of `account` in the texts it holds, or null (none, or deleted). */
+  private resourceData(account: Uint8Array, type: string): Json | null {
+    const wanted = Buffer.from(account).toString("hex");
+    for (let v = Number(this.ledgerVersion); v >= 0; v--) {
+      const changes = ((JSON.parse(this.txns[v]!) as Json).changes as Json[] | undefined) ?? [];
+      for (let i = changes.length - 1; i >= 0; i--) {
+        const c = changes[i]!;
+        if (typeof c.address !== "string" || Buffer.from(parseAddress(c.address)!).toString("hex") !== wanted) continue;
+        if (c.type === "delete_resource" && c.resource === type) return null;
+        const d = c.data as Json | undefined;
+        if (c.type === "write_resource" && d?.type === type) return d.data as Json;
+      }
+    }
+    return null;
+  }
+
   private routes(): void {
     const app = this.app;
     app.addHook("onRequest", async (req, reply) => {
@@ -590,6 +633,32 @@ export class FakeUpstream {
       this.ledgerHeaders(reply);
       return blockAnswer(this.blockByVersion(v)!, req.query.with_transactions === "true");
     });
+    // The event reads, answered from the transactions' texts it was given, never from this node's
+    // code: a handle's events in either form (`guid`, or the older `key`), module events left out.
+    type EventsQuery = { start?: string; limit?: string };
+    const events = (reply: FastifyReply, account: Uint8Array, creation: bigint, q: EventsQuery) => {
+      const limit = Math.min(q.limit === undefined ? 25 : Number(q.limit), 100);
+      const found = this.handleEvents(account, creation);
+      const newest = found.at(-1)?.sequence ?? 0n;
+      const from = q.start !== undefined ? BigInt(q.start) : newest >= BigInt(limit - 1) ? newest - BigInt(limit - 1) : 0n;
+      this.ledgerHeaders(reply);
+      reply.type("application/json; charset=utf-8");
+      return reply.send(`[${found.filter((e) => e.sequence >= from).slice(0, limit).map((e) => e.text).join(",")}]`);
+    };
+    app.get("/v1/accounts/:address/events/:creation_number", async (req: FastifyRequest<{ Params: { address: string; creation_number: string }; Querystring: EventsQuery }>, reply) =>
+      events(reply, parseAddress(req.params.address)!, BigInt(req.params.creation_number), req.query),
+    );
+    app.get(
+      "/v1/accounts/:address/events/:event_handle/:field_name",
+      async (req: FastifyRequest<{ Params: { address: string; event_handle: string; field_name: string }; Querystring: EventsQuery }>, reply) => {
+        const account = parseAddress(req.params.address)!;
+        const data = this.resourceData(account, req.params.event_handle);
+        if (data === null) return this.error(reply, 404, "resource_not_found", `Resource not found: ${req.params.event_handle}`);
+        const id = ((data[req.params.field_name] as Json | undefined)?.guid as Json | undefined)?.id as Json | undefined;
+        if (!id) return this.error(reply, 404, "struct_field_not_found", `Struct Field not found: ${req.params.field_name}`);
+        return events(reply, parseAddress(id.addr as string)!, BigInt(id.creation_num as string), req.query);
+      },
+    );
     // A route of the upstream's that no ledger-node serves: what the proxy's tests pass through.
     app.get("/v1/upstream-only/:n", async (req: FastifyRequest<{ Params: { n: string } }>, reply) => {
       this.ledgerHeaders(reply);

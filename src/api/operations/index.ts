@@ -11,6 +11,8 @@ import { getBlockByHeight } from "./getBlockByHeight/index.js";
 import { getBlockByVersion } from "./getBlockByVersion/index.js";
 import { getAccountTransactions } from "./getAccountTransactions/index.js";
 import { getAccountTransactionSummaries } from "./getAccountTransactionSummaries/index.js";
+import { getEventsByCreationNumber } from "./getEventsByCreationNumber/index.js";
+import { getEventsByEventHandle } from "./getEventsByEventHandle/index.js";
 import { getHealthy } from "./getHealthy/index.js";
 import { getIndex, getIndexSlash } from "./getIndex/index.js";
 import { getInfo } from "./getInfo/index.js";
@@ -40,6 +42,8 @@ export const operations: AnyOperation[] = [
   getTransactionByVersion,
   getTransactionByHash,
   waitTransactionByHash,
+  getEventsByCreationNumber,
+  getEventsByEventHandle,
   getBlockByHeight,
   getBlockByVersion,
   estimateGasPrice,

@@ -155,3 +155,40 @@ export function textsOfVersions(versions: readonly bigint[], chunkOf: (version: 
     return texts[Number(v - c.firstVersion)] ?? null;
   });
 }
+
+/**
+ * The texts of `versions` (repeats allowed: several events of one transaction), as
+ * `textsOfVersions` gives them, cut before the first whose text would bring the distinct texts
+ * past `maxBytes` (never before the first): what is unpacked stays within the budget.
+ */
+export function textsOfVersionsWithin(
+  versions: readonly bigint[],
+  chunkOf: (version: bigint) => StoredChunk | null,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Array<Uint8Array | null> {
+  const unpacked = new Map<bigint, Uint8Array[]>();
+  const counted = new Set<bigint>();
+  const out: Array<Uint8Array | null> = [];
+  let bytes = 0;
+  for (const v of versions) {
+    const c = chunkOf(v);
+    if (c === null) {
+      out.push(null);
+      continue;
+    }
+    let texts = unpacked.get(c.firstVersion);
+    if (texts === undefined) {
+      if (out.length > 0 && bytes >= maxBytes) break;
+      texts = unpackTexts(c.body);
+      unpacked.set(c.firstVersion, texts);
+    }
+    const text = texts[Number(v - c.firstVersion)] ?? null;
+    if (text !== null && !counted.has(v)) {
+      if (out.length > 0 && bytes + text.length > maxBytes) break;
+      counted.add(v);
+      bytes += text.length;
+    }
+    out.push(text);
+  }
+  return out;
+}

@@ -7,7 +7,7 @@
  * The rules every reader keeps:
  * - A read "at version V" sees the newest value of a key with version <= V; a deleted key reads null.
  * - A snapshot read (`readTableItem`, `readModules`, `readSummaries`, `readResource`, `readResources`,
- *   `readModule`, `readTransactions`, `readTransactionByHash`, `readAccountTransactions`, and the version reads of `PageReads`) returns its value with the ledger position of the same snapshot, so a caller
+ *   `readModule`, `readTransactions`, `readTransactionByHash`, `readAccountTransactions`, `readEvents`, and the version reads of `PageReads`) returns its value with the ledger position of the same snapshot, so a caller
  *   judging the requested version against it (404 above, 410 below the oldest version) cannot be
  *   overtaken by a concurrent prune. A version above the position reads as at the position.
  *   Other reads carry no position: a caller that must know they were not pruned meanwhile re-checks
@@ -95,6 +95,35 @@ export interface VersionTexts {
   texts: Array<Uint8Array | null>;
 }
 
+/** A page of an event handle's events (docs/decisions.md §22), ascending by sequence number. */
+export interface EventsQuery {
+  /** The handle's GUID: the account's address and the creation number. */
+  account: Uint8Array;
+  creationNumber: bigint;
+  /** From this sequence number (inclusive); absent: the `limit` newest. */
+  start?: bigint | undefined;
+  limit: number;
+  /** The texts stop once they would pass this many bytes (after the first): `EventsPage.texts`. */
+  maxBytes?: number;
+}
+
+/** Where an event is: its sequence number, its transaction's version, and its place in the transaction's `events`. */
+export interface EventRef {
+  sequenceNumber: bigint;
+  version: bigint;
+  index: number;
+}
+
+/**
+ * An event handle's page: each event, and the text of its transaction for the first
+ * `texts.length` of them (null: its history is not kept); fewer texts than events once they would
+ * pass the query's `maxBytes`.
+ */
+export interface EventsPage {
+  events: EventRef[];
+  texts: Array<Uint8Array | null>;
+}
+
 /** How far behind its upstream a ledger that follows a chain is (versions, seconds of chain time). */
 export interface FollowLagReport {
   versions: bigint;
@@ -151,6 +180,8 @@ export interface LedgerReader {
   readTransactions(start: bigint, limit: number, maxBytes?: number): Promise<Snapshot<TransactionTexts> | null>;
   /** A page of the sender's sequence-number transactions (orderless ones are not in it), with its position. */
   readAccountTransactions(q: AccountTransactionsQuery): Promise<Snapshot<VersionTexts> | null>;
+  /** A page of an event handle's events with their transactions' texts, with its position. */
+  readEvents(q: EventsQuery): Promise<Snapshot<EventsPage> | null>;
   /** The committed transaction with this 32-byte hash (null: none), with its position. */
   readTransactionByHash(hash: Uint8Array): Promise<Snapshot<TransactionTexts | null> | null>;
   /** A resource's JSON text at `version`, or null. */

@@ -40,6 +40,20 @@ export interface TxnWrite {
    * then has no history kept.
    */
   json?: string;
+  /**
+   * The transaction's events that belong to an event handle, in the order of its `events` (module
+   * events, which have none, are left out); absent when it has none (docs/decisions.md §22).
+   */
+  events?: EventWrite[];
+}
+
+/** An event of an event handle: the handle's GUID, its sequence number, and where it is in its transaction's `events`. */
+export interface EventWrite {
+  account: Uint8Array; // 32 bytes
+  creationNumber: bigint;
+  sequenceNumber: bigint;
+  /** Its position in the transaction's `events` array. */
+  index: number;
 }
 
 export interface ModuleWrite {

@@ -52,6 +52,8 @@ export function commitValues(w: PreparedBlock): unknown[] {
   const handleOrds = items.map((t) => addresses.ord(t.handle));
   const ownerOrds = resources.map((r) => addresses.ord(r.write.address));
   const typeOrds = resources.map((r) => types.ord(r.write.type));
+  const events = txns.flatMap((t) => (t.events ? t.events.map((e) => ({ version: t.version, e })) : []));
+  const accountOrds = events.map(({ e }) => addresses.ord(e.account));
   return [
     u64Param(b.height),
     u64Param(b.epoch),
@@ -90,5 +92,10 @@ export function commitValues(w: PreparedBlock): unknown[] {
     w.history.map((c) => u64Param(c.firstVersion)),
     w.history.map((c) => u64Param(c.lastVersion)),
     w.history.map((c) => c.body),
+    events.map(({ version }) => u64Param(version)),
+    events.map(({ e }) => e.index),
+    accountOrds,
+    events.map(({ e }) => u64Param(e.creationNumber)),
+    events.map(({ e }) => u64Param(e.sequenceNumber)),
   ];
 }

@@ -1,7 +1,8 @@
 /**
  * The `transactions` table in version ranges of a fixed span (migration 7): partition n, table
  * `transactions_<n>`, holds versions [n·span, (n+1)·span). The history (`transaction_history`,
- * migration 9) is partitioned alike, by a chunk's first version: `transaction_history_<n>`. The
+ * migration 9) is partitioned alike, by a chunk's first version: `transaction_history_<n>`, and
+ * so are the events (`events`, migration 11) by their transaction's version: `events_<n>`. The
  * span is the database's own, in `transaction_partitions` (set once, when the table is
  * partitioned: `partition_versions`, or the default below). A prune drops the partitions wholly
  * below the oldest version (their files removed, almost no WAL) instead of deleting their rows
@@ -28,7 +29,7 @@ export const PARTITION_VERSIONS_SETTING = "ledger_node.partition_versions";
 const PARTITION_LOCK = BigInt("0x6c65646765727074").toString();
 
 /** The tables partitioned by version with the same span: partition n of each holds the same versions. */
-export const PARTITIONED_TABLES = ["transactions", "transaction_history"] as const;
+export const PARTITIONED_TABLES = ["transactions", "transaction_history", "events"] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
 /** The partition holding `version`. */

@@ -141,6 +141,7 @@ export class PostgresPruner {
       u64Param(deleteFrom),
       u64Param(step.oldestVersion),
     ]);
+    await pruneQuery(c, "DELETE FROM events WHERE version >= $1::numeric AND version < $2::numeric", [u64Param(deleteFrom), u64Param(step.oldestVersion)]);
     const blocksDeleted = (await pruneQuery(c, "DELETE FROM blocks WHERE height < $1::numeric", [u64Param(step.oldestBlockHeight)])).rowCount ?? 0;
     const dropped: string[] = [];
     for (const table of PARTITIONED_TABLES) {

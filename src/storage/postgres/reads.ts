@@ -7,10 +7,10 @@
 import { formatAddress } from "../../ledger/address.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { AccountTransactionsQuery, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts, VersionTexts } from "../contracts/reader.js";
+import type { AccountTransactionsQuery, EventsPage, EventsQuery, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts, VersionTexts } from "../contracts/reader.js";
 import type { SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
-import { historyRange, textsFrom, textsOfVersions, type StoredChunk } from "../common/history.js";
+import { historyRange, textsFrom, textsOfVersions, textsOfVersionsWithin, type StoredChunk } from "../common/history.js";
 import { resourcesPage, type StoredResource } from "../common/resourcesPage.js";
 import { unpackResourceValue } from "../common/resourceValue.js";
 import {
@@ -222,6 +222,39 @@ export class PostgresReads {
     });
   }
 
+  async readEvents(q: EventsQuery): Promise<Snapshot<EventsPage> | null> {
+    return this.memoized(null, async () => {
+      const limit = Math.max(0, q.limit);
+      const creation = u64Param(q.creationNumber);
+      const rows =
+        q.start === undefined
+          ? await this.sql.tuples<HandleEventsTuple>("eventsNewest", [q.account, creation, limit])
+          : await this.sql.tuples<HandleEventsTuple>("eventsFrom", [q.account, creation, u64Param(q.start), limit]);
+      const first = rows[0];
+      if (!first) return null;
+      const events: EventsPage["events"] = [];
+      // Each row's chunk by its version; a body comes with the first row of its chunk only.
+      const bodies = new Map<string, Buffer>();
+      const chunkOf = new Map<bigint, StoredChunk>();
+      for (const r of rows) {
+        const [version, index, sequence, chunkFirst, body] = r.slice(LEDGER_COLUMNS.length) as HandleEventColumns;
+        if (version === null) continue;
+        const v = u64FromColumn(version);
+        events.push({ sequenceNumber: u64FromColumn(sequence), version: v, index });
+        if (chunkFirst === null) continue;
+        if (body !== null) bodies.set(chunkFirst, body);
+        const held = bodies.get(chunkFirst);
+        if (held) chunkOf.set(v, { firstVersion: u64FromColumn(chunkFirst), body: held });
+      }
+      const texts = textsOfVersionsWithin(
+        events.map((e) => e.version),
+        (v) => chunkOf.get(v) ?? null,
+        q.maxBytes,
+      );
+      return { info: ledgerInfoOf(first, PG_COLUMNS), value: { events, texts } };
+    });
+  }
+
   async getModuleCode(codeHash: string): Promise<Uint8Array | null> {
     const rows = await this.sql.rows<{ bytecode: Buffer }>("moduleCode", [codeHash]);
     return rows[0]?.bytecode ?? null;
@@ -334,6 +367,14 @@ function textsOfChunks(chunks: ChunkColumns[], start: bigint, limit: number, led
 
 /** A transaction of an account's page: version, sequence number, its chunk's first version and body (body null: an earlier row's chunk; all null: none). */
 type AccountTransactionColumns = [version: string, sequence: string, chunkFirst: string | null, body: Buffer | null] | [null, null, null, null];
+
+/** An event of a handle's page: version, index in its transaction's events, sequence number, its chunk's first version and body (as `AccountTransactionColumns`). */
+type HandleEventColumns =
+  | [version: string, index: number, sequence: string, chunkFirst: string | null, body: Buffer | null]
+  | [null, null, null, null, null];
+
+/** A row of the events statements: the ledger columns, then an event (`HandleEventColumns`). */
+type HandleEventsTuple = [...LedgerTuple<string>, ...HandleEventColumns];
 
 /** A row of the account transactions statements: the ledger columns, then a transaction (`AccountTransactionColumns`). */
 type AccountTransactionsTuple = [...LedgerTuple<string>, ...AccountTransactionColumns];

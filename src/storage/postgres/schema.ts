@@ -272,4 +272,31 @@ export const MIGRATIONS: readonly string[] = [
   -- the index alone. Made on the parent, so every partition has it, those made later too.
   CREATE INDEX transactions_by_sequence ON transactions (sender_id, replay_value) INCLUDE (version) WHERE replay_kind = 1;
   `,
+  `
+  -- The events of event handles (docs/decisions.md §22): where each is, its transaction's version
+  -- and its place in the transaction's events, found by its handle's GUID (the account's address
+  -- id and the creation number) and sequence number (the reference keeps the same index,
+  -- EventByKeySchema), read from the index alone. Partitioned by version with the transactions'
+  -- span (partitions.ts), a partition for each of theirs: a prune drops them together. A ledger
+  -- written before this migration has no events indexed for what it holds.
+  CREATE TABLE events (
+    version u64 NOT NULL,
+    event_index integer NOT NULL,
+    account_id integer NOT NULL,
+    creation_number u64 NOT NULL,
+    sequence_number u64 NOT NULL,
+    PRIMARY KEY (version, event_index)
+  ) PARTITION BY RANGE (version);
+  CREATE INDEX events_by_handle ON events (account_id, creation_number, sequence_number) INCLUDE (version, event_index);
+  DO $$
+  DECLARE
+    span numeric := (SELECT versions FROM transaction_partitions);
+    n numeric;
+  BEGIN
+    FOR n IN SELECT substring(c.relname from '^transactions_([0-9]+)$')::numeric FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+             WHERE i.inhparent = 'transactions'::regclass AND c.relname ~ '^transactions_[0-9]+$' LOOP
+      EXECUTE format('CREATE TABLE %I PARTITION OF events FOR VALUES FROM (%s) TO (%s)', 'events_' || n, n * span, (n + 1) * span);
+    END LOOP;
+  END $$;
+  `,
 ];

@@ -87,6 +87,9 @@ for (const major of PG_MAJORS) describe(`on PostgreSQL ${major}`, () => {
           hash: hashOf(first + k),
           user: users[Number(k)]!,
           json: JSON.stringify({ version: String(first + k) }),
+          // BUSY's handle (creation number 2) emits an event in every block, the other senders' one in every 100.
+          ...(k === 1n ? { events: [{ account: BUSY, creationNumber: 2n, sequenceNumber: BigInt(i), index: 0 }] } : {}),
+          ...(k === 2n ? { events: [{ account: senderOf(i), creationNumber: 2n, sequenceNumber: BigInt(Math.floor(i / 100)), index: 0 }] } : {}),
         }));
         return { block: { height: BigInt(i), epoch: 0n, timestampUsec: BigInt(i), firstVersion: first, lastVersion: first + 4n, endInfo: null }, transactions, modules: [], tableItems: [], resources: [] };
       });
@@ -145,6 +148,32 @@ for (const major of PG_MAJORS) describe(`on PostgreSQL ${major}`, () => {
           const versions = Array.from({ length: page[1] - page[0] + 1 }, (_, i) => BigInt(page[0] + i) * 5n + 1n);
           expect(snap?.value.versions).toEqual(versions);
           expect(snap?.value.firstSequence).toBe(BigInt(page[0]));
+          expect(snap?.value.texts.map((t) => (t === null ? null : Buffer.from(t).toString()))).toEqual(versions.map((v) => JSON.stringify({ version: String(v) })));
+        } finally {
+          await s.close();
+        }
+      });
+    }
+
+    for (const [mode, statement, types, args, page] of [
+      ["from a sequence number", SQL.eventsFrom, "bytea, numeric, numeric, int", `'\\x${BUSY.toString("hex")}', 2, 1000, 25`, [1000, 1024]],
+      ["the newest", SQL.eventsNewest, "bytea, numeric, int", `'\\x${BUSY.toString("hex")}', 2, 25`, [2975, 2999]],
+    ] as const) {
+      it(`pages a handle's events ${mode} by the handle index, not by a walk of its rows, and the ledger row once`, async () => {
+        const plan = await genericPlan(db, statement, types, args);
+        const run = scanNodes(plan, "events").filter((n) => Number(n["Actual Loops"]) > 0);
+        expect(run.length).toBeGreaterThan(0);
+        for (const n of run) expect(String(n["Index Name"]), String(n["Relation Name"])).toMatch(/^events_\d+_account_id_creation_number_sequence_number/);
+        const read = run.reduce((sum, n) => sum + Number(n["Actual Rows"]) * Number(n["Actual Loops"]), 0);
+        expect(read).toBeLessThanOrEqual(25 + run.length);
+        expect(scansOf(plan, "ledger")).toBe(1);
+
+        const s = await PostgresStore.connect(db, { writer: "test" });
+        try {
+          const snap = await s.readEvents({ account: BUSY, creationNumber: 2n, start: mode === "the newest" ? undefined : 1000n, limit: 25 });
+          const versions = Array.from({ length: page[1] - page[0] + 1 }, (_, i) => BigInt(page[0] + i) * 5n + 1n);
+          expect(snap?.value.events.map((e) => e.version)).toEqual(versions);
+          expect(snap?.value.events[0]?.sequenceNumber).toBe(BigInt(page[0]));
           expect(snap?.value.texts.map((t) => (t === null ? null : Buffer.from(t).toString()))).toEqual(versions.map((v) => JSON.stringify({ version: String(v) })));
         } finally {
           await s.close();

@@ -139,6 +139,31 @@ const ACCOUNT_TRANSACTIONS = (range: string, order: "ASC" | "DESC", limit: strin
    ORDER BY p.replay_value`;
 
 /**
+ * A page of the events of handle ($1 address, $2 creation number) at or below the ledger version,
+ * `range` on the sequence number, at most `limit` read in `order` (the index `events_by_handle`,
+ * from the index alone): the ledger columns, then a row per event ascending by sequence number
+ * (its version, its index in the transaction's events, its sequence number, and the history chunk
+ * holding its version as in `ACCOUNT_TRANSACTIONS`, a body sent once with the first row it holds),
+ * or one row of nulls for an empty page.
+ */
+const HANDLE_EVENTS = (range: string, order: "ASC" | "DESC", limit: string): string =>
+  `${LEDGER_SELECT}, p.version, p.event_index, p.sequence_number, p.first_version, p.body
+   FROM ledger l
+   ${SENDER_ID}
+   LEFT JOIN LATERAL (
+     SELECT s.version, s.event_index, s.sequence_number, h.first_version,
+            CASE WHEN h.first_version IS DISTINCT FROM lag(h.first_version) OVER (ORDER BY s.sequence_number) THEN h.body END AS body
+     FROM (SELECT e.version, e.event_index, e.sequence_number FROM events e
+           WHERE e.account_id = sender.id AND sender.id IS NOT NULL AND e.creation_number = $2::numeric${range} AND e.version <= l.ledger_version
+           ORDER BY e.sequence_number ${order} LIMIT ${limit}) s
+     LEFT JOIN LATERAL (SELECT c.first_version, c.body
+                        FROM (SELECT h.first_version, h.last_version, h.body FROM transaction_history h
+                              WHERE h.first_version <= s.version ORDER BY h.first_version DESC LIMIT 1) c
+                        WHERE c.last_version >= s.version) h ON true) p ON true
+   WHERE l.id = 1 AND l.ledger_version IS NOT NULL
+   ORDER BY p.sequence_number`;
+
+/**
  * The read statements. Named once; node-postgres prepares each on a connection at its first use
  * there (and again on a new connection after a reconnect). Exported for EXPLAIN in benchmarks.
  */
@@ -288,6 +313,10 @@ export const SQL = {
   // from sequence number $2 on, at most $3; or the $2 newest.
   accountTransactionsFrom: ACCOUNT_TRANSACTIONS(" AND t.replay_value >= $2::numeric", "ASC", "$3"),
   accountTransactionsNewest: ACCOUNT_TRANSACTIONS("", "DESC", "$2"),
+  // A page of a handle's events with the position (`HANDLE_EVENTS`): from sequence number $3 on,
+  // at most $4; or the $3 newest.
+  eventsFrom: HANDLE_EVENTS(" AND e.sequence_number >= $3::numeric", "ASC", "$4"),
+  eventsNewest: HANDLE_EVENTS("", "DESC", "$3"),
   // The whole block in one statement: data-modifying CTEs run atomically, with one snapshot.
   // Addresses ($8: every address and table handle the block names, once each) and resource types
   // ($9) are interned here too: the ids of those stored already are looked up, the others
@@ -354,6 +383,12 @@ export const SQL = {
     ), hist AS (
       INSERT INTO transaction_history (first_version, last_version, body)
       SELECT * FROM unnest($35::numeric[], $36::numeric[], $37::bytea[])
+    ), evs AS (
+      INSERT INTO events (version, event_index, account_id, creation_number, sequence_number)
+      SELECT e.version, e.event_index, a.id, e.creation_number, e.sequence_number
+      FROM unnest($38::numeric[], $39::integer[], $40::integer[], $41::numeric[], $42::numeric[])
+           AS e(version, event_index, account_ord, creation_number, sequence_number)
+      JOIN a_ids a ON a.ord = e.account_ord
     )
     UPDATE ledger SET ledger_version = $5::numeric, timestamp_usec = $3::numeric, epoch = $2::numeric,
                       block_height = $1::numeric,

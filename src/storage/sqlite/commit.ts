@@ -43,6 +43,7 @@ export class BlockCommitter {
       b.endInfo ? flag(b.endInfo.blockOutputLimitReached) : null,
     );
     for (const t of w.transactions) {
+      if (t.events) for (const e of t.events) st.insertEvent.run(t.version, e.index, this.ids.addressId(e.account), u64ToSql(e.creationNumber), u64ToSql(e.sequenceNumber));
       const u = t.user;
       if (!u) {
         st.insertTxn.run(t.version, txnKindCode(t.kind), t.hash, null, null, null, null, null, null, null, null);

@@ -4,7 +4,7 @@
  * rather than failing on a snapshot that write made stale), a WAL checkpoint that restarts the WAL
  * and a turn of the event loop between them:
  * 1. the oldest version moves up a block boundary at a time, at most `pruneBatch.versions` past
- *    the previous step, with the transactions, their history, summaries and blocks below it;
+ *    the previous step, with the transactions, their history, events, summaries and blocks below it;
  * 2. each state table is walked in key order, `pruneBatch.stateRows` rows a step (no version
  *    index: one index fewer to write per row on import). Keys are never split across steps;
  * 3. code no module refers to any more goes, `pruneBatch.stateRows` code rows a step, and free
@@ -149,6 +149,7 @@ export class SqlitePruner {
     st.pruneAccountTransactions.run(plan.previousOldestVersion, step.oldestVersion);
     const transactionsDeleted = st.pruneTransactions.run(step.oldestVersion).changes;
     st.pruneHistory.run(step.oldestVersion);
+    st.pruneEvents.run(step.oldestVersion);
     const blocksDeleted = st.pruneBlocks.run(step.oldestBlockHeight).changes;
     st.setOldest.run(step.oldestVersion, step.oldestBlockHeight);
     return { moved: true, done: step === plan, transactionsDeleted, blocksDeleted };

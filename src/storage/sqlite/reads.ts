@@ -7,16 +7,16 @@ import { formatAddress } from "../../ledger/address.js";
 import { CODE_HASH_DIGITS } from "../../ledger/codeHash.js";
 import type { BlockInfo, LedgerInfo, ModuleEntry, TransactionSummary, UserTxnGas } from "../../ledger/types.js";
 import { moduleStateKey } from "../../ledger/stateKey.js";
-import type { AccountTransactionsQuery, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts, VersionTexts } from "../contracts/reader.js";
+import type { AccountTransactionsQuery, EventsPage, EventsQuery, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts, VersionTexts } from "../contracts/reader.js";
 import type { ImmediateReads, SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
-import { historyRange, textsFrom, textsOfVersions } from "../common/history.js";
+import { historyRange, textsFrom, textsOfVersions, textsOfVersionsWithin } from "../common/history.js";
 import { resourcesPage, type StoredResource } from "../common/resourcesPage.js";
 import { unpackResourceValue } from "../common/resourceValue.js";
 import { blockOf, fingerprintOf, ledgerInfoOf, snapshotValue, summaryOf, userTxnGasOf, type ModuleCodeForm } from "../common/rows.js";
 import { memoKeys } from "../common/memoKeys.js";
 import { summaryRange, summaryWindow, type SummaryWindow } from "../common/summaryWindow.js";
-import { SQLITE_COLUMNS, timestampToSql, u64FromSql, versionParam, versionSnapshot } from "./columns.js";
+import { SQLITE_COLUMNS, timestampToSql, u64FromSql, u64ToSql, versionParam, versionSnapshot } from "./columns.js";
 import type { DataVersionMemo } from "./dataVersionMemo.js";
 import type { Statements } from "./statements.js";
 import type { ReadTurns } from "./readTransactions.js";
@@ -101,6 +101,27 @@ export class SqliteReads {
         return c ? { firstVersion: c[0], body: c[1] } : null;
       });
       return { info, value: { versions, firstSequence: rows.length > 0 ? u64FromSql(rows[0]![1]) : null, texts } };
+    });
+  }
+
+  async readEvents(q: EventsQuery): Promise<Snapshot<EventsPage> | null> {
+    return this.turns.readTx(() => {
+      const info = this.readLedgerInfo();
+      if (!info) return null;
+      const st = this.statements;
+      const creation = u64ToSql(q.creationNumber);
+      const rows =
+        q.start === undefined ? st.eventsNewest.all(q.account, creation, q.limit).reverse() : st.eventsFrom.all(q.account, creation, versionParam(q.start), q.limit);
+      const events = rows.map(([version, index, sequence]) => ({ sequenceNumber: u64FromSql(sequence), version, index: Number(index) }));
+      const texts = textsOfVersionsWithin(
+        events.map((e) => e.version),
+        (v) => {
+          const c = st.historyAt.get(v);
+          return c ? { firstVersion: c[0], body: c[1] } : null;
+        },
+        q.maxBytes,
+      );
+      return { info, value: { events, texts } };
     });
   }
 

@@ -244,4 +244,20 @@ export const MIGRATIONS: readonly string[] = [
   -- the account's history (the reference keeps the same index, OrderedTransactionByAccountSchema).
   CREATE INDEX account_sequence ON account_transactions (sender_id, replay_value) WHERE replay_kind = 1;
   `,
+  `
+  -- The events of event handles (docs/decisions.md §22): where each is, its transaction's version
+  -- and its place in the transaction's events, by version so that a prune deletes a range; found
+  -- by its handle's GUID (the account's address id and the creation number) and sequence number
+  -- (the reference keeps the same index, EventByKeySchema), read from the index alone. A ledger
+  -- written before this migration has no events indexed for what it holds.
+  CREATE TABLE events (
+    version INTEGER NOT NULL,
+    event_index INTEGER NOT NULL,
+    account_id INTEGER NOT NULL,
+    creation_number INTEGER NOT NULL,
+    sequence_number INTEGER NOT NULL,
+    PRIMARY KEY (version, event_index)
+  ) WITHOUT ROWID;
+  CREATE INDEX events_by_handle ON events (account_id, creation_number, sequence_number);
+  `,
 ];

@@ -214,6 +214,15 @@ export function prepareStatements(db: Db) {
       `SELECT version, replay_value FROM account_transactions
        WHERE sender_id = (${ADDRESS_ID}) AND replay_kind = 1 ORDER BY replay_value DESC LIMIT ${BOUND}`,
     ),
+    // A handle's events from a sequence number on, and its newest ones (events_by_handle).
+    eventsFrom: tuples<[Uint8Array, bigint, bigint, number], [bigint, bigint, bigint]>(
+      `SELECT version, event_index, sequence_number FROM events
+       WHERE account_id = (${ADDRESS_ID}) AND creation_number = ? AND sequence_number >= ? ORDER BY sequence_number LIMIT ${BOUND}`,
+    ),
+    eventsNewest: tuples<[Uint8Array, bigint, number], [bigint, bigint, bigint]>(
+      `SELECT version, event_index, sequence_number FROM events
+       WHERE account_id = (${ADDRESS_ID}) AND creation_number = ? ORDER BY sequence_number DESC LIMIT ${BOUND}`,
+    ),
     // The chunk holding a version: the newest starting at or below it.
     historyAt: tuples<[bigint], [bigint, Buffer]>(
       "SELECT first_version, body FROM transaction_history WHERE first_version <= ? ORDER BY first_version DESC LIMIT 1",
@@ -232,6 +241,9 @@ export function prepareStatements(db: Db) {
     insertCode: writes<[string, Uint8Array, string]>("INSERT INTO code (code_hash, bytecode, abi) VALUES (?, ?, ?)"),
     insertAccountTxn: writes<[number, bigint, Uint8Array, number, bigint]>(
       "INSERT INTO account_transactions (sender_id, version, hash, replay_kind, replay_value) VALUES (?, ?, ?, ?, ?)",
+    ),
+    insertEvent: writes<[bigint, number, number, bigint, bigint]>(
+      "INSERT INTO events (version, event_index, account_id, creation_number, sequence_number) VALUES (?, ?, ?, ?, ?)",
     ),
     insertTableItem: writes<[number, Uint8Array, bigint, Uint8Array | null]>(
       "INSERT OR REPLACE INTO table_items (handle_id, key, version, value) VALUES (?, ?, ?, ?)",
@@ -258,6 +270,7 @@ export function prepareStatements(db: Db) {
          SELECT sender_id, version FROM transactions WHERE version >= ? AND version < ? AND sender_id IS NOT NULL)`,
     ),
     pruneTransactions: writes<[bigint]>("DELETE FROM transactions WHERE version < ?"),
+    pruneEvents: writes<[bigint]>("DELETE FROM events WHERE version < ?"),
     // A chunk is within one block, and blocks are pruned whole: a chunk below the oldest version ends below it.
     pruneHistory: writes<[bigint]>("DELETE FROM transaction_history WHERE first_version < ?"),
     pruneBlocks: writes<[bigint]>("DELETE FROM blocks WHERE height < ?"),
