@@ -188,15 +188,18 @@ describe(`table item (${backend.name})`, () => {
     expect(ahead.status).toBe(404);
   });
 
-  it("answers the reference's 500 for a stored value that is not a value of the type named", async () => {
+  it("refuses a value type the stored value is not a value of with a 400 naming it (the reference answers 500)", async () => {
     const res = await post(addr("bad"), { key_type: "u8", value_type: "bool", key: 0 });
-    expect(res.status).toBe(500);
+    expect(res.status).toBe(400);
     const body = (await res.json()) as { message: string; error_code: string };
-    expect(body.error_code).toBe("internal_error");
-    expect(body.message).toMatch(/^Failed to deserialize table item retrieved from DB: /);
-    // the same for a value type whose struct is unknown (the reference decodes after the lookup)
+    expect(body.error_code).toBe("invalid_input");
+    expect(body.message).toMatch(/^Failed to deserialize table item retrieved from DB as value_type "bool": /);
+    // the same for a value type whose struct is unknown (decoded after the lookup, as the reference does)
     const unknown = await post(addr("bad"), { key_type: "u8", value_type: "0xcafe::m::Nope", key: 0 });
-    expect(await unknown.json()).toMatchObject({ message: `Failed to deserialize table item retrieved from DB: Could not find struct named Nope in module 0x${"cafe".padStart(64, "0")}::m` });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({
+      message: `Failed to deserialize table item retrieved from DB as value_type "0xcafe::m::Nope": Could not find struct named Nope in module 0x${"cafe".padStart(64, "0")}::m`,
+    });
   });
 
   it("refuses bad input with 4xx JSON errors in the reference's words, never a 500", async () => {

@@ -51,6 +51,6 @@ export const getTableItem = defineOperation({
   },
   read: (ctx) => {
     const cache = structsCache();
-    return ({ params, body }, at, format) => readTableItem(ctx, cache, params.table_handle, body.key, at.found!.types, at, format);
+    return ({ params, body }, at, format) => readTableItem(ctx, cache, params.table_handle, body.key, body.value_type, at.found!.types, at, format);
   },
 });

@@ -16,7 +16,7 @@ import { isObject, LayoutError, resolveLayout, type EnumSupport, type ModuleStru
 import { decodeBcsValue, encodeJsonValue, ValueError } from "../../../move/valueCodec.js";
 import { withoutStack } from "../../../storage/contracts/errors.js";
 import type { NodeContext } from "../../context.js";
-import { ApiError, clip } from "../../http/apiError.js";
+import { ApiError, clip, quote } from "../../http/apiError.js";
 import type { WireFormat } from "../../http/negotiate.js";
 import type { Answer, Position } from "../../http/operation.js";
 import type { TableItemTypes } from "./request.js";
@@ -84,6 +84,7 @@ export async function readTableItem(
   cache: StructsCache,
   handle: Uint8Array,
   key: unknown,
+  valueType: string,
   types: TableItemTypes,
   at: Position<unknown>,
   format: WireFormat,
@@ -105,8 +106,10 @@ export async function readTableItem(
     const layout = await layoutOf(ctx, cache, types.value, at.version, "variants");
     return { body: decodeBcsValue(layout, value), exactAt: info };
   } catch (e) {
+    // The client named a type the stored value is not (or one the modules do not define): bad
+    // input, a 400 naming it, where the reference answers 500 (docs/decisions.md §23).
     if (e instanceof LayoutError || e instanceof ValueError) {
-      throw ApiError.internal(`Failed to deserialize table item retrieved from DB: ${clip(e.message, 300)}`, info);
+      throw ApiError.invalidInput(`Failed to deserialize table item retrieved from DB as value_type ${quote(valueType)}: ${clip(e.message, 300)}`, info);
     }
     throw e;
   }
