@@ -1,16 +1,17 @@
 /**
  * The official TypeScript SDK (`@aptos-labs/ts-sdk`, pinned) pointed at a replica, `serve --follow
- * <fake upstream> --from latest --proxy` (the built CLI), as an app would use it (issue 34): read
- * an account, its resources and a module, estimate gas, build a transfer with an entry function of
- * a module the replica only knows from its base (the genesis framework, before its first synced
- * block), sign it with a local key, submit it, wait for it, and call a view function. What the
- * node does not serve goes to the upstream under the operator's API key; the four state reads may
- * be answered by either side (they are served locally once issue 34 part 1 is in), so only their
- * content is compared with the upstream's. The committed transaction reaches the replica too.
+ * <fake upstream> --from latest --proxy` (the built CLI), as an app uses it: read an account, its
+ * resources and a module, estimate gas, build a transfer with an entry function of a module the
+ * replica only knows from its base (the genesis framework, before its first synced block), sign it
+ * with a local key, submit it, wait for it, read the history (by hash, by version, a page, the
+ * account's transactions, blocks, events), a balance and a table item, and call a view function.
+ * Each answer is compared with the upstream's, which prints what it recorded. The upstream counts
+ * what reached it from the SDK: only the submission, the view and the reads of the transaction
+ * while it is pending (a replica has no mempool).
  */
-import { Account, Aptos, AptosConfig, type Network, TransactionResponseType } from "@aptos-labs/ts-sdk";
+import { Account, Aptos, AptosConfig, getAptosFullNode, type Network, TransactionResponseType } from "@aptos-labs/ts-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVNET_APP_ADDRESS, devnetAccount } from "../../src/ingest/devnet/chain.js";
+import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount } from "../../src/ingest/devnet/chain.js";
 import { backendFactories } from "../helpers/backends.js";
 import { requireBuiltCli } from "../helpers/cli.js";
 import { FakeUpstream } from "../helpers/fakeUpstream.js";
@@ -54,7 +55,12 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
     describe(backend.name, () => {
       let replica: ServeProcess;
       let aptos: Aptos;
+      /** The hashes of the transactions this replica's SDK submitted. */
+      const submitted: string[] = [];
+      /** Where this replica's requests start in what the upstream received. */
+      let firstRequest = 0;
       beforeAll(async () => {
+        firstRequest = up.received.length;
         replica = await startServe([
           "--follow", up.base, "--from", "latest", "--proxy", "--api-key", API_KEY, "--aptos-headers", "--db", await backend.newDb(),
           "--no-prune", "--quiet", "--max-rps", "5000", "--proxy-max-rps", "5000", "--poll", "50",
@@ -98,9 +104,10 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
         expect(transaction.rawTransaction.chain_id.chainId).toBe(up.chainId);
         const senderAuthenticator = aptos.transaction.sign({ signer: sender, transaction });
         const pending = await aptos.transaction.submit.simple({ transaction, senderAuthenticator });
-        const submitted = up.received.filter((r) => r.method === "POST" && r.url === "/v1/transactions");
-        expect(submitted).toHaveLength(i + 1);
-        expect(submitted.at(-1)!.headers).toMatchObject({ authorization: `Bearer ${API_KEY}`, "content-type": "application/x.aptos.signed_transaction+bcs" });
+        submitted.push(pending.hash);
+        const submissions = up.received.filter((r) => r.method === "POST" && r.url === "/v1/transactions");
+        expect(submissions).toHaveLength(i + 1);
+        expect(submissions.at(-1)!.headers).toMatchObject({ authorization: `Bearer ${API_KEY}`, "content-type": "application/x.aptos.signed_transaction+bcs" });
         expect(up.pending.has(pending.hash)).toBe(true);
         expect((await aptos.getTransactionByHash({ transactionHash: pending.hash })).type).toBe(TransactionResponseType.Pending);
 
@@ -114,7 +121,7 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
         expect(summaries.map((s) => s.version)).toEqual([committed.version]);
       });
 
-      it("reads the history from the replica itself, as the upstream printed it: by hash, by version, a page, the account's transactions, blocks; and a balance", async () => {
+      it("reads the history from the replica itself, as the upstream printed it: by hash, by version, a page, the account's transactions, blocks, events; a balance and a table item", async () => {
         const head = BigInt(((await json(`${replica.base}/info`)) as { ledger_version: string }).ledger_version);
         const oldest = BigInt(((await json(`${replica.base}/info`)) as { oldest_ledger_version: string }).oldest_ledger_version);
         const v = oldest + (head - oldest) / 2n;
@@ -138,10 +145,42 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
         expect(coinStore.status).toBe(404);
         expect(await aptos.getBalance({ accountAddress: sender, asset: "0x1::aptos_coin::AptosCoin" })).toBe(0);
         expect(await aptos.getBalance({ accountAddress: sender, asset: "0xa" })).toBe(0);
+        // Events: the SDK (7.x) reads them from the indexer and has no method for the node's event
+        // routes, so they go through its own node client (`getAptosFullNode`), as an app calls any route.
+        // The devnet's block events are 0x1's handle 3, one a block, numbered by height.
+        const newest = await aptos.getBlockByVersion({ ledgerVersion: head });
+        expect(BigInt(newest.first_version)).toBeGreaterThanOrEqual(oldest);
+        const eventsPath = `accounts/0x1/events/3`;
+        const events = await getAptosFullNode<{}, Array<{ sequence_number: string; type: string }>>({
+          aptosConfig: aptos.config,
+          originMethod: "getEventsByCreationNumber",
+          path: eventsPath,
+          params: { start: newest.block_height, limit: 2 },
+        });
+        expect(events.data.map((e) => [e.sequence_number, e.type])).toEqual([[newest.block_height, "0x1::block::NewBlockEvent"]]);
+        expect(events.data).toEqual(await json(`${up.base}/${eventsPath}?start=${newest.block_height}&limit=2`));
+        // A table item by its JSON key: the devnet's table of u64 keys and values, a key the head holds.
+        let key = -1;
+        for (let k = 0; k < 64 && key < 0; k++) {
+          const r = await fetch(`${up.base}/tables/${DEVNET_TABLE_HANDLE}/item?ledger_version=${head}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ key_type: "u64", value_type: "u64", key: String(k) }),
+          });
+          if (r.status === 200) key = k;
+        }
+        expect(key).toBeGreaterThanOrEqual(0);
+        const item = await aptos.getTableItem<string>({ handle: DEVNET_TABLE_HANDLE, data: { key_type: "u64", value_type: "u64", key: String(key) }, options: { ledgerVersion: head } });
+        const upstreamItem = await fetch(`${up.base}/tables/${DEVNET_TABLE_HANDLE}/item?ledger_version=${head}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ key_type: "u64", value_type: "u64", key: String(key) }),
+        });
+        expect(item).toEqual(await upstreamItem.json());
         // None of it reached the upstream: no request the SDK made (it names itself in x-aptos-client) was passed on.
         const asked = up.received
           .slice(before)
-          .filter((r) => /^\/v1\/(transactions|blocks|accounts\/[^/]+\/(transactions|balance))/.test(r.url) && r.headers["x-aptos-client"] !== undefined);
+          .filter((r) => /^\/v1\/(transactions|blocks|tables|accounts\/[^/]+\/(transactions|balance|events))/.test(r.url) && r.headers["x-aptos-client"] !== undefined);
         expect(asked).toEqual([]);
       });
 
@@ -156,6 +195,15 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
         expect(answer).toEqual(await direct.json());
         const views = up.received.slice(before).filter((r) => r.method === "POST" && r.url.startsWith("/v1/view"));
         expect(views[0]!.headers).toMatchObject({ authorization: `Bearer ${API_KEY}`, "content-type": "application/x.aptos.view_function+bcs" });
+      });
+
+      it("sent the upstream only what a replica cannot answer: the submission, the view, and reads of the pending transaction", async () => {
+        const sdk = up.received.slice(firstRequest).filter((r) => r.headers["x-aptos-client"] !== undefined && r.headers.authorization === `Bearer ${API_KEY}`);
+        const kinds = new Set(sdk.map((r) => `${r.method} ${r.url.split("?")[0]!.replace(/0x[0-9a-f]{64}$/, (h) => (submitted.includes(h) ? "{pending hash}" : h))}`));
+        const allowed = ["POST /v1/transactions", "POST /v1/view", "GET /v1/transactions/by_hash/{pending hash}", "GET /v1/transactions/wait_by_hash/{pending hash}"];
+        expect([...kinds].filter((k) => !allowed.includes(k))).toEqual([]);
+        expect(kinds).toContain("POST /v1/transactions");
+        expect(kinds).toContain("POST /v1/view");
       });
     });
   }

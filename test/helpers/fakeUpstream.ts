@@ -22,7 +22,7 @@
  * SignedTransaction (202 with the pending transaction and its hash), which the next block
  * (`commitPending`) carries as a user transaction; `/transactions/by_hash` and `wait_by_hash`
  * (pending, then committed); `POST /view` (BCS or JSON) of `0xa11ce::registry::get`, answered from
- * the table it reads. Every request is recorded (`received`), and `answerHeaders` adds headers to
+ * the table it reads, and `POST /tables/{h}/item` of that table. Every request is recorded (`received`), and `answerHeaders` adds headers to
  * every answer. The event reads (by creation number, by event handle) are answered here from the
  * transactions' texts.
  */
@@ -657,6 +657,33 @@ export class FakeUpstream {
         const id = ((data[req.params.field_name] as Json | undefined)?.guid as Json | undefined)?.id as Json | undefined;
         if (!id) return this.error(reply, 404, "struct_field_not_found", `Struct Field not found: ${req.params.field_name}`);
         return events(reply, parseAddress(id.addr as string)!, BigInt(id.creation_num as string), req.query);
+      },
+    );
+    // A table item by its JSON key, for the devnet's table of u64 keys and u64 values only: the
+    // recorded bytes (the inner node's raw_item) printed as the reference prints a u64, a decimal string.
+    app.post(
+      "/v1/tables/:handle/item",
+      async (req: FastifyRequest<{ Params: { handle: string }; Querystring: { ledger_version?: string } }>, reply) => {
+        const body = JSON.parse((req.body as Buffer).toString("utf8")) as { key_type?: string; value_type?: string; key?: unknown };
+        const handle = parseAddress(req.params.handle);
+        if (!handle || formatAddress(handle) !== formatAddress(parseAddress(DEVNET_TABLE_HANDLE)!) || body.key_type !== "u64" || body.value_type !== "u64" || typeof body.key !== "string" || !/^[0-9]{1,20}$/.test(body.key)) {
+          return this.error(reply, 400, "invalid_input", "this fake answers the devnet table's u64 items only");
+        }
+        const v = this.version(req.query, reply);
+        if (v === null) return reply;
+        const k = Buffer.alloc(8);
+        k.writeBigUInt64LE(BigInt(body.key));
+        const res = await fetch(`${this.node.base}/tables/${DEVNET_TABLE_HANDLE}/raw_item?ledger_version=${v}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/x-bcs" },
+          body: JSON.stringify({ key: `0x${k.toString("hex")}` }),
+        });
+        if (res.status !== 200) {
+          return this.error(reply, 404, "table_item_not_found", `Table Item not found by Table handle(${formatAddress(handle)}), Table key("${body.key}") and Ledger version(${v})`);
+        }
+        this.ledgerHeaders(reply);
+        reply.type("application/json; charset=utf-8");
+        return reply.send(JSON.stringify(Buffer.from(await res.arrayBuffer()).readBigUInt64LE().toString()));
       },
     );
     // A route of the upstream's that no ledger-node serves: what the proxy's tests pass through.
