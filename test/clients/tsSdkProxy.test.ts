@@ -151,7 +151,7 @@ describe("@aptos-labs/ts-sdk through a replica with --proxy: an app's whole path
         const newest = await aptos.getBlockByVersion({ ledgerVersion: head });
         expect(BigInt(newest.first_version)).toBeGreaterThanOrEqual(oldest);
         const eventsPath = `accounts/0x1/events/3`;
-        const events = await getAptosFullNode<{}, Array<{ sequence_number: string; type: string }>>({
+        const events = await getAptosFullNode<Record<string, never>, Array<{ sequence_number: string; type: string }>>({
           aptosConfig: aptos.config,
           originMethod: "getEventsByCreationNumber",
           path: eventsPath,
