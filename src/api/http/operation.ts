@@ -41,6 +41,12 @@ export const cursorParam = (description: string) => ({ $ref: "StateKeyWrapper#",
 export const accountAddressParam = addressParam("Address of account with or without a 0x prefix");
 /** The path of a route under `/accounts/{address}` with no other path parameter. */
 export const accountPathParams = { type: "object", required: ["address"], properties: { address: accountAddressParam } } as const;
+/** The path of a route under `/tables/{table_handle}`, worded as the reference words it. */
+export const tableHandlePathParams = {
+  type: "object",
+  required: ["table_handle"],
+  properties: { table_handle: addressParam("Table handle hex encoded 32-byte string") },
+} as const;
 /** The version of an account's state to read, worded as the reference words it. */
 export const stateVersionParam = u64Param("Ledger version to get state of account. If not provided, it will be the latest version");
 /** The query of an account's state read at one version. */

@@ -8,6 +8,23 @@
  */
 import { PARTITION_VERSIONS_SETTING } from "./partitions.js";
 
+/**
+ * SQL that gives `table` (partitioned by version) a partition for each of `transactions`'s, with the
+ * same bounds, so that a table added later covers the versions already committed.
+ */
+function partitionsLikeTransactions(table: string): string {
+  return `  DO $$
+  DECLARE
+    span numeric := (SELECT versions FROM transaction_partitions);
+    n numeric;
+  BEGIN
+    FOR n IN SELECT substring(c.relname from '^transactions_([0-9]+)$')::numeric FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+             WHERE i.inhparent = 'transactions'::regclass AND c.relname ~ '^transactions_[0-9]+$' LOOP
+      EXECUTE format('CREATE TABLE %I PARTITION OF ${table} FOR VALUES FROM (%s) TO (%s)', '${table}_' || n, n * span, (n + 1) * span);
+    END LOOP;
+  END $$;`;
+}
+
 export const MIGRATIONS: readonly string[] = [
   `
   CREATE DOMAIN u64 AS numeric(20, 0) CHECK (VALUE >= 0 AND VALUE <= 18446744073709551615);
@@ -249,16 +266,7 @@ export const MIGRATIONS: readonly string[] = [
   ) PARTITION BY RANGE (first_version);
   -- Packed already: stored out of line as it is, not compressed again.
   ALTER TABLE transaction_history ALTER COLUMN body SET STORAGE EXTERNAL;
-  DO $$
-  DECLARE
-    span numeric := (SELECT versions FROM transaction_partitions);
-    n numeric;
-  BEGIN
-    FOR n IN SELECT substring(c.relname from '^transactions_([0-9]+)$')::numeric FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-             WHERE i.inhparent = 'transactions'::regclass AND c.relname ~ '^transactions_[0-9]+$' LOOP
-      EXECUTE format('CREATE TABLE %I PARTITION OF transaction_history FOR VALUES FROM (%s) TO (%s)', 'transaction_history_' || n, n * span, (n + 1) * span);
-    END LOOP;
-  END $$;
+${partitionsLikeTransactions("transaction_history")}
   -- By hash, as the reference keeps it (TransactionByHashSchema): on the hash's first 8 bytes, which
   -- find it as well (the read compares the whole hash) for a smaller entry a commit writes. With
   -- the version, so that the first version of a hash is the first entry the index gives for it (an
@@ -288,15 +296,6 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (version, event_index)
   ) PARTITION BY RANGE (version);
   CREATE INDEX events_by_handle ON events (account_id, creation_number, sequence_number) INCLUDE (version, event_index);
-  DO $$
-  DECLARE
-    span numeric := (SELECT versions FROM transaction_partitions);
-    n numeric;
-  BEGIN
-    FOR n IN SELECT substring(c.relname from '^transactions_([0-9]+)$')::numeric FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-             WHERE i.inhparent = 'transactions'::regclass AND c.relname ~ '^transactions_[0-9]+$' LOOP
-      EXECUTE format('CREATE TABLE %I PARTITION OF events FOR VALUES FROM (%s) TO (%s)', 'events_' || n, n * span, (n + 1) * span);
-    END LOOP;
-  END $$;
+${partitionsLikeTransactions("events")}
   `,
 ];

@@ -11,7 +11,7 @@ import { formatAddress, toHex } from "../../../ledger/address.js";
 import { MAX_STATE_ITEM_BYTES } from "../../../ledger/stateKey.js";
 import { ApiError, clip } from "../../http/apiError.js";
 import { withoutStack } from "../../../storage/contracts/errors.js";
-import { addressParam, defineOperation, ref, u64Param } from "../../http/operation.js";
+import { defineOperation, ref, tableHandlePathParams, u64Param } from "../../http/operation.js";
 import { rawTableItemRequest } from "../../schemas.js";
 
 export const getRawTableItem = defineOperation({
@@ -27,11 +27,7 @@ export const getRawTableItem = defineOperation({
     "The Aptos nodes prune account state history, via a configurable time window. " +
     "If the requested ledger version has been pruned, the server responds with a 410.",
   tags: ["Tables"],
-  params: {
-    type: "object",
-    required: ["table_handle"],
-    properties: { table_handle: addressParam("Table handle hex encoded 32-byte string") },
-  } as const,
+  params: tableHandlePathParams,
   query: {
     type: "object",
     properties: { ledger_version: u64Param("Ledger version to get state of account. If not provided, it will be the latest version") },

@@ -10,7 +10,7 @@
  *   -d '{"key_type":"address","value_type":"u128","key":"0x619dc29a0aac8fa146714058e8dd6d2d0f3bdf5f6331907bf91f3acd81e6935"}' \
  *   'http://127.0.0.1:8080/v1/tables/0x1b854694ae746cdbd8d44186ca4929b2b337df21d1c74633be19b2710552fdca/item'
  */
-import { addressParam, defineOperation, ref, stateVersionQuery } from "../../http/operation.js";
+import { defineOperation, ref, stateVersionQuery, tableHandlePathParams } from "../../http/operation.js";
 import { tableItemRequest } from "../../schemas.js";
 import { keyText, readTableItem, structsCache } from "./read.js";
 import { tableItemTypes } from "./request.js";
@@ -29,11 +29,7 @@ export const getTableItem = defineOperation({
     "The Aptos nodes prune account state history, via a configurable time window. " +
     "If the requested ledger version has been pruned, the server responds with a 410.",
   tags: ["Tables"],
-  params: {
-    type: "object",
-    required: ["table_handle"],
-    properties: { table_handle: addressParam("Table handle hex encoded 32-byte string") },
-  } as const,
+  params: tableHandlePathParams,
   query: stateVersionQuery,
   body: ref(tableItemRequest),
   formats: ["json", "bcs"],
