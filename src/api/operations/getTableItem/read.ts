@@ -4,7 +4,7 @@
  * encoded by it (a 400 `invalid_input` with the ledger headers when either fails), the item read
  * by those bytes exactly as `raw_item` reads it (404 `table_item_not_found`), then the value: its
  * stored bytes in BCS, or in JSON decoded by the value type's layout, where a value that does not
- * decode as the type named is the reference's 500.
+ * decode as the type named is a 400 naming the type (the reference answers 500).
  */
 import { LRUCache } from "lru-cache";
 import { formatAddress, parseAddress } from "../../../ledger/address.js";
