@@ -16,6 +16,8 @@ export const APTOS_SPEC = `${FIXTURES}aptos-openapi-spec.json`;
 export const OPERATION_PATHS = [
   "/accounts/{address}",
   "/accounts/{address}/balance/{asset_type}",
+  "/accounts/{address}/events/{creation_number}",
+  "/accounts/{address}/events/{event_handle}/{field_name}",
   "/accounts/{address}/module/{module_name}",
   "/accounts/{address}/modules",
   "/accounts/{address}/resource/{resource_type}",
@@ -27,6 +29,7 @@ export const OPERATION_PATHS = [
   "/estimate_gas_price",
   "/info",
   "/spec",
+  "/tables/{table_handle}/item",
   "/tables/{table_handle}/raw_item",
   "/transactions",
   "/transactions/by_hash/{txn_hash}",
