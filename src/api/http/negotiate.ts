@@ -4,7 +4,6 @@
  * are excluded, and the first that is exactly `application/json` or `application/x-bcs`
  * (other parameters ignored) wins; otherwise JSON. Never 406.
  */
-import { LRUCache } from "lru-cache";
 
 export type WireFormat = "json" | "bcs";
 
@@ -14,21 +13,13 @@ export const BCS_TYPE = "application/x-bcs";
 /** RFC 9110 `qvalue`: 0 to 1 with at most three decimals. */
 const QVALUE = /^(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)$/u;
 
-/** Answers by header text: clients send a handful of distinct values, again and again. */
-const named = new LRUCache<string, WireFormat | "neither">({ max: 256 });
-
 /** The format the best-ranked `application/json` or `application/x-bcs` entry names, or null. */
 export function namedType(accept: string | undefined): WireFormat | null {
   if (!accept) return null;
   // What clients send most.
   if (accept === BCS_TYPE) return "bcs";
   if (accept === JSON_TYPE) return "json";
-  let f = named.get(accept);
-  if (f === undefined) {
-    f = rank(accept) ?? "neither";
-    named.set(accept, f);
-  }
-  return f === "neither" ? null : f;
+  return rank(accept);
 }
 
 function rank(accept: string): WireFormat | null {

@@ -2,7 +2,6 @@
  * Parsing of path and query values. Failures are 400 `web_framework_error` naming the parameter
  * and the bad value (docs/decisions.md §2), in the reference node's wording where it has one.
  */
-import { LRUCache } from "lru-cache";
 import { addressError, parseAddress } from "../../ledger/address.js";
 import { isIdentifier, parseStructTag, structTagString, verifyStructTag } from "../../ledger/structTag.js";
 import { ApiError, clip, quote } from "./apiError.js";
@@ -125,23 +124,13 @@ export function u64Query(name: string, raw: string | undefined): bigint | undefi
 }
 
 /**
- * Path addresses already parsed, by their text: clients ask for the same accounts and tables again
- * and again, and a parse (pattern, padding, hex decode, a new buffer) costs more than the lookup.
- */
-const addresses = new LRUCache<string, Uint8Array>({ max: 4096 });
-
-/**
- * An address in a path: `0x` and 1 to 64 hex digits, or 64 without `0x` (docs/decisions.md §1). The bytes are shared
- * with every request that spelled the address the same way: read them, never write them.
+ * An address in a path: `0x` and 1 to 64 hex digits, or 64 without `0x` (docs/decisions.md §1).
  */
 export function addressPath(name: string, raw: string): Uint8Array {
-  const known = addresses.get(raw);
-  if (known) return known;
   const a = parseAddress(raw);
   if (!a) {
     throw ApiError.badParam(`failed to parse path \`${name}\`: failed to parse "string(Address)": Invalid account address: ${addressError(raw)}`);
   }
-  addresses.set(raw, a);
   return a;
 }
 
