@@ -27,7 +27,7 @@
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, chownSync, cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chownSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -193,10 +193,15 @@ export class PgCluster {
   private constructor(
     readonly bin: string,
     readonly dir: string,
-    readonly port: number,
+    /** Its TCP port: a new one only where a first start found it taken (`startServer`). */
+    private portNumber: number,
     /** Extra server settings (`name=value`), e.g. for a benchmark. */
     readonly settings: readonly string[] = [],
   ) {}
+
+  get port(): number {
+    return this.portNumber;
+  }
 
   get dataDir(): string {
     return join(this.dir, "data");
@@ -231,7 +236,7 @@ export class PgCluster {
       ]);
       await run(cmd, args);
       cluster.startWatchdog();
-      await cluster.startServer();
+      await cluster.startServer(true);
       liveClusters.add(cluster);
       return cluster;
     } catch (e) {
@@ -270,7 +275,7 @@ export class PgCluster {
       if (serverUser) execFileSync("chown", ["-R", `${serverUser}:`, dir]);
       await primary.startServer();
       standby.startWatchdog();
-      await standby.startServer();
+      await standby.startServer(true);
       liveClusters.add(standby);
       return new StandbyPair(primary, standby);
     } catch (e) {
@@ -289,8 +294,37 @@ export class PgCluster {
     this.watchdog.unref();
   }
 
-  /** (Re)starts the server on the same port and data directory. */
-  async startServer(): Promise<void> {
+  /**
+   * (Re)starts the server on its data directory, on the same port. A port that was free when it was chosen may be taken by another test's
+   * server meanwhile: where nothing has been told the port yet (`movable`), a start that could not
+   * bind it is tried again on a fresh one. A failed start throws with the end of the server's log.
+   */
+  async startServer(movable = false): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.startOnce();
+        return;
+      } catch (e) {
+        const log = this.logTail();
+        if (movable && attempt < 3 && /could not bind|Address already in use/.test(log)) {
+          this.portNumber = await freePort();
+          continue;
+        }
+        throw new Error(`${(e as Error).message}\nserver.log: ${log}`, { cause: e });
+      }
+    }
+  }
+
+  /** The last lines of the server's log, or what kept them from being read. */
+  private logTail(): string {
+    try {
+      return readFileSync(join(this.dir, "server.log"), "utf8").split("\n").slice(-12).join("\n");
+    } catch (e) {
+      return `(unreadable: ${(e as Error).message})`;
+    }
+  }
+
+  private async startOnce(): Promise<void> {
     const opts = [
       `-p ${this.port}`, `-k ${this.dir}`, "-c listen_addresses=127.0.0.1",
       "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
