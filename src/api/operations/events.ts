@@ -11,7 +11,7 @@ import type { NodeContext } from "../context.js";
 import { ApiError } from "../http/apiError.js";
 import type { WireFormat } from "../http/negotiate.js";
 import type { Answer } from "../http/operation.js";
-import { historyNotHeld, textsArray } from "./history.js";
+import { historyNotHeld, historyPageSize, textsArray } from "./history.js";
 
 /** The reference's page size of events when none is asked for, and its largest (`max_events_page_size`). */
 export const EVENTS_PAGE_SIZE = 25;
@@ -21,13 +21,6 @@ export const EVENTS_MAX_PAGE_SIZE = 100;
 export interface HandleKey {
   account: Uint8Array;
   creationNumber: bigint;
-}
-
-/** The page size asked for, as the reference's `Page` takes it: 0 refused, past the maximum clamped. */
-function eventsLimit(limit: number | undefined, info: LedgerInfo): number {
-  const asked = limit ?? EVENTS_PAGE_SIZE;
-  if (asked === 0) throw ApiError.invalidInput(`Given limit value (${asked}) must not be zero`, info);
-  return Math.min(asked, EVENTS_MAX_PAGE_SIZE);
 }
 
 /** The 410 of a handle's events from `sequence` on that this node no longer holds, or the upstream's answer with `--proxy`. */
@@ -54,7 +47,7 @@ export async function readHandleEvents(
   counter: bigint | null = null,
 ): Promise<Answer> {
   if (format === "bcs") return { error: ApiError.bcsNotSupported("An event", info, "transactions and their events") };
-  const count = eventsLimit(limit, info);
+  const count = historyPageSize(limit, EVENTS_PAGE_SIZE, EVENTS_MAX_PAGE_SIZE, info);
   const snap = await ctx.store.readEvents({ ...key, start, limit: count, maxBytes: ctx.config.transactionsPageBytes });
   if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   const { events, texts } = snap.value;

@@ -14,6 +14,13 @@ const OPEN = Buffer.from("[");
 const COMMA = Buffer.from(",");
 const CLOSE = Buffer.from("]");
 
+/** A history page's size as the reference's `Page` takes it: `asked` (else `size`), 0 refused, past `max` clamped. */
+export function historyPageSize(asked: number | undefined, size: number, max: number, info: LedgerInfo): number {
+  const n = asked ?? size;
+  if (n === 0) throw ApiError.invalidInput(`Given limit value (${n}) must not be zero`, info);
+  return Math.min(n, max);
+}
+
 /** The stored texts as one JSON array, byte for byte as they were ingested. */
 export function textsArray(texts: readonly Uint8Array[]): Buffer {
   const parts: Uint8Array[] = [OPEN];

@@ -138,30 +138,13 @@ export function textsFrom(chunks: readonly StoredChunk[], start: bigint, limit: 
 }
 
 /**
- * The texts of `versions` (any order, any gaps), each from the chunk `chunkOf` finds for it (the
- * newest starting at or below it): a chunk is unpacked once however many of the versions it
- * holds. Null where no chunk covers a version.
+ * The texts of `versions` (any order, any gaps, repeats allowed: several events of one
+ * transaction), each from the chunk `chunkOf` finds for it (the newest starting at or below it):
+ * a chunk is unpacked once however many of the versions it holds. Null where no chunk covers a
+ * version. Cut before the first whose text would bring the distinct texts past `maxBytes` (never
+ * before the first): what is unpacked stays within the budget.
  */
-export function textsOfVersions(versions: readonly bigint[], chunkOf: (version: bigint) => StoredChunk | null): Array<Uint8Array | null> {
-  const unpacked = new Map<bigint, Uint8Array[]>();
-  return versions.map((v) => {
-    const c = chunkOf(v);
-    if (c === null) return null;
-    let texts = unpacked.get(c.firstVersion);
-    if (texts === undefined) {
-      texts = unpackTexts(c.body);
-      unpacked.set(c.firstVersion, texts);
-    }
-    return texts[Number(v - c.firstVersion)] ?? null;
-  });
-}
-
-/**
- * The texts of `versions` (repeats allowed: several events of one transaction), as
- * `textsOfVersions` gives them, cut before the first whose text would bring the distinct texts
- * past `maxBytes` (never before the first): what is unpacked stays within the budget.
- */
-export function textsOfVersionsWithin(
+export function textsOfVersions(
   versions: readonly bigint[],
   chunkOf: (version: bigint) => StoredChunk | null,
   maxBytes = Number.POSITIVE_INFINITY,

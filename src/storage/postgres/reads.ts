@@ -10,7 +10,7 @@ import { moduleStateKey } from "../../ledger/stateKey.js";
 import type { AccountTransactionsQuery, EventsPage, EventsQuery, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts, VersionTexts } from "../contracts/reader.js";
 import type { SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
-import { historyRange, textsFrom, textsOfVersions, textsOfVersionsWithin, type StoredChunk } from "../common/history.js";
+import { historyRange, textsFrom, textsOfVersions, type StoredChunk } from "../common/history.js";
 import { resourcesPage, type StoredResource } from "../common/resourcesPage.js";
 import { unpackResourceValue } from "../common/resourceValue.js";
 import {
@@ -246,7 +246,7 @@ export class PostgresReads {
         const held = bodies.get(chunkFirst);
         if (held) chunkOf.set(v, { firstVersion: u64FromColumn(chunkFirst), body: held });
       }
-      const texts = textsOfVersionsWithin(
+      const texts = textsOfVersions(
         events.map((e) => e.version),
         (v) => chunkOf.get(v) ?? null,
         q.maxBytes,

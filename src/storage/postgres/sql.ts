@@ -87,6 +87,13 @@ const SUMMARY_JSON_COLUMNS = `t.version,
 const SENDER_ID = "LEFT JOIN LATERAL (SELECT x.id FROM addresses x WHERE x.address = $1) sender ON true";
 const SENT_BY_SENDER = "t.sender_id = sender.id AND sender.id IS NOT NULL";
 
+/** The history chunk holding `<alias>.version` as a lateral join `h` (first_version, body; nulls: none). */
+const CHUNK_OF = (alias: string): string =>
+  `LEFT JOIN LATERAL (SELECT c.first_version, c.body
+                        FROM (SELECT h.first_version, h.last_version, h.body FROM transaction_history h
+                              WHERE h.first_version <= ${alias}.version ORDER BY h.first_version DESC LIMIT 1) c
+                        WHERE c.last_version >= ${alias}.version) h ON true`;
+
 /**
  * A summaries page as one row: the ledger columns, the newest version of sender $1 in
  * `newestRange`, the page's first version and its summaries' JSON (`SUMMARY_JSON_COLUMNS`, at most
@@ -131,10 +138,7 @@ const ACCOUNT_TRANSACTIONS = (range: string, order: "ASC" | "DESC", limit: strin
      FROM (SELECT t.version, t.replay_value FROM transactions t
            WHERE ${SENT_BY_SENDER} AND t.replay_kind = 1${range} AND t.version <= l.ledger_version
            ORDER BY t.replay_value ${order} LIMIT ${limit}) s
-     LEFT JOIN LATERAL (SELECT c.first_version, c.body
-                        FROM (SELECT h.first_version, h.last_version, h.body FROM transaction_history h
-                              WHERE h.first_version <= s.version ORDER BY h.first_version DESC LIMIT 1) c
-                        WHERE c.last_version >= s.version) h ON true) p ON true
+     ${CHUNK_OF("s")}) p ON true
    WHERE l.id = 1 AND l.ledger_version IS NOT NULL
    ORDER BY p.replay_value`;
 
@@ -156,10 +160,7 @@ const HANDLE_EVENTS = (range: string, order: "ASC" | "DESC", limit: string): str
      FROM (SELECT e.version, e.event_index, e.sequence_number FROM events e
            WHERE e.account_id = sender.id AND sender.id IS NOT NULL AND e.creation_number = $2::numeric${range} AND e.version <= l.ledger_version
            ORDER BY e.sequence_number ${order} LIMIT ${limit}) s
-     LEFT JOIN LATERAL (SELECT c.first_version, c.body
-                        FROM (SELECT h.first_version, h.last_version, h.body FROM transaction_history h
-                              WHERE h.first_version <= s.version ORDER BY h.first_version DESC LIMIT 1) c
-                        WHERE c.last_version >= s.version) h ON true) p ON true
+     ${CHUNK_OF("s")}) p ON true
    WHERE l.id = 1 AND l.ledger_version IS NOT NULL
    ORDER BY p.sequence_number`;
 
@@ -304,10 +305,7 @@ export const SQL = {
                       LEFT JOIN LATERAL (SELECT t.version FROM transactions t WHERE substring(t.hash from 1 for 8) = substring($1::bytea from 1 for 8) AND t.hash = $1
                                            AND t.version <= l.ledger_version
                                          ORDER BY t.version LIMIT 1) t ON true
-                      LEFT JOIN LATERAL (SELECT c.first_version, c.body
-                                         FROM (SELECT h.first_version, h.last_version, h.body FROM transaction_history h
-                                               WHERE h.first_version <= t.version ORDER BY h.first_version DESC LIMIT 1) c
-                                         WHERE c.last_version >= t.version) h ON true
+                      ${CHUNK_OF("t")}
                       WHERE l.id = 1 AND l.ledger_version IS NOT NULL`,
   // A page of sender $1's sequence-number transactions with the position (`ACCOUNT_TRANSACTIONS`):
   // from sequence number $2 on, at most $3; or the $2 newest.

@@ -10,7 +10,7 @@ import { moduleStateKey } from "../../ledger/stateKey.js";
 import type { AccountTransactionsQuery, EventsPage, EventsQuery, ModulesPage, ResourcesPage, Snapshot, SummariesPage, SummaryQuery, TransactionTexts, VersionTexts } from "../contracts/reader.js";
 import type { ImmediateReads, SummariesJsonPage, WantsCode, WireReads } from "../contracts/pageReads.js";
 import type { StoredTxnFingerprint } from "../contracts/writer.js";
-import { historyRange, textsFrom, textsOfVersions, textsOfVersionsWithin } from "../common/history.js";
+import { historyRange, textsFrom, textsOfVersions } from "../common/history.js";
 import { resourcesPage, type StoredResource } from "../common/resourcesPage.js";
 import { unpackResourceValue } from "../common/resourceValue.js";
 import { blockOf, fingerprintOf, ledgerInfoOf, snapshotValue, summaryOf, userTxnGasOf, type ModuleCodeForm } from "../common/rows.js";
@@ -113,7 +113,7 @@ export class SqliteReads {
       const rows =
         q.start === undefined ? st.eventsNewest.all(q.account, creation, q.limit).reverse() : st.eventsFrom.all(q.account, creation, versionParam(q.start), q.limit);
       const events = rows.map(([version, index, sequence]) => ({ sequenceNumber: u64FromSql(sequence), version, index: Number(index) }));
-      const texts = textsOfVersionsWithin(
+      const texts = textsOfVersions(
         events.map((e) => e.version),
         (v) => {
           const c = st.historyAt.get(v);

@@ -8,13 +8,11 @@ import type { NodeContext } from "../../context.js";
 import { ApiError } from "../../http/apiError.js";
 import type { WireFormat } from "../../http/negotiate.js";
 import type { Answer } from "../../http/operation.js";
-import { historyNotHeld, textsArray, transactionBcsNotHeld } from "../history.js";
+import { historyNotHeld, historyPageSize, textsArray, transactionBcsNotHeld } from "../history.js";
 
 /** The page size asked for, as the reference takes it: 0 refused, past the maximum clamped. */
 export function transactionsLimit(ctx: NodeContext, limit: number | undefined, info: LedgerInfo): number {
-  const asked = limit ?? ctx.config.transactionsPageSize;
-  if (asked === 0) throw ApiError.invalidInput(`Given limit value (${asked}) must not be zero`, info);
-  return Math.min(asked, ctx.config.transactionsMaxPageSize);
+  return historyPageSize(limit, ctx.config.transactionsPageSize, ctx.config.transactionsMaxPageSize, info);
 }
 
 export async function readTransactionsPage(ctx: NodeContext, start: bigint | undefined, limit: number | undefined, info: LedgerInfo, format: WireFormat): Promise<Answer> {
