@@ -133,6 +133,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
   installErrors(app, ctx);
   // The errors not logged in the last window are said when the node closes.
   app.addHook("onClose", async () => ctx.errorLog.flush());
+  // Open streams would hold the close until their clients left: ended first (docs/decisions.md §24).
+  app.addHook("preClose", async () => {
+    for (const close of ctx.closing) close();
+  });
 
   for (const op of operations) {
     app.route({
@@ -211,6 +215,11 @@ function toApiError(err: FastifyError, req: FastifyRequest, bodyLimit: number): 
   if (err.validation && err.validation.length > 0) {
     const v = err.validation[0]!;
     if (err.validationContext === "querystring") {
+      if (v.keyword === "additionalProperties") {
+        const unknown = String((v.params as { additionalProperty?: string }).additionalProperty);
+        const known = Object.keys(req.routeOptions.config?.queryKinds ?? {}).join(", ");
+        return ApiError.badParam(`failed to parse query: unknown parameter ${JSON.stringify(clip(unknown))}: this route takes ${known}`);
+      }
       const name = v.instancePath.replace(/^\//, "") || String((v.params as { missingProperty?: string }).missingProperty ?? "");
       const raw = (req.query as Record<string, unknown>)[name];
       return ApiError.badParam(queryParamMessage(name, req.routeOptions.config?.queryKinds?.[name], raw));

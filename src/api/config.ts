@@ -87,13 +87,22 @@ export interface ApiConfig {
    * Null: the 410s are as without it.
    */
   archivalEndpoint: string | null;
+  /**
+   * Open transaction streams beyond this are answered 503 with Retry-After (docs/decisions.md §24).
+   * Default: half the connection cap, at most 10,000.
+   */
+  maxStreams: number;
+  /** A stream whose client has not taken this many bytes is ended as slow (docs/decisions.md §24). */
+  streamBufferBytes: number;
+  /** A stream that has sent nothing for this long sends a heartbeat (an SSE comment, an empty NDJSON line). */
+  streamHeartbeatMs: number;
   /** Package version and git hash shown by /v1/info. */
   nodeVersion: string;
   gitHash: string | null;
 }
 
 export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig {
-  return {
+  const config: Omit<ApiConfig, "maxStreams"> = {
     aptosHeaders: false,
     summariesPageSize: 100,
     summariesMaxPageSize: 100,
@@ -128,8 +137,16 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     archivalEndpoint: null,
     nodeVersion: "0.0.0",
     gitHash: null,
+    streamBufferBytes: 256 * 1024,
+    streamHeartbeatMs: 15_000,
     ...overrides,
   };
+  return { ...config, maxStreams: overrides.maxStreams ?? defaultMaxStreams(config.maxConnections) };
+}
+
+/** Half the connection cap (the rest for requests), at most 10,000; 10,000 without a cap. */
+function defaultMaxStreams(maxConnections: number): number {
+  return maxConnections > 0 ? Math.max(1, Math.min(10_000, Math.floor(maxConnections / 2))) : 10_000;
 }
 
 /** Descriptors kept back from the connection cap: database files, WAL, logs, the listener. */

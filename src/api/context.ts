@@ -73,6 +73,8 @@ export class NodeContext {
   baseState: BaseStateFetcher | null = null;
   /** What the gas estimator reads: the store, or its reads with the replica's misses fetched. */
   gasReads: GasHistorySource;
+  /** Run when the app begins to close, before it waits for open connections (the streams end here). */
+  readonly closing: Array<() => void> = [];
   /** The log of the error answers, a few lines a minute per status and code (`noteError`). */
   readonly errorLog: ErrorLog;
 

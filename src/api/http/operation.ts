@@ -7,6 +7,8 @@
  * in `operationHandler.ts`; the OpenAPI document and each operation's status list come from these same
  * objects (`routeSchema`).
  */
+import type { IncomingHttpHeaders } from "node:http";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { EncodedBody } from "./compression.js";
 import type { NodeContext } from "../context.js";
@@ -81,6 +83,8 @@ type ParsedValue<P> = P extends { $ref: "Address#" } | { $ref: "HashValue#" }
     ? bigint
     : P extends { type: "integer" }
       ? number
+      : P extends { type: "boolean" }
+        ? boolean
       : P extends { type: "string"; format: "hex" }
         ? Uint8Array
         : P extends { type: "string" } | { $ref: string }
@@ -156,6 +160,11 @@ export interface Answer {
    */
   error?: ApiError;
   /**
+   * The answer is a stream the operation writes itself (the live transaction stream): called with
+   * the ledger headers of the resolved position once the handler would send a body.
+   */
+  stream?: (req: FastifyRequest, reply: FastifyReply, ledgerHeaders: readonly string[]) => void;
+  /**
    * The answer is the upstream's (`NodeContext.upstream`, `--proxy`): what was asked is not held
    * here, such as a replica's history before its first synced version. Only set where it is set.
    */
@@ -167,6 +176,8 @@ export interface Input<P, Q, B> {
   params: Parsed<P>;
   query: Parsed<Q>;
   body: Parsed<B>;
+  /** The request's headers (an operation that reads one: the stream's `Last-Event-ID`, its Accept). */
+  headers: IncomingHttpHeaders;
 }
 
 /** Which ledger an operation reads. */
@@ -203,7 +214,7 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, L extends Ledg
    */
   formats: readonly WireFormat[];
   /** The 200's description and its JSON schema (which also serializes `json` answers). */
-  response: { description: string; json?: object; type?: string };
+  response: { description: string; json?: object; type?: string | readonly string[] };
   /** The error statuses it can answer with, for the OpenAPI document. */
   errors: readonly number[];
   ledger: L;
@@ -285,7 +296,7 @@ export function routeSchema(op: AnyOperation): Record<string, unknown> {
   for (const f of op.formats) {
     content[CONTENT_TYPE[f]] = { schema: f === "json" ? (op.response.json ?? { type: "object" }) : { type: "string", format: "binary" } };
   }
-  if (op.response.type) content[op.response.type] = { schema: { type: "string" } };
+  for (const type of [op.response.type ?? []].flat()) content[type] = { schema: { type: "string" } };
   const ok: Record<string, unknown> = { description: op.response.description, content };
   if (sendsLedgerHeaders(op)) ok.headers = ledgerHeaderSchemas(op.paged === true);
   const response: Record<string, unknown> = { 200: ok };

@@ -225,6 +225,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
       params: parseParams(req.params) as never,
       query: parseQuery(req.query) as never,
       body: parseBody(req.body) as never,
+      headers: req.headers,
     };
     const format = negotiate(req.headers.accept);
     if (op.ledger === "none") return readAndSend(req, reply, input, format, NO_VERSIONS, null, null);
@@ -311,6 +312,10 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
     // be the page of this key: sent, not cached.
     if (key !== null && exactAt !== null && at !== null && samePosition(exactAt, at)) ctx.pages.offer(key, answer);
     const ledger = ledgerHeaders && exactAt ? ctx.headers.ledger(exactAt) : undefined;
+    if (answer.stream) {
+      answer.stream(req, reply, ledger ?? []);
+      return undefined;
+    }
     // Made for this request: a page read (not the cache's), or a body that is not one the app holds (the spec, an asset).
     const made = read && (key !== null || !(answer.body instanceof EncodedBody));
     const more = answer.cursor ? ctx.headers.cursor(answer.cursor) : undefined;

@@ -141,6 +141,10 @@ export class NodeMetrics {
   readonly pruneDeletedTransactions: Counter;
   /** Requests of `--proxy`, by the status class answered and whether the upstream or this node answered it. */
   readonly proxied: Counter<"status_class" | "from">;
+  /** Transaction streams (docs/decisions.md §24): open now, events sent, and ended by reason (`slow_client`: dropped for being slow). */
+  readonly streamsOpen: Gauge;
+  readonly streamEventsSent: Counter;
+  readonly streamsEnded: Counter<"reason">;
   private readonly ops = new Map<string, OperationMetrics>();
   /** Error answers by `status error_code` (`errorAnswered`). */
   private readonly errors = new Map<string, ErrorTally>();
@@ -173,6 +177,14 @@ export class NodeMetrics {
     this.pruneLastSeconds = new Gauge({ name: "ledger_node_prune_last_duration_seconds", help: "Duration of the last prune run", registers });
     this.pruneLastOldestVersion = new Gauge({ name: "ledger_node_prune_last_oldest_version", help: "Oldest version kept after the last prune that pruned", registers });
     this.pruneDeletedTransactions = new Counter({ name: "ledger_node_prune_deleted_transactions_total", help: "Transactions removed by prune runs", registers });
+    this.streamsOpen = new Gauge({ name: "ledger_node_streams_open", help: "Transaction streams open now", registers });
+    this.streamEventsSent = new Counter({ name: "ledger_node_stream_events_sent_total", help: "Transactions sent on transaction streams", registers });
+    this.streamsEnded = new Counter({
+      name: "ledger_node_streams_ended_total",
+      help: "Transaction streams ended, by reason (client_closed, slow_client: dropped for not reading, pruned, shutdown)",
+      labelNames: ["reason"],
+      registers,
+    });
     this.proxied = new Counter({
       name: "ledger_node_proxied_requests_total",
       help: "Requests passed to the upstream (--proxy), by status class answered and from (upstream: its answer relayed; node: refused or failed here)",

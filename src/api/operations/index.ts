@@ -22,6 +22,7 @@ import { getSpec, specDocuments } from "./getSpec/index.js";
 import { getTransactionByHash } from "./getTransactionByHash/index.js";
 import { getTransactionByVersion } from "./getTransactionByVersion/index.js";
 import { getTransactions } from "./getTransactions/index.js";
+import { streamTransactions } from "./streamTransactions/index.js";
 import { waitTransactionByHash } from "./waitTransactionByHash/index.js";
 
 export const operations: AnyOperation[] = [
@@ -42,6 +43,7 @@ export const operations: AnyOperation[] = [
   getTransactionByVersion,
   getTransactionByHash,
   waitTransactionByHash,
+  streamTransactions,
   getEventsByCreationNumber,
   getEventsByEventHandle,
   getBlockByHeight,

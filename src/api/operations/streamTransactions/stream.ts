@@ -1,0 +1,223 @@
+/**
+ * The open streams of one app (docs/decisions.md §24). A stream first replays from its start (the
+ * feed's ring, else the store, a page at a time, waiting for its client to take each), and in the
+ * turn it reaches the feed's newest version it joins the feed, so the seam has no gap and no
+ * duplicate. Live, a client that has not taken `streamBufferBytes` when the next event comes is
+ * ended as slow; in replay, one that takes nothing for a heartbeat interval is. Either way the last
+ * event names the version to resume from.
+ */
+import type { ServerResponse } from "node:http";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { NodeContext } from "../../context.js";
+import { CommitFeed, FeedEntry, type LiveStream, type StreamFormat } from "./feed.js";
+import { matches, type StreamFilter } from "./filter.js";
+
+/** Versions one replay read takes from the store. */
+const REPLAY_VERSIONS = 100;
+const REPLAY_BYTES = 1024 * 1024;
+/** How long an ended stream's last bytes may take to leave before its connection is closed. */
+const END_GRACE_MS = 2_000;
+
+export type EndReason = "slow_client" | "shutdown" | "pruned";
+
+export interface StreamRequest {
+  format: StreamFormat;
+  filter: StreamFilter;
+  /** The first version the stream may send. */
+  start: bigint;
+}
+
+const CONTENT_TYPE: Record<StreamFormat, string> = { sse: "text/event-stream; charset=utf-8", ndjson: "application/x-ndjson" };
+/** SSE: clients reconnect a second after a lost connection (sending Last-Event-ID). */
+const SSE_OPEN = Buffer.from("retry: 1000\n\n");
+const HEARTBEAT: Record<StreamFormat, Buffer> = { sse: Buffer.from(":\n\n"), ndjson: Buffer.from("\n") };
+
+export class StreamHub {
+  readonly feed: CommitFeed;
+  private readonly open = new Set<TransactionStream>();
+  private sweeper: NodeJS.Timeout | null = null;
+  private closing = false;
+
+  constructor(readonly ctx: NodeContext) {
+    this.feed = new CommitFeed(ctx.store, ctx.log);
+  }
+
+  get full(): boolean {
+    return this.closing || this.open.size >= this.ctx.config.maxStreams;
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Takes over the reply and streams on it from `r.start`; `ledgerHeaders`: those of the position it opened at. */
+  stream(req: FastifyRequest, reply: FastifyReply, ledgerHeaders: readonly string[], r: StreamRequest, openedAt: bigint): void {
+    reply.hijack();
+    const res = reply.raw;
+    const head = this.ctx.head.start(req, false);
+    head.push(...ledgerHeaders, "content-type", CONTENT_TYPE[r.format], "cache-control", "no-cache", "x-accel-buffering", "no");
+    res.writeHead(200, head);
+    // A stream is idle between events by nature: the connection's idle timeout does not apply (heartbeats keep proxies' open).
+    req.raw.socket.setTimeout(0);
+    if (r.format === "sse") res.write(SSE_OPEN);
+    else res.flushHeaders();
+    this.ctx.metrics?.operation("stream_transactions").observe(200, (performance.now() - req.startedAt) / 1000);
+    const s = new TransactionStream(this, res, r);
+    this.open.add(s);
+    this.ctx.metrics?.streamsOpen.set(this.open.size);
+    this.feed.start(openedAt);
+    this.sweep();
+    res.on("close", () => s.closed());
+    void s.replay();
+  }
+
+  /** Forgets a stream that ended or whose client left. */
+  remove(s: TransactionStream, reason: EndReason | "client_closed"): void {
+    if (!this.open.delete(s)) return;
+    this.feed.leave(s);
+    this.ctx.metrics?.streamsOpen.set(this.open.size);
+    this.ctx.metrics?.streamsEnded.inc({ reason });
+    if (this.open.size === 0) {
+      this.feed.stop();
+      if (this.sweeper) clearInterval(this.sweeper);
+      this.sweeper = null;
+    }
+  }
+
+  /** Ends every stream (the app is closing); no new one opens. */
+  closeAll(): void {
+    this.closing = true;
+    for (const s of [...this.open]) s.end("shutdown");
+  }
+
+  /** The heartbeat sweep runs while a stream is open. */
+  private sweep(): void {
+    if (this.sweeper) return;
+    const every = this.ctx.config.streamHeartbeatMs;
+    this.sweeper = setInterval(() => {
+      const quietSince = performance.now() - every;
+      for (const s of this.open) s.heartbeat(quietSince);
+    }, Math.max(50, Math.min(every / 2, 1_000)));
+    this.sweeper.unref();
+  }
+}
+
+class TransactionStream implements LiveStream {
+  /** The next version this stream has not looked at. */
+  private next: bigint;
+  private ended = false;
+  private lastWrite = performance.now();
+
+  constructor(
+    private readonly hub: StreamHub,
+    private readonly res: ServerResponse,
+    private readonly r: StreamRequest,
+  ) {
+    this.next = r.start;
+  }
+
+  /** Catches up to the feed's newest version, then joins it. */
+  async replay(): Promise<void> {
+    const { feed, ctx } = this.hub;
+    const bound = ctx.config.streamBufferBytes;
+    try {
+      while (!this.ended) {
+        if (this.next > feed.head) {
+          feed.join(this);
+          return;
+        }
+        let entries = feed.from(this.next, REPLAY_VERSIONS);
+        if (entries === null) {
+          const snap = await ctx.store.readTransactions(this.next, REPLAY_VERSIONS, REPLAY_BYTES);
+          if (this.ended) return;
+          const texts = snap?.value.texts ?? [];
+          if (texts.length === 0) {
+            // Nothing kept at `next` though the feed has passed it: pruned while the stream was behind.
+            this.end("pruned");
+            return;
+          }
+          const start = this.next;
+          entries = texts.map((t, i) => new FeedEntry(start + BigInt(i), t));
+        }
+        for (const e of entries) {
+          if (e.version < this.next) continue;
+          this.next = e.version + 1n;
+          if (matches(this.r.filter, () => e.facts())) this.send(e);
+        }
+        if (this.res.writableLength > bound && !(await this.drained())) {
+          this.end("slow_client");
+          return;
+        }
+      }
+    } catch (e) {
+      ctx.log.warn({ err: e }, "transaction stream: a replay read failed; the stream ends so that its client resumes");
+      this.end("shutdown");
+    }
+  }
+
+  /** Waits for the client to take what is buffered: false when it takes nothing for a heartbeat interval, or leaves. */
+  private drained(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.res.off("drain", onDrain);
+        this.res.off("close", onClose);
+        resolve(ok && !this.ended);
+      };
+      const onDrain = () => done(true);
+      const onClose = () => done(false);
+      const timer = setTimeout(() => done(false), this.hub.ctx.config.streamHeartbeatMs);
+      this.res.on("drain", onDrain);
+      this.res.on("close", onClose);
+    });
+  }
+
+  consider(e: FeedEntry): void {
+    if (this.ended || e.version < this.next) return;
+    this.next = e.version + 1n;
+    if (!matches(this.r.filter, () => e.facts())) return;
+    // Still holding a buffer's worth when the next event comes: too slow to follow the chain.
+    if (this.res.writableLength > this.hub.ctx.config.streamBufferBytes) {
+      this.next = e.version;
+      this.end("slow_client");
+      return;
+    }
+    this.send(e);
+  }
+
+  lost(): void {
+    this.end("pruned");
+  }
+
+  private send(e: FeedEntry): void {
+    this.res.write(e.frame(this.r.format));
+    this.lastWrite = performance.now();
+    this.hub.ctx.metrics?.streamEventsSent.inc();
+  }
+
+  heartbeat(quietSince: number): void {
+    if (this.ended || this.lastWrite > quietSince) return;
+    this.res.write(HEARTBEAT[this.r.format]);
+    this.lastWrite = performance.now();
+  }
+
+  /** Ends the stream with its last event, naming the version to resume from. */
+  end(reason: EndReason): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.hub.remove(this, reason);
+    const end = { reason, next_version: String(this.next) };
+    this.res.end(this.r.format === "sse" ? `event: end\ndata: ${JSON.stringify(end)}\n\n` : `${JSON.stringify({ stream_end: end })}\n`);
+    // A client that does not read would hold the connection: closed once the grace has passed,
+    // unless the last bytes left (then the connection may serve its next request).
+    const cut = setTimeout(() => this.res.destroy(), END_GRACE_MS).unref();
+    this.res.once("finish", () => clearTimeout(cut));
+  }
+
+  /** The connection closed (the client left, or `end` closed it). */
+  closed(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.hub.remove(this, "client_closed");
+  }
+}
