@@ -36,6 +36,7 @@ const OPERATIONS = [
   "operations-Transactions-get_transaction_by_version",
   "operations-Transactions-get_transaction_by_hash",
   "operations-Transactions-wait_transaction_by_hash",
+  "operations-Transactions-stream_transactions",
   "operations-Blocks-get_block_by_height",
   "operations-Blocks-get_block_by_version",
   "operations-Transactions-estimate_gas_price",

@@ -34,6 +34,7 @@ export const OPERATION_PATHS = [
   "/transactions",
   "/transactions/by_hash/{txn_hash}",
   "/transactions/by_version/{txn_version}",
+  "/transactions/stream",
   "/transactions/wait_by_hash/{txn_hash}",
 ].sort();
 
