@@ -4,13 +4,15 @@
  * (which starts 120 blocks behind it)
  * (fetching the state it lacks from the devnet node), and a third follows the first replica. Each
  * answers the history and state it holds byte for byte as the node it follows, at the same
- * versions: transaction pages, blocks with their transactions, by hash, account state and summaries.
+ * versions: transaction pages, blocks with their transactions, by hash, account state and summaries;
+ * and each streams what it follows as the source answers it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_APP_ADDRESS, DEVNET_TABLE_HANDLE, devnetAccount } from "../src/ingest/devnet/chain.js";
 import { sqliteBackend } from "./helpers/backends.js";
 import { requireBuiltCli } from "./helpers/cli.js";
 import { type ServeProcess, startServe } from "./helpers/serveProcess.js";
+import { openStream, range, versionsOf } from "./helpers/stream.js";
 
 interface Info {
   ledger_version: string;
@@ -107,5 +109,27 @@ describe("a ledger-node following a ledger-node", () => {
     expect(await sameAs(fromHead, source, oldest)).toBeGreaterThan(5);
     const before = await fetch(`${fromHead.base}/transactions/by_version/${oldest - 1n}`);
     expect(before.status).toBe(410);
+  });
+
+  it("streams what it follows, replayed and live, each transaction as the source answers it; the history before a replica's first version 410", async () => {
+    const head = BigInt((await info(ofReplica.base)).ledger_version);
+    const streams = await Promise.all([
+      openStream(`${fromGenesis.base}/transactions/stream?start_version=${head - 50n}`),
+      openStream(`${ofReplica.base}/transactions/stream`, { accept: "application/x-ndjson" }),
+      openStream(`${fromHead.base}/transactions/stream?start_version=${BigInt((await info(fromHead.base)).oldest_ledger_version)}`),
+    ]);
+    // the source keeps writing; every replica's stream goes on past what it held when it opened
+    for (const s of streams) await s.until((c) => c.transactions.length > 0 && BigInt(c.transactions.at(-1)!.id!) >= head + 30n, "thirty versions past the head", 60_000);
+    for (const s of streams) {
+      s.close();
+      const got = versionsOf(s);
+      expect(got).toEqual(range(got[0]!, got.at(-1)!));
+      for (const e of s.transactions.filter((_, i) => i % 9 === 0)) expect(e.data, `version ${e.id}`).toBe(await (await fetch(`${source.base}/transactions/by_version/${e.id}`)).text());
+    }
+    expect(versionsOf(streams[0]!)[0]).toBe(Number(head - 50n));
+    const oldest = BigInt((await info(fromHead.base)).oldest_ledger_version);
+    const before = await fetch(`${fromHead.base}/transactions/stream?start_version=${oldest - 1n}`);
+    expect(before.status).toBe(410);
+    expect(((await before.json()) as { error_code: string }).error_code).toBe("version_pruned");
   });
 });

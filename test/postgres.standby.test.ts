@@ -22,6 +22,7 @@ import { startTestNode, type TestNode } from "./helpers/node.js";
 import { devnetLedger, readsAt } from "./helpers/parityReads.js";
 import { findPostgresBin, PG_MAJORS, PgCluster, type StandbyPair } from "./helpers/postgres.js";
 import { parsePrometheus } from "./helpers/prometheus.js";
+import { openStream, range, versionsOf } from "./helpers/stream.js";
 
 const STANDBY_SETTINGS = ["max_standby_streaming_delay=0", "hot_standby_feedback=off"];
 
@@ -183,6 +184,22 @@ for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, 
       expect(r.status).toBe(200);
       return BigInt(r.headers.get("x-node-ledger-version")!);
     }
+
+    it("streams what the standby has replayed, in order, as the primary's node answers each version", async () => {
+      const replay = await openStream(`${nodes.reader.base}/transactions/stream?start_version=0`, { accept: "application/x-ndjson" });
+      const live = await openStream(`${nodes.reader.base}/transactions/stream`);
+      const opened = BigInt(String(live.headers["x-node-ledger-version"]));
+      for (const s of [replay, live]) await s.until((c) => c.transactions.length > 0 && BigInt(c.transactions.at(-1)!.id!) >= opened + 30n, "thirty versions past the opening");
+      replay.close();
+      live.close();
+      expect(versionsOf(replay)).toEqual(range(0, versionsOf(replay).length - 1));
+      expect(versionsOf(live)).toEqual(range(Number(opened) + 1, Number(opened) + versionsOf(live).length));
+      // never ahead of what the standby serves
+      expect(BigInt(versionsOf(replay).at(-1)!)).toBeLessThanOrEqual(await ledgerVersion(nodes.reader));
+      for (const e of [...replay.transactions.filter((_, i) => i % 17 === 0), live.transactions[0]!, live.transactions.at(-1)!]) {
+        expect(e.data, `version ${e.id}`).toBe(await (await fetch(`${nodes.writer.base}/transactions/by_version/${e.id}`)).text());
+      }
+    });
 
     it("answers every read as the primary's node does at the same ledger version", async () => {
       // Wait for some devnet blocks on the standby.

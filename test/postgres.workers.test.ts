@@ -1,15 +1,16 @@
 /**
  * `ledger-node serve --workers 2` as a user runs it (the built `dist/cli.js`, a real process tree on a real port), on every
  * backend and PostgreSQL major: two processes answer on one port, the devnet writes in one and both serve what it
- * wrote, a dead worker is replaced, and SIGTERM stops them all.
+ * wrote, a dead worker is replaced, SIGTERM stops them all, and every worker streams the writer's commits.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { Agent, get } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
 import { devnetAccount } from "../src/ingest/devnet/chain.js";
 import { everyMajorBackendFactories } from "./helpers/backends.js";
 import { CLI, requireBuiltCli } from "./helpers/cli.js";
+import { openStream, range, type StreamClient, versionsOf } from "./helpers/stream.js";
+import { serverOf } from "./helpers/procSockets.js";
 
 
 interface LogLine {
@@ -90,28 +91,6 @@ function getFresh(url: string, pids: number[]): Promise<{ status: number; versio
   }).finally(() => agent.destroy());
 }
 
-function serverOf(clientPort: number, pids: number[]): number | undefined {
-  let inode: string | undefined;
-  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    if (!existsSync(table)) continue;
-    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length > 9 && parseInt(f[2]!.split(":")[1]!, 16) === clientPort && f[9] !== "0") inode = f[9];
-    }
-  }
-  if (!inode) return undefined;
-  for (const pid of pids) {
-    try {
-      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`) return pid;
-      }
-    } catch {
-      // gone
-    }
-  }
-  return undefined;
-}
-
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -124,16 +103,18 @@ const alive = (pid: number): boolean => {
 for (const factory of everyMajorBackendFactories) {
   const backend = factory();
   describe(`serve --workers 2 on ${backend.name}`, () => {
-    let served: Served | null = null;
+    const served: Served[] = [];
     afterAll(async () => {
-      if (served && served.child.exitCode === null) {
-        served.child.kill("SIGKILL");
-        for (const pid of served.listening().keys()) if (alive(pid)) process.kill(pid, "SIGKILL");
+      for (const s of served) {
+        if (s.child.exitCode !== null) continue;
+        s.child.kill("SIGKILL");
+        for (const pid of s.listening().keys()) if (alive(pid)) process.kill(pid, "SIGKILL");
       }
       await backend.cleanup();
     });
 
-    it("serves one advancing ledger from two processes on one port, replaces a dead worker, stops on SIGTERM", async () => {
+    /** `serve --workers 2` with a devnet on a new database of the backend, once both workers listen: the port, the writer's and the reader's pid. */
+    async function serveTwo(): Promise<{ s: Served; port: number; writer: number; reader: number; workers: Map<number, number> }> {
       requireBuiltCli();
       const db = await backend.newDb();
       const s = new Served(
@@ -141,13 +122,18 @@ for (const factory of everyMajorBackendFactories) {
           stdio: ["ignore", "pipe", "pipe"],
         }),
       );
-      served = s;
+      served.push(s);
       const workers = await s.until("two workers listening", () => (s.listening().size === 2 ? s.listening() : undefined));
+      const writer = Number(/pid ([0-9]+) writes/.exec(s.text.join("\n"))?.[1]);
+      const reader = [...workers.keys()].find((p) => p !== writer)!;
+      return { s, port: [...workers.values()][0]!, writer, reader, workers };
+    }
+
+    it("serves one advancing ledger from two processes on one port, replaces a dead worker, stops on SIGTERM", async () => {
+      const { s, writer, reader, workers } = await serveTwo();
       const ports = new Set(workers.values());
       expect(ports.size).toBe(1); // one shared port
-      const writer = Number(/pid ([0-9]+) writes/.exec(s.text.join("\n"))?.[1]);
       expect(workers.has(writer)).toBe(true);
-      const reader = [...workers.keys()].find((p) => p !== writer)!;
 
       const url = `http://127.0.0.1:${[...ports][0]}/v1/accounts/${devnetAccount(0)}/transaction_summaries?limit=1`;
       const seen: bigint[] = [];
@@ -185,6 +171,40 @@ for (const factory of everyMajorBackendFactories) {
       s.child.kill("SIGTERM");
       expect(await s.exited).toBe(0);
       for (const pid of s.listening().keys()) await s.until(`worker ${pid} to exit`, () => !alive(pid), 10_000);
+    });
+
+    it("streams from every worker: the writer's commits reach the streams each process serves, replayed and live", async () => {
+      const { s, port, writer, reader } = await serveTwo();
+      const base = `http://127.0.0.1:${port}/v1`;
+      // New connections until both processes serve a stream (node:cluster deals them round-robin).
+      const streams = new Map<number, StreamClient[]>([
+        [writer, []],
+        [reader, []],
+      ]);
+      const replaying = new Set<StreamClient>();
+      for (let i = 0; streams.get(writer)!.length < 2 || streams.get(reader)!.length < 2; i++) {
+        expect(i, "streams opened before both workers served two").toBeLessThan(100);
+        const c = await openStream(`${base}/transactions/stream${i % 2 === 0 ? "?start_version=0" : ""}`, { accept: i % 4 < 2 ? "text/event-stream" : "application/x-ndjson" });
+        expect(c.status).toBe(200);
+        const pid = serverOf(c.localPort, [writer, reader]);
+        if (pid === undefined) c.close();
+        else streams.get(pid)!.push(c);
+        if (i % 2 === 0) replaying.add(c);
+      }
+      const all = [...streams.values()].flat();
+      const head = BigInt((await (await fetch(`${base}/info`)).json() as { ledger_version: string }).ledger_version);
+      // every stream, on either process, goes on past a version committed after it opened
+      for (const c of all) await c.until((x) => x.transactions.length > 0 && BigInt(x.transactions.at(-1)!.id!) >= head + 20n, "twenty versions past the head");
+      for (const c of all) {
+        c.close();
+        const got = versionsOf(c);
+        expect(got).toEqual(range(got[0]!, got.at(-1)!));
+        // from start_version=0, else from the commit after the one it opened at
+        expect(got[0]).toBe(replaying.has(c) ? 0 : Number(c.headers["x-node-ledger-version"]) + 1);
+        for (const e of [c.transactions[0]!, c.transactions.at(-1)!]) expect(e.data).toBe(await (await fetch(`${base}/transactions/by_version/${e.id}`)).text());
+      }
+      s.child.kill("SIGTERM");
+      expect(await s.exited).toBe(0);
     });
   });
 }

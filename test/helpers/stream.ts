@@ -17,6 +17,8 @@ export interface StreamEvent {
 export interface StreamClient {
   status: number;
   headers: IncomingHttpHeaders;
+  /** The client end's port (to find which process serves the stream). */
+  localPort: number;
   /** Every event so far, in order. */
   readonly events: StreamEvent[];
   /** The transactions' events only (not the end event). */
@@ -61,6 +63,7 @@ function client(req: ClientRequest, res: IncomingMessage): StreamClient {
   const c: StreamClient = {
     status: res.statusCode ?? 0,
     headers: res.headers,
+    localPort: res.socket.localPort ?? 0,
     events: [],
     get transactions() {
       return this.events.filter((e) => e.event === undefined);
