@@ -63,8 +63,8 @@ function oneLine(text: Uint8Array): Uint8Array {
 
 /** What the feed tells a live stream. */
 export interface LiveStream {
-  /** A transaction committed after every one it was given before. */
-  consider(entry: FeedEntry): void;
+  /** Transactions committed after every one it was given before, in version order, handed over in one turn. */
+  consider(entries: readonly FeedEntry[]): void;
   /** The feed cannot go on from the stream's next version (pruned before it was read). */
   lost(): void;
 }
@@ -167,7 +167,7 @@ export class CommitFeed {
     const entries = texts.map((t, i) => new FeedEntry(start + BigInt(i), t));
     this.head = start + BigInt(texts.length - 1);
     for (const e of entries) this.keep(e);
-    for (const s of this.live) for (const e of entries) s.consider(e);
+    for (const s of this.live) s.consider(entries);
     return this.head < snap.info.ledgerVersion;
   }
 

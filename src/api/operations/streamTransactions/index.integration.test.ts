@@ -4,11 +4,15 @@
  * against an evaluation of the imported JSON, the recorded transactions a node printed, the 400s,
  * 406 and 410 before any event, and the bounds: heartbeats, the cap, a slow client, shutdown.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ApiConfig } from "../../config.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqliteBackend } from "../../../../test/helpers/backends.js";
 import { ChainBuilder, addr, writeResource } from "../../../../test/helpers/chain.js";
+import { requireBuiltCli, runCli } from "../../../../test/helpers/cli.js";
 import { recordedLedger } from "../../../../test/helpers/events.js";
 import { pruneServed, serveChain, startTestNode, stopNode, type TestNode } from "../../../../test/helpers/node.js";
 import { parsePrometheus } from "../../../../test/helpers/prometheus.js";
@@ -69,6 +73,39 @@ function filterChain(): ChainBuilder {
 async function quiet(s: StreamClient): Promise<void> {
   const seen = s.heartbeats;
   await s.until((c) => c.heartbeats > seen, "a heartbeat after the replay");
+}
+
+/**
+ * A stream on a raw connection that reads nothing until `readToEnd`, which then reads the rest of
+ * the body (chunked; the connection stays open for a next request, so the body's last chunk ends it).
+ */
+async function rawStream(node: TestNode, path: string): Promise<{ readToEnd(): Promise<string> }> {
+  const sock = connect(Number(new URL(node.url).port), "127.0.0.1");
+  await new Promise((resolve) => sock.once("connect", resolve));
+  sock.write(`GET ${path} HTTP/1.1\r\nhost: x\r\naccept: text/event-stream\r\n\r\n`);
+  sock.pause();
+  return {
+    readToEnd: () =>
+      new Promise<string>((resolve, reject) => {
+        let body = "";
+        sock.setEncoding("utf8");
+        sock.on("data", (b: string) => {
+          body += b;
+          if (!body.endsWith("\r\n0\r\n\r\n")) return;
+          sock.destroy();
+          resolve(body);
+        });
+        sock.once("close", () => reject(new Error(`closed before the body ended: ${body.slice(-200)}`)));
+        sock.resume();
+      }),
+  };
+}
+
+/** The data of the SSE end event a raw chunked body ends with. */
+function endOf(body: string): unknown {
+  const end = /event: end\ndata: (.*)\n\n$/.exec(body.replace(/\r\n0\r\n\r\n$/, ""));
+  if (!end) throw new Error(`no end event at the end of ${JSON.stringify(body.slice(-200))}`);
+  return JSON.parse(end[1]!);
 }
 
 async function metric(node: TestNode, name: string, labels: Record<string, string> = {}): Promise<number> {
@@ -314,34 +351,52 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
     const big = "ab".repeat(32 * 1024);
     for (let i = 0; i < 64; i++) c.block(range(0, 3).map((j) => ({ sender: ALICE, seq: 4 * i + j, changes: [writeResource(ALICE, "0x1::blob::Blob", { bytes: big })] })));
     const n = await serve(c, { streamBufferBytes: 64 * 1024 });
-    const sock = connect(Number(new URL(n.url).port), "127.0.0.1");
-    await new Promise((resolve) => sock.once("connect", resolve));
-    sock.write(`GET /v1/transactions/stream?start_version=0 HTTP/1.1\r\nhost: x\r\naccept: text/event-stream\r\n\r\n`);
-    sock.pause();
+    const stalled = await rawStream(n, "/v1/transactions/stream?start_version=0");
     await expect.poll(() => metric(n, "ledger_node_streams_ended_total", { reason: "slow_client" }), { timeout: 20_000, interval: 50 }).toBe(1);
     expect(await metric(n, "ledger_node_streams_open")).toBe(0);
-    // Reading now (within the end's grace), the client gets what was sent, then the end event and
-    // the end of the chunked body (the connection stays open for its next request).
-    let body = "";
-    sock.setEncoding("utf8");
-    const ended = new Promise<void>((resolve, reject) => {
-      sock.on("data", (b: string) => {
-        body += b;
-        if (body.endsWith("\r\n0\r\n\r\n")) resolve();
-      });
-      sock.once("close", () => reject(new Error(`closed before the body ended: ${body.slice(-200)}`)));
-    });
-    sock.resume();
-    await ended;
-    sock.destroy();
+    // Reading now (within the end's grace), the client gets what was sent, then the end event.
+    const body = await stalled.readToEnd();
     const ids = [...body.matchAll(/^id: ([0-9]+)$/gm)].map((m) => Number(m[1]));
     expect(ids.length).toBeGreaterThan(0);
     expect(ids.length).toBeLessThan(c.txns.length);
     expect(ids).toEqual(range(0, ids.length - 1));
-    const end = /event: end\ndata: (.*)\n\n$/.exec(body.replace(/\r\n0\r\n\r\n$/, ""));
-    expect(end, body.slice(-200)).not.toBeNull();
-    expect(JSON.parse(end![1]!)).toEqual({ reason: "slow_client", next_version: String(ids.length) });
+    expect(endOf(body)).toEqual({ reason: "slow_client", next_version: String(ids.length) });
     expect(await metric(n, "ledger_node_stream_events_sent_total")).toBeGreaterThanOrEqual(ids.length);
+  });
+
+  it("live, ends a client that does not read at its bound, and never one that reads, however much one commit writes", async () => {
+    requireBuiltCli();
+    const c = small();
+    const n = await serve(c, { streamBufferBytes: 64 * 1024 });
+    const reading = await openStream(`${n.base}/transactions/stream`, { accept: "application/x-ndjson" });
+    const opened = Number(reading.headers["x-node-ledger-version"]);
+    const stalled = await rawStream(n, "/v1/transactions/stream");
+    // Once it has been cut, the stalled client reads what it was sent (within the end's grace).
+    const stalledBody = (async () => {
+      await expect.poll(() => metric(n, "ledger_node_streams_ended_total", { reason: "slow_client" }), { timeout: 30_000, interval: 50 }).toBe(1);
+      return stalled.readToEnd();
+    })();
+    // Blocks of 1 MiB each, far more than the bound in one commit; 16 MiB in all, more than the kernel's socket buffers hold.
+    const big = "ab".repeat(32 * 1024);
+    // Committed by `ledger-node import` in another process, so that this one, which reads, is never busy importing.
+    const file = join(mkdtempSync(join(tmpdir(), "ledger-node-stream-")), "blocks.ndjson");
+    for (let round = 0; round < 8; round++) {
+      for (let i = 0; i < 2; i++) c.block(range(0, 15).map((j) => ({ sender: BOB, seq: 32 * round + 16 * i + j, changes: [writeResource(BOB, "0x1::blob::Blob", { bytes: big })] })));
+      writeFileSync(file, c.ndjson());
+      const imported = await runCli(["import", "--db", n.db, file]);
+      expect(imported.code, imported.stderr).toBe(0);
+    }
+    const last = Number(c.version - 1n);
+    await reading.until((x) => x.transactions.length === last - opened, "every new commit");
+    expect(versionsOf(reading)).toEqual(range(opened + 1, last));
+    expect(reading.events.filter((e) => e.event === "end")).toEqual([]);
+    const body = await stalledBody;
+    const ids = [...body.matchAll(/^id: ([0-9]+)$/gm)].map((m) => Number(m[1]));
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids).toEqual(range(opened + 1, opened + ids.length));
+    expect(ids.at(-1)).toBeLessThan(last);
+    expect(endOf(body)).toEqual({ reason: "slow_client", next_version: String(ids.at(-1)! + 1) });
+    reading.close();
   });
 
   it("ends every open stream with an end event when the node shuts down", async () => {

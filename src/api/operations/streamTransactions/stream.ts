@@ -2,8 +2,9 @@
  * The open streams of one app (docs/decisions.md §24). A stream first replays from its start (the
  * feed's ring, else the store, a page at a time, waiting for its client to take each), and in the
  * turn it reaches the feed's newest version it joins the feed, so the seam has no gap and no
- * duplicate. Live, a client that has not taken `streamBufferBytes` when the next event comes is
- * ended as slow; in replay, one that takes nothing for a heartbeat interval is. Either way the last
+ * duplicate. Live, a client that has not taken `streamBufferBytes` of what earlier turns wrote
+ * when the next event comes is ended as slow; in replay, one that takes nothing for a heartbeat
+ * interval is. Either way the last
  * event names the version to resume from.
  */
 import type { ServerResponse } from "node:http";
@@ -172,17 +173,24 @@ class TransactionStream implements LiveStream {
     });
   }
 
-  consider(e: FeedEntry): void {
-    if (this.ended || e.version < this.next) return;
-    this.next = e.version + 1n;
-    if (!matches(this.r.filter, () => e.facts())) return;
-    // Still holding a buffer's worth when the next event comes: too slow to follow the chain.
-    if (this.res.writableLength > this.hub.ctx.config.streamBufferBytes) {
-      this.next = e.version;
-      this.end("slow_client");
-      return;
+  consider(entries: readonly FeedEntry[]): void {
+    // What is still buffered now was written in earlier turns (writes of one turn leave together
+    // after it): the client has not taken it.
+    const slow = this.res.writableLength > this.hub.ctx.config.streamBufferBytes;
+    for (const e of entries) {
+      if (this.ended || e.version < this.next) continue;
+      if (!matches(this.r.filter, () => e.facts())) {
+        this.next = e.version + 1n;
+        continue;
+      }
+      // Still holding a buffer's worth when the next event comes: too slow to follow the chain.
+      if (slow) {
+        this.end("slow_client");
+        return;
+      }
+      this.next = e.version + 1n;
+      this.send(e);
     }
-    this.send(e);
   }
 
   lost(): void {
