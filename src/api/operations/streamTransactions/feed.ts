@@ -2,12 +2,15 @@
  * The commits a process's streams are fed from (docs/decisions.md §24): while any stream is open,
  * the feed looks at its own store's ledger position every 10 ms and reads what was committed since
  * (by this process's writer, another process, or a primary a standby replays), in version order.
- * Each new transaction is handed to every live stream in the same turn, and kept in a ring of the
- * newest ones, from which a stream that is catching up reads without a store read.
+ * What one look read is handed in one turn to the live streams that may want it: every stream
+ * without a key filter, and the streams found by the keys of each transaction (its sender,
+ * function, event types, addresses), so a transaction costs nothing for the streams it cannot
+ * match. It is kept in a ring of the newest ones, from which a stream catching up reads without a
+ * store read.
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { LedgerReader } from "../../../storage/contracts/reader.js";
-import { factsOf, type TransactionFacts } from "./filter.js";
+import { factsOf, keyOf, keysOf, type StreamFilter, type TransactionFacts } from "./filter.js";
 
 /** How often the feed looks for commits while a stream is open. */
 const POLL_MS = 10;
@@ -61,10 +64,26 @@ function oneLine(text: Uint8Array): Uint8Array {
   return Buffer.from(b.toString("utf8").replace(NEWLINE, " "));
 }
 
+/** What one look read: its transactions in version order, and all their frames as one buffer, made once for every stream that takes them all. */
+export class FeedBatch {
+  private readonly all: Partial<Record<StreamFormat, Buffer>> = {};
+
+  constructor(readonly entries: readonly FeedEntry[]) {}
+
+  frames(format: StreamFormat): Buffer {
+    this.all[format] ??= Buffer.concat(this.entries.map((e) => e.frame(format)));
+    return this.all[format];
+  }
+}
+
 /** What the feed tells a live stream. */
 export interface LiveStream {
-  /** Transactions committed after every one it was given before, in version order, handed over in one turn. */
-  consider(entries: readonly FeedEntry[]): void;
+  readonly filter: StreamFilter;
+  /**
+   * A look's transactions, all committed after every one handed over before: `entries` are those
+   * of `batch` the stream may want (all of them, in version order, for a stream without a key).
+   */
+  consider(batch: FeedBatch, entries: readonly FeedEntry[]): void;
   /** The feed cannot go on from the stream's next version (pruned before it was read). */
   lost(): void;
 }
@@ -74,7 +93,9 @@ export class CommitFeed {
   head = -1n;
   private ring: FeedEntry[] = [];
   private ringBytes = 0;
-  private readonly live = new Set<LiveStream>();
+  /** The live streams without a key filter, and those with one by their key (`keyOf`). */
+  private readonly unkeyed = new Set<LiveStream>();
+  private readonly keyed = new Map<string, Set<LiveStream>>();
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private failing = false;
@@ -107,11 +128,25 @@ export class CommitFeed {
 
   /** Hands every later transaction to `s`, from the next the feed reads. */
   join(s: LiveStream): void {
-    this.live.add(s);
+    const key = keyOf(s.filter);
+    if (key === null) {
+      this.unkeyed.add(s);
+      return;
+    }
+    const streams = this.keyed.get(key);
+    if (streams === undefined) this.keyed.set(key, new Set([s]));
+    else streams.add(s);
   }
 
   leave(s: LiveStream): void {
-    this.live.delete(s);
+    const key = keyOf(s.filter);
+    if (key === null) {
+      this.unkeyed.delete(s);
+      return;
+    }
+    const streams = this.keyed.get(key);
+    streams?.delete(s);
+    if (streams?.size === 0) this.keyed.delete(key);
   }
 
   /** The ring's transactions from `version` on (at most `max`), or null when the ring does not hold `version`. */
@@ -154,8 +189,9 @@ export class CommitFeed {
     if (texts.length === 0) {
       // Pruned past the feed before it read them: the live streams cannot go on without a gap.
       if (snap.info.oldestVersion > this.head + 1n) {
-        for (const s of [...this.live]) s.lost();
-        this.live.clear();
+        for (const s of [...this.unkeyed, ...[...this.keyed.values()].flatMap((set) => [...set])]) s.lost();
+        this.unkeyed.clear();
+        this.keyed.clear();
         this.ring = [];
         this.ringBytes = 0;
         this.head = snap.info.oldestVersion - 1n;
@@ -167,8 +203,26 @@ export class CommitFeed {
     const entries = texts.map((t, i) => new FeedEntry(start + BigInt(i), t));
     this.head = start + BigInt(texts.length - 1);
     for (const e of entries) this.keep(e);
-    for (const s of this.live) s.consider(entries);
+    this.handOut(new FeedBatch(entries));
     return this.head < snap.info.ledgerVersion;
+  }
+
+  /** Gives each live stream the transactions of `batch` it may want, in version order. */
+  private handOut(batch: FeedBatch): void {
+    const picked = new Map<LiveStream, FeedEntry[]>();
+    if (this.keyed.size > 0) {
+      for (const e of batch.entries) {
+        for (const key of keysOf(e.facts())) {
+          for (const s of this.keyed.get(key) ?? []) {
+            const mine = picked.get(s);
+            if (mine === undefined) picked.set(s, [e]);
+            else if (mine.at(-1) !== e) mine.push(e);
+          }
+        }
+      }
+    }
+    for (const s of [...this.unkeyed]) s.consider(batch, batch.entries);
+    for (const [s, mine] of picked) s.consider(batch, mine);
   }
 
   private keep(e: FeedEntry): void {

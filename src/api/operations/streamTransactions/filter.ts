@@ -144,6 +144,29 @@ function baseOf(type: string): string {
   return lt < 0 ? type : type.slice(0, lt);
 }
 
+/**
+ * The one key a stream is found by (its most selective filter: sender, function, event type,
+ * address), or null for a stream that looks at every transaction (no filter, or `success` only).
+ */
+export function keyOf(f: StreamFilter): string | null {
+  if (f.sender !== undefined) return `sender ${f.sender}`;
+  if (f.function !== undefined) return `function ${f.function}`;
+  if (f.eventType !== undefined) return f.eventType.generic ? `event_base ${f.eventType.tag}` : `event ${f.eventType.tag}`;
+  if (f.address !== undefined) return `address ${f.address}`;
+  return null;
+}
+
+/** Every key under which a stream may want a transaction with these facts (`keyOf` of the filters it could pass). */
+export function keysOf(t: TransactionFacts): string[] {
+  const keys: string[] = [];
+  if (t.sender !== null) keys.push(`sender ${t.sender}`);
+  if (t.function !== null) keys.push(`function ${t.function}`);
+  for (const e of t.eventTypes) keys.push(`event ${e}`);
+  for (const b of t.eventBases) keys.push(`event_base ${b}`);
+  for (const a of t.addresses) keys.push(`address ${a}`);
+  return keys;
+}
+
 /** Whether a transaction with these facts passes every filter (`facts`: read only when `needsFacts`). */
 export function matches(f: StreamFilter, facts: () => TransactionFacts): boolean {
   if (!needsFacts(f)) return true;

@@ -10,8 +10,8 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { NodeContext } from "../../context.js";
-import { CommitFeed, FeedEntry, type LiveStream, type StreamFormat } from "./feed.js";
-import { matches, type StreamFilter } from "./filter.js";
+import { CommitFeed, type FeedBatch, FeedEntry, type LiveStream, type StreamFormat } from "./feed.js";
+import { matches, needsFacts, type StreamFilter } from "./filter.js";
 
 /** Versions one replay read takes from the store. */
 const REPLAY_VERSIONS = 100;
@@ -104,8 +104,10 @@ export class StreamHub {
 }
 
 class TransactionStream implements LiveStream {
-  /** The next version this stream has not looked at. */
+  readonly filter: StreamFilter;
+  /** The next version this stream has not looked at (live: the feed's, once it has joined). */
   private next: bigint;
+  private joined = false;
   private ended = false;
   private lastWrite = performance.now();
 
@@ -115,6 +117,7 @@ class TransactionStream implements LiveStream {
     private readonly r: StreamRequest,
   ) {
     this.next = r.start;
+    this.filter = r.filter;
   }
 
   /** Catches up to the feed's newest version, then joins it. */
@@ -125,6 +128,7 @@ class TransactionStream implements LiveStream {
       while (!this.ended) {
         if (this.next > feed.head) {
           feed.join(this);
+          this.joined = true;
           return;
         }
         let entries = feed.from(this.next, REPLAY_VERSIONS);
@@ -173,22 +177,27 @@ class TransactionStream implements LiveStream {
     });
   }
 
-  consider(entries: readonly FeedEntry[]): void {
+  consider(batch: FeedBatch, entries: readonly FeedEntry[]): void {
+    if (this.ended) return;
     // What is still buffered now was written in earlier turns (writes of one turn leave together
-    // after it): the client has not taken it.
+    // after it): the client has not taken it. Still holding a buffer's worth when the next event
+    // comes, it is too slow to follow the chain.
     const slow = this.res.writableLength > this.hub.ctx.config.streamBufferBytes;
-    for (const e of entries) {
-      if (this.ended || e.version < this.next) continue;
-      if (!matches(this.r.filter, () => e.facts())) {
-        this.next = e.version + 1n;
-        continue;
-      }
-      // Still holding a buffer's worth when the next event comes: too slow to follow the chain.
+    if (entries === batch.entries && !needsFacts(this.r.filter)) {
       if (slow) {
-        this.end("slow_client");
+        this.end("slow_client", entries[0]!.version);
         return;
       }
-      this.next = e.version + 1n;
+      this.res.write(batch.frames(this.r.format));
+      this.wrote(entries.length);
+      return;
+    }
+    for (const e of entries) {
+      if (!matches(this.r.filter, () => e.facts())) continue;
+      if (slow) {
+        this.end("slow_client", e.version);
+        return;
+      }
       this.send(e);
     }
   }
@@ -199,8 +208,12 @@ class TransactionStream implements LiveStream {
 
   private send(e: FeedEntry): void {
     this.res.write(e.frame(this.r.format));
+    this.wrote(1);
+  }
+
+  private wrote(events: number): void {
     this.lastWrite = performance.now();
-    this.hub.ctx.metrics?.streamEventsSent.inc();
+    this.hub.ctx.metrics?.streamEventsSent.inc(events);
   }
 
   heartbeat(quietSince: number): void {
@@ -209,12 +222,16 @@ class TransactionStream implements LiveStream {
     this.lastWrite = performance.now();
   }
 
-  /** Ends the stream with its last event, naming the version to resume from. */
-  end(reason: EndReason): void {
+  /**
+   * Ends the stream with its last event, naming the version to resume from: `at`, else the next
+   * it has not looked at (live, the one after the feed's newest).
+   */
+  end(reason: EndReason, at?: bigint): void {
     if (this.ended) return;
     this.ended = true;
     this.hub.remove(this, reason);
-    const end = { reason, next_version: String(this.next) };
+    const next = at ?? (this.joined && this.hub.feed.head >= this.next ? this.hub.feed.head + 1n : this.next);
+    const end = { reason, next_version: String(next) };
     this.res.end(this.r.format === "sse" ? `event: end\ndata: ${JSON.stringify(end)}\n\n` : `${JSON.stringify({ stream_end: end })}\n`);
     // A client that does not read would hold the connection: closed once the grace has passed,
     // unless the last bytes left (then the connection may serve its next request).
