@@ -64,15 +64,31 @@ function oneLine(text: Uint8Array): Uint8Array {
   return Buffer.from(b.toString("utf8").replace(NEWLINE, " "));
 }
 
-/** What one look read: its transactions in version order, and all their frames as one buffer, made once for every stream that takes them all. */
+/** What a stream takes of one look: its frames as one buffer, how many, and the first one's version. */
+export interface Selection {
+  frames: Buffer;
+  count: number;
+  first: bigint;
+}
+
+/**
+ * What one look read, in version order. The streams with the same filter and format take the same
+ * selection of it, made once: one buffer each writes.
+ */
 export class FeedBatch {
-  private readonly all: Partial<Record<StreamFormat, Buffer>> = {};
+  private readonly selections = new Map<string, Selection | null>();
 
   constructor(readonly entries: readonly FeedEntry[]) {}
 
-  frames(format: StreamFormat): Buffer {
-    this.all[format] ??= Buffer.concat(this.entries.map((e) => e.frame(format)));
-    return this.all[format];
+  /** The frames of `entries` that `pick` keeps, for every stream of selection `id` (its filter and format), or null when none is kept. */
+  select(id: string, format: StreamFormat, entries: readonly FeedEntry[], pick: (e: FeedEntry) => boolean): Selection | null {
+    let sel = this.selections.get(id);
+    if (sel !== undefined) return sel;
+    const kept = entries.filter(pick);
+    const frames = kept.map((e) => e.frame(format));
+    sel = kept.length === 0 ? null : { frames: frames.length === 1 ? frames[0]! : Buffer.concat(frames), count: kept.length, first: kept[0]!.version };
+    this.selections.set(id, sel);
+    return sel;
   }
 }
 
@@ -207,22 +223,23 @@ export class CommitFeed {
     return this.head < snap.info.ledgerVersion;
   }
 
-  /** Gives each live stream the transactions of `batch` it may want, in version order. */
+  /**
+   * Gives each live stream the transactions of `batch` it may want, in version order: all of them
+   * to the streams without a key, and to those with one the transactions that have their key.
+   */
   private handOut(batch: FeedBatch): void {
-    const picked = new Map<LiveStream, FeedEntry[]>();
-    if (this.keyed.size > 0) {
-      for (const e of batch.entries) {
-        for (const key of keysOf(e.facts())) {
-          for (const s of this.keyed.get(key) ?? []) {
-            const mine = picked.get(s);
-            if (mine === undefined) picked.set(s, [e]);
-            else if (mine.at(-1) !== e) mine.push(e);
-          }
-        }
+    for (const s of this.unkeyed) s.consider(batch, batch.entries);
+    if (this.keyed.size === 0) return;
+    const byKey = new Map<string, FeedEntry[]>();
+    for (const e of batch.entries) {
+      for (const key of keysOf(e.facts())) {
+        if (!this.keyed.has(key)) continue;
+        const entries = byKey.get(key);
+        if (entries === undefined) byKey.set(key, [e]);
+        else if (entries.at(-1) !== e) entries.push(e);
       }
     }
-    for (const s of [...this.unkeyed]) s.consider(batch, batch.entries);
-    for (const [s, mine] of picked) s.consider(batch, mine);
+    for (const [key, entries] of byKey) for (const s of this.keyed.get(key) ?? []) s.consider(batch, entries);
   }
 
   private keep(e: FeedEntry): void {

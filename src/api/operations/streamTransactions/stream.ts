@@ -11,7 +11,7 @@ import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { NodeContext } from "../../context.js";
 import { CommitFeed, type FeedBatch, FeedEntry, type LiveStream, type StreamFormat } from "./feed.js";
-import { matches, needsFacts, type StreamFilter } from "./filter.js";
+import { matches, type StreamFilter } from "./filter.js";
 
 /** Versions one replay read takes from the store. */
 const REPLAY_VERSIONS = 100;
@@ -105,6 +105,8 @@ export class StreamHub {
 
 class TransactionStream implements LiveStream {
   readonly filter: StreamFilter;
+  /** Streams with the same filter and format take the same frames of a look (`FeedBatch.select`). */
+  private readonly selection: string;
   /** The next version this stream has not looked at (live: the feed's, once it has joined). */
   private next: bigint;
   private joined = false;
@@ -118,6 +120,7 @@ class TransactionStream implements LiveStream {
   ) {
     this.next = r.start;
     this.filter = r.filter;
+    this.selection = `${r.format} ${JSON.stringify(r.filter)}`;
   }
 
   /** Catches up to the feed's newest version, then joins it. */
@@ -179,27 +182,17 @@ class TransactionStream implements LiveStream {
 
   consider(batch: FeedBatch, entries: readonly FeedEntry[]): void {
     if (this.ended) return;
+    const sel = batch.select(this.selection, this.r.format, entries, (e) => matches(this.r.filter, () => e.facts()));
+    if (sel === null) return;
     // What is still buffered now was written in earlier turns (writes of one turn leave together
     // after it): the client has not taken it. Still holding a buffer's worth when the next event
     // comes, it is too slow to follow the chain.
-    const slow = this.res.writableLength > this.hub.ctx.config.streamBufferBytes;
-    if (entries === batch.entries && !needsFacts(this.r.filter)) {
-      if (slow) {
-        this.end("slow_client", entries[0]!.version);
-        return;
-      }
-      this.res.write(batch.frames(this.r.format));
-      this.wrote(entries.length);
+    if (this.res.writableLength > this.hub.ctx.config.streamBufferBytes) {
+      this.end("slow_client", sel.first);
       return;
     }
-    for (const e of entries) {
-      if (!matches(this.r.filter, () => e.facts())) continue;
-      if (slow) {
-        this.end("slow_client", e.version);
-        return;
-      }
-      this.send(e);
-    }
+    this.res.write(sel.frames);
+    this.wrote(sel.count);
   }
 
   lost(): void {
