@@ -49,7 +49,7 @@ const ROWS_ROUNDS = Number(opt("rows-rounds", "3"));
 const ROWS_DURATION = Number(opt("rows-duration", "3"));
 const BUFFER_KB = argv.includes("--stream-buffer-kb") ? opt("stream-buffer-kb", "256") : null;
 const SKIP = new Set(opt("skip", "").split(","));
-/** `--cpu-prof DIR`: the devnet server of parts 1 and 2 writes a V8 CPU profile into DIR when it exits. */
+/** `--cpu-prof DIR`: the devnet server of parts 1 and 2 writes a V8 CPU profile into DIR when it exits, the rows' servers into DIR/rows-with and DIR/rows-without. */
 const CPU_PROF = argv.includes("--cpu-prof") ? opt("cpu-prof", `${OUT}stream-prof`) : null;
 const PINNED = availableParallelism() >= 2;
 const CLIENTS = 2;
@@ -444,7 +444,8 @@ async function rows(clients: Clients): Promise<void> {
     for (const f of [c, `${c}-wal`, `${c}-shm`]) rmSync(f, { force: true });
     copyFileSync(ledger, c);
   }
-  const servers = await Promise.all(copies.map((c) => startServer(serveDevnet(c), { pinned: PINNED })));
+  const profile = (i: number) => (CPU_PROF ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF}/rows-${i === 1 ? "with" : "without"}` } } : {});
+  const servers = await Promise.all(copies.map((c, i) => startServer(serveDevnet(c), { pinned: PINNED, ...profile(i) })));
   try {
     const withIdle = servers[1]!;
     const statuses = await openIdle(withIdle.url, clients);

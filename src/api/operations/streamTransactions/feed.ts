@@ -107,7 +107,9 @@ export interface LiveStream {
 export class CommitFeed {
   /** The newest version handed to the live streams; -1 before the first look. */
   head = -1n;
+  /** The ring: `ring[oldest..]`, the entries before `oldest` dropped and cut off now and then. */
   private ring: FeedEntry[] = [];
+  private oldest = 0;
   private ringBytes = 0;
   /** The live streams without a key filter, and those with one by their key (`keyOf`). */
   private readonly unkeyed = new Set<LiveStream>();
@@ -134,7 +136,12 @@ export class CommitFeed {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.clearRing();
+  }
+
+  private clearRing(): void {
     this.ring = [];
+    this.oldest = 0;
     this.ringBytes = 0;
   }
 
@@ -167,9 +174,9 @@ export class CommitFeed {
 
   /** The ring's transactions from `version` on (at most `max`), or null when the ring does not hold `version`. */
   from(version: bigint, max: number): FeedEntry[] | null {
-    const first = this.ring[0];
+    const first = this.ring[this.oldest];
     if (first === undefined || version < first.version || version > this.head) return null;
-    const i = Number(version - first.version);
+    const i = this.oldest + Number(version - first.version);
     return this.ring.slice(i, i + max);
   }
 
@@ -208,8 +215,7 @@ export class CommitFeed {
         for (const s of [...this.unkeyed, ...[...this.keyed.values()].flatMap((set) => [...set])]) s.lost();
         this.unkeyed.clear();
         this.keyed.clear();
-        this.ring = [];
-        this.ringBytes = 0;
+        this.clearRing();
         this.head = snap.info.oldestVersion - 1n;
         return true;
       }
@@ -245,8 +251,12 @@ export class CommitFeed {
   private keep(e: FeedEntry): void {
     this.ring.push(e);
     this.ringBytes += e.text.byteLength;
-    let drop = 0;
-    while (this.ringBytes > RING_BYTES && drop < this.ring.length - 1) this.ringBytes -= this.ring[drop++]!.text.byteLength;
-    if (drop > 0) this.ring.splice(0, drop);
+    while (this.ringBytes > RING_BYTES && this.oldest < this.ring.length - 1) this.ringBytes -= this.ring[this.oldest++]!.text.byteLength;
+    // Cut the dropped ones off once they are half the array: each entry is moved about once, and
+    // at most as many bytes again as the ring keeps wait to be released.
+    if (this.oldest > 1024 && this.oldest * 2 > this.ring.length) {
+      this.ring = this.ring.slice(this.oldest);
+      this.oldest = 0;
+    }
   }
 }
