@@ -4,7 +4,7 @@
  *
  *   npm run build && node --import tsx bench/stream.bench.ts [--mix sse:50,ndjson:50,sender:500,function:200,event:200]
  *     [--seconds 15] [--poll-seconds 10] [--replay-streams 50] [--replay-versions 10000] [--idle 10000]
- *     [--rows-versions 1000000] [--rows-only REGEX] [--rows-rounds 3] [--rows-duration 3] [--stream-buffer-kb N] [--skip live,memory,rows] [--cpu-prof DIR]
+ *     [--rows-versions 1000000] [--rows-only REGEX] [--rows-rounds 3] [--rows-duration 3] [--stream-buffer-kb N] [--stream-heartbeat-ms N] [--skip live,memory,rows] [--cpu-prof DIR]
  *
  * 1. Live: the mix of streams open (unfiltered SSE and NDJSON; filtered by a devnet sender, by
  *    0x1::aptos_account::transfer, by the NewBlockEvent type). Latency of every delivered event as
@@ -48,6 +48,7 @@ const ROWS_ONLY = new RegExp(opt("rows-only", "summaries limit=25, random sender
 const ROWS_ROUNDS = Number(opt("rows-rounds", "3"));
 const ROWS_DURATION = Number(opt("rows-duration", "3"));
 const BUFFER_KB = argv.includes("--stream-buffer-kb") ? opt("stream-buffer-kb", "256") : null;
+const HEARTBEAT_MS = argv.includes("--stream-heartbeat-ms") ? opt("stream-heartbeat-ms", "15000") : null;
 const SKIP = new Set(opt("skip", "").split(","));
 /** `--cpu-prof DIR`: the devnet server of parts 1 and 2 writes a V8 CPU profile into DIR when it exits, the rows' servers into DIR/rows-with and DIR/rows-without. */
 const CPU_PROF = argv.includes("--cpu-prof") ? opt("cpu-prof", `${OUT}stream-prof`) : null;
@@ -65,7 +66,7 @@ const PATHS: Record<string, { path: string; accept: string }> = {
 const LIVE_KINDS = new Set(MIX.map((m) => m.kind));
 for (const k of LIVE_KINDS) if (!PATHS[k]) throw new Error(`--mix: unknown kind ${k} (one of ${Object.keys(PATHS).join(", ")})`);
 
-const serverFlags = ["--port", "0", "--quiet", "--no-prune", "--max-connections", "0", "--max-streams", "20000", ...(BUFFER_KB ? ["--stream-buffer-kb", BUFFER_KB] : [])];
+const serverFlags = ["--port", "0", "--quiet", "--no-prune", "--max-connections", "0", "--max-streams", "20000", ...(BUFFER_KB ? ["--stream-buffer-kb", BUFFER_KB] : []), ...(HEARTBEAT_MS ? ["--stream-heartbeat-ms", HEARTBEAT_MS] : [])];
 const serveDevnet = (db: string) => [`${ROOT}dist/cli.js`, "serve", "--devnet", "--block-interval", "100", "--db", db, ...serverFlags];
 
 // ---------------------------------------------------------------------------------------------

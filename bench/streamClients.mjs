@@ -18,7 +18,10 @@ import http from "node:http";
 /** Histogram buckets of 0.1 ms, up to 60 s (later arrivals land in the last bucket). */
 const BUCKETS = 600_001;
 const now = () => (performance.timeOrigin + performance.now()) * 1000; // µs, the wall clock
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+// A stream is one long response: no connection reuse, and so no TCP keep-alive, which Node's agent
+// would set to probe every idle socket each second (10,000 idle streams: 10,000 probes a second on
+// loopback, some lost under load, ending streams with ETIMEDOUT).
+const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 
 const kinds = new Map(); // kind → stats
 const kindStats = (kind) => {
