@@ -385,6 +385,34 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
     expect(await metric(n, "ledger_node_stream_events_sent_total")).toBeGreaterThanOrEqual(ids.length);
   });
 
+  it("ends a replay that the pruner overtook while its client was behind, naming the version it lost", async () => {
+    const c = new ChainBuilder().genesis();
+    const big = "ab".repeat(32 * 1024);
+    for (let i = 0; i < 64; i++) c.block(range(0, 3).map((j) => ({ sender: ALICE, seq: 4 * i + j, changes: [writeResource(ALICE, "0x1::blob::Blob", { bytes: big })] })));
+    // A long heartbeat: the replay waits that long for its client to take a page before calling it slow.
+    const n = await serve(c, { streamBufferBytes: 64 * 1024, streamHeartbeatMs: 10_000 });
+    const stalled = await rawStream(n, "/v1/transactions/stream?start_version=0");
+    // the replay has filled the buffers and waits for the client: what it sent stops growing
+    let before = -1;
+    const settled = async () => {
+      const now = await metric(n, "ledger_node_stream_events_sent_total");
+      const same = now > 0 && now === before;
+      before = now;
+      return same;
+    };
+    await expect.poll(settled, { timeout: 10_000, interval: 300 }).toBe(true);
+    await pruneServed(n, "8");
+    const body = await stalled.readToEnd();
+    const ids = [...body.matchAll(/^id: ([0-9]+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).toEqual(range(0, ids.length - 1));
+    expect(endOf(body)).toEqual({ reason: "pruned", next_version: String(ids.length) });
+    expect(await metric(n, "ledger_node_streams_ended_total", { reason: "pruned" })).toBe(1);
+    // resuming there is the 410 of a pruned version
+    const resumed = await fetch(`${n.base}/transactions/stream`, { headers: { "last-event-id": String(ids.length - 1) } });
+    expect(resumed.status).toBe(410);
+    await resumed.body?.cancel();
+  });
+
   it("live, ends a client that does not read at its bound, and never one that reads, however much one commit writes", async () => {
     requireBuiltCli();
     const c = small();
