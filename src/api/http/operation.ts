@@ -208,6 +208,8 @@ export interface Operation<P = unknown, Q = unknown, B = unknown, L extends Ledg
   params?: P;
   query?: Q;
   body?: B;
+  /** Request headers the operation reads, as a JSON schema of an object with their lowercase names (for the document; the operation parses them). */
+  requestHeaders?: Record<string, unknown>;
   /**
    * The wire formats, chosen by Accept (JSON when it names neither). An operation without JSON
    * answers 403 to an Accept that asks for JSON. `[]`: the operation sets its own `type`.
@@ -309,6 +311,7 @@ export function routeSchema(op: AnyOperation): Record<string, unknown> {
     ...(op.hidden ? { hide: true } : {}),
     ...(op.params ? { params: op.params } : {}),
     ...(op.query ? { querystring: op.query } : {}),
+    ...(op.requestHeaders ? { headers: op.requestHeaders } : {}),
     ...(op.body ? { body: op.body } : {}),
     response,
   };

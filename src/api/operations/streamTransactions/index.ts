@@ -64,6 +64,12 @@ export const streamTransactions = defineOperation({
       success: { type: "boolean", description: "Only transactions that succeeded (true) or failed (false)" },
     },
   } as const,
+  requestHeaders: {
+    type: "object",
+    properties: {
+      "last-event-id": { type: "string", description: "The version of the last event received: the stream resumes after it (an EventSource sends it when it reconnects)" },
+    },
+  },
   formats: [],
   response: { description: "A stream of committed transactions", type: ["text/event-stream", "application/x-ndjson"] },
   errors: [400, 406, 410, 500, 503],
