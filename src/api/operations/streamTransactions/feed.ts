@@ -84,12 +84,17 @@ export class FeedBatch {
   select(id: string, format: StreamFormat, entries: readonly FeedEntry[], pick: (e: FeedEntry) => boolean): Selection | null {
     let sel = this.selections.get(id);
     if (sel !== undefined) return sel;
-    const kept = entries.filter(pick);
-    const frames = kept.map((e) => e.frame(format));
-    sel = kept.length === 0 ? null : { frames: frames.length === 1 ? frames[0]! : Buffer.concat(frames), count: kept.length, first: kept[0]!.version };
+    sel = selectionOf(entries.filter(pick), format);
     this.selections.set(id, sel);
     return sel;
   }
+}
+
+/** The frames of `kept` as one buffer, or null when there are none. */
+export function selectionOf(kept: readonly FeedEntry[], format: StreamFormat): Selection | null {
+  if (kept.length === 0) return null;
+  const frames = kept.map((e) => e.frame(format));
+  return { frames: frames.length === 1 ? frames[0]! : Buffer.concat(frames), count: kept.length, first: kept[0]!.version };
 }
 
 /** What the feed tells a live stream. */

@@ -10,7 +10,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { NodeContext } from "../../context.js";
-import { CommitFeed, type FeedBatch, FeedEntry, type LiveStream, type StreamFormat } from "./feed.js";
+import { CommitFeed, type FeedBatch, FeedEntry, type LiveStream, type StreamFormat, selectionOf } from "./feed.js";
 import { matches, type StreamFilter } from "./filter.js";
 
 /** Versions one replay read takes from the store. */
@@ -182,7 +182,13 @@ class TransactionStream implements LiveStream {
 
   consider(batch: FeedBatch, entries: readonly FeedEntry[]): void {
     if (this.ended) return;
-    const sel = batch.select(this.selection, this.r.format, entries, (e) => matches(this.r.filter, () => e.facts()));
+    const through = batch.entries.at(-1)?.version ?? -1n;
+    // A replay's last page may have reached past the feed's head (the store had newer commits): the
+    // feed's next look hands those over again, and they are not sent twice.
+    const unseen = entries.length > 0 && entries[0]!.version >= this.next ? entries : entries.filter((e) => e.version >= this.next);
+    if (through >= this.next) this.next = through + 1n;
+    const pick = (e: FeedEntry) => matches(this.r.filter, () => e.facts());
+    const sel = unseen === entries ? batch.select(this.selection, this.r.format, entries, pick) : selectionOf(unseen.filter(pick), this.r.format);
     if (sel === null) return;
     // What is still buffered now was written in earlier turns (writes of one turn leave together
     // after it): the client has not taken it. Still holding a buffer's worth when the next event
@@ -223,6 +229,7 @@ class TransactionStream implements LiveStream {
     if (this.ended) return;
     this.ended = true;
     this.hub.remove(this, reason);
+    // Live, the stream has looked at everything the feed read (a keyed stream is handed only what has its key).
     const next = at ?? (this.joined && this.hub.feed.head >= this.next ? this.hub.feed.head + 1n : this.next);
     const end = { reason, next_version: String(next) };
     this.res.end(this.r.format === "sse" ? `event: end\ndata: ${JSON.stringify(end)}\n\n` : `${JSON.stringify({ stream_end: end })}\n`);
