@@ -92,7 +92,7 @@ export function checkDecimalQuery(name: string, raw: unknown): void {
 }
 
 /** A u64 as decimal digits, or null for anything else (more than 2^64-1 included). */
-function u64Of(raw: string): bigint | null {
+export function u64Of(raw: string): bigint | null {
   return /^[0-9]{1,20}$/.test(raw) && BigInt(raw) <= U64_MAX ? BigInt(raw) : null;
 }
 

@@ -150,9 +150,6 @@ export class CommitFeed {
     this.ringBytes = 0;
   }
 
-  get isRunning(): boolean {
-    return this.running;
-  }
 
   /** Hands every later transaction to `s`, from the next the feed reads. */
   join(s: LiveStream): void {

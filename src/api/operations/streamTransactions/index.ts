@@ -9,6 +9,7 @@
  */
 import { ApiError, quote } from "../../http/apiError.js";
 import { defineOperation, u64Param } from "../../http/operation.js";
+import { u64Of } from "../../http/params.js";
 import { parseFilter } from "./filter.js";
 import type { StreamFormat } from "./feed.js";
 import { StreamHub } from "./stream.js";
@@ -31,8 +32,9 @@ export function streamFormat(accept: string | undefined): StreamFormat {
 function lastEventId(raw: string | string[] | undefined): bigint | undefined {
   if (raw === undefined) return undefined;
   const v = Array.isArray(raw) ? raw[0]! : raw;
-  if (!/^[0-9]{1,20}$/.test(v) || BigInt(v) >= 1n << 64n) throw ApiError.badParam(`failed to parse header \`Last-Event-ID\`: ${quote(v)} is not a ledger version (a u64, the id of the last event received)`);
-  return BigInt(v);
+  const version = u64Of(v);
+  if (version === null) throw ApiError.badParam(`failed to parse header \`Last-Event-ID\`: ${quote(v)} is not a ledger version (a u64, the id of the last event received)`);
+  return version;
 }
 
 const filterParam = (description: string) => ({ type: "string", description }) as const;

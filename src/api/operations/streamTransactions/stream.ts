@@ -4,8 +4,7 @@
  * turn it reaches the feed's newest version it joins the feed, so the seam has no gap and no
  * duplicate. Live, a client that has not taken `streamBufferBytes` of what earlier turns wrote
  * when the next event comes is ended as slow; in replay, one that takes nothing for a heartbeat
- * interval is. Either way the last
- * event names the version to resume from.
+ * interval is. Either way the last event names the version to resume from.
  */
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -38,6 +37,8 @@ export class StreamHub {
   private readonly open = new Set<TransactionStream>();
   private sweeper: NodeJS.Timeout | null = null;
   private closing = false;
+  /** Whether the last replay read failed: the log says so once, not once a stream. */
+  private replayFailing = false;
 
   constructor(readonly ctx: NodeContext) {
     this.feed = new CommitFeed(ctx.store, ctx.log);
@@ -45,10 +46,6 @@ export class StreamHub {
 
   get full(): boolean {
     return this.closing || this.open.size >= this.ctx.config.maxStreams;
-  }
-
-  get size(): number {
-    return this.open.size;
   }
 
   /** Takes over the reply and streams on it from `r.start`; `ledgerHeaders`: those of the position it opened at. */
@@ -83,6 +80,16 @@ export class StreamHub {
       if (this.sweeper) clearInterval(this.sweeper);
       this.sweeper = null;
     }
+  }
+
+  /** Notes how a replay read went; a failure is logged once until one succeeds. */
+  replayRead(err: unknown): void {
+    if (err === null) {
+      this.replayFailing = false;
+      return;
+    }
+    if (!this.replayFailing) this.ctx.log.warn({ err }, "transaction streams: a replay read failed; the streams that read end so that their clients resume");
+    this.replayFailing = true;
   }
 
   /** Ends every stream (the app is closing); no new one opens. */
@@ -137,6 +144,7 @@ class TransactionStream implements LiveStream {
         let entries = feed.from(this.next, REPLAY_VERSIONS);
         if (entries === null) {
           const snap = await ctx.store.readTransactions(this.next, REPLAY_VERSIONS, REPLAY_BYTES);
+          this.hub.replayRead(null);
           if (this.ended) return;
           const texts = snap?.value.texts ?? [];
           if (texts.length === 0) {
@@ -158,7 +166,7 @@ class TransactionStream implements LiveStream {
         }
       }
     } catch (e) {
-      ctx.log.warn({ err: e }, "transaction stream: a replay read failed; the stream ends so that its client resumes");
+      this.hub.replayRead(e);
       this.end("shutdown");
     }
   }
