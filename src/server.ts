@@ -6,6 +6,7 @@ import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import cluster, { type Worker } from "node:cluster";
 import { readFileSync } from "node:fs";
 import type { ApiConfig } from "./api/config.js";
+import type { NodeContext } from "./api/context.js";
 import type { FollowerState, NodeMetrics } from "./api/observability/metrics.js";
 import type { DevnetOptions } from "./ingest/devnet/devnet.js";
 import { type ImportFilesOptions, type ImportFilesResult, importFiles } from "./ingest/files/fileSource.js";
@@ -124,6 +125,8 @@ export interface RunningNode {
   metricsUrl: string | null;
   /** The writers' state (devnet, pruner), as `/-/healthy` reports it. */
   writerStatus: WriterStatus;
+  /** Emits `commit` after each commit of this node's devnet or follower, wherever they run. */
+  commits: NodeContext["commits"];
   close(): Promise<void>;
 }
 
@@ -165,13 +168,21 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     },
   });
   // Told to the metrics once the app has them; prunes before that cannot happen (not started).
-  let events: WriterEvents = { pruned: () => undefined, pruneFailed: () => undefined, followLag: () => undefined, followLog: () => undefined, followUnknown: () => undefined };
+  let events: WriterEvents = {
+    pruned: () => undefined,
+    pruneFailed: () => undefined,
+    followLag: () => undefined,
+    followLog: () => undefined,
+    followUnknown: () => undefined,
+    committed: () => undefined,
+  };
   const writerEvents: WriterEvents = {
     pruned: (s, r) => events.pruned(s, r),
     pruneFailed: (s) => events.pruneFailed(s),
     followLag: (lag) => events.followLag(lag),
     followLog: (level, m) => events.followLog(level, m),
     followUnknown: (u) => events.followUnknown(u),
+    committed: () => events.committed(),
   };
   const sqliteOptions: SqliteStoreOptions = { ...o.sqliteMemory, ...(o.busyTimeoutMs !== undefined ? { busyTimeoutMs: o.busyTimeoutMs } : {}) };
   const writersOptions: WritersOptions = {
@@ -289,6 +300,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     },
     followLog: (level, m) => (level === "info" ? log.info(m) : log.warn(m)),
     followUnknown: (u) => metrics.unknownKinds.inc({ what: u.what, type: u.type }),
+    committed: () => ctx.commits.emit("commit"),
   };
   const metricsServer = o.metricsPort !== undefined ? await serveMetrics(metrics, o.host, o.metricsPort) : null;
   // Fastify says so itself when its logger is on (--log-requests).
@@ -305,6 +317,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     metrics,
     metricsUrl: metricsServer?.url ?? null,
     writerStatus: status,
+    commits: ctx.commits,
     async close() {
       await metricsServer?.close();
       await writers?.stop();

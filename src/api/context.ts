@@ -3,6 +3,7 @@
  * strategy, the response compression, the ledger position read and the mapping of store failures
  * to errors.
  */
+import { EventEmitter } from "node:events";
 import type { FastifyBaseLogger, FastifyContextConfig, FastifyReply, FastifyRequest } from "fastify";
 import type { LedgerInfo } from "../ledger/types.js";
 import type { GasHistorySource } from "../ledger/gas.js";
@@ -73,6 +74,8 @@ export class NodeContext {
   baseState: BaseStateFetcher | null = null;
   /** What the gas estimator reads: the store, or its reads with the replica's misses fetched. */
   gasReads: GasHistorySource;
+  /** `commit` after each commit of this process's writers: the stream's feed looks at once, not at its next poll. */
+  readonly commits = new EventEmitter<{ commit: [] }>();
   /** Run when the app begins to close, before it waits for open connections (the streams end here). */
   readonly closing: Array<() => void> = [];
   /** The log of the error answers, a few lines a minute per status and code (`noteError`). */

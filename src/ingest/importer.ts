@@ -84,6 +84,8 @@ export class Importer {
   };
   /** Told of each thing of an unknown kind in a transaction taken (a metric, a log line). */
   onUnknown: ((u: UnknownKind, version: bigint) => void) | null = null;
+  /** Told after each commit, once its blocks are readable (a server's streams look at once). */
+  onCommitted: (() => void) | null = null;
 
   private constructor(private readonly store: ImportStore) {}
 
@@ -265,6 +267,7 @@ export class Importer {
       }
       this.inFlight.shift();
       for (const w of f.blocks) this.committed(w);
+      this.onCommitted?.();
     }
   }
 

@@ -43,6 +43,7 @@ async function main(): Promise<void> {
       followLag: (lag) => post({ t: "followLag", lag }),
       followLog: (level, message) => post({ t: "followLog", level, message }),
       followUnknown: (unknown) => post({ t: "followUnknown", unknown }),
+      committed: () => post({ t: "committed" }),
     });
   } catch (e) {
     post({ t: "startFailed", message: e instanceof Error ? e.message : String(e) });

@@ -35,6 +35,8 @@ export interface WriterEvents {
   followLog(level: "info" | "warn", message: string): void;
   /** The follower met a transaction, change or module of a kind this version does not know. */
   followUnknown(u: UnknownKind): void;
+  /** The devnet or the follower committed (the serving thread's streams look at once). */
+  committed(): void;
 }
 
 /** The follower of `serve --follow`: its upstream and how it syncs (see `FollowerOptions`). */
@@ -84,7 +86,7 @@ export class LocalWriters implements Writers {
 
   /** Opens the devnet (writing genesis into an empty ledger) before anything is served. */
   static async open(store: WritersStore, opts: WritersOptions, status: WriterStatus, events: WriterEvents): Promise<LocalWriters> {
-    const devnet = opts.devnet ? await Devnet.open(store, opts.devnet, status) : null;
+    const devnet = opts.devnet ? await Devnet.open(store, opts.devnet, status, () => events.committed()) : null;
     return new LocalWriters(store, devnet, opts.follow ? openFollower(store, opts.follow, status, events) : null, opts, status, events);
   }
 
@@ -144,6 +146,7 @@ function openFollower(store: FollowStore, o: FollowWriterOptions, status: Writer
     log: { info: (m) => events.followLog("info", m), warn: (m) => events.followLog("warn", m) },
     onLag: (lag) => events.followLag(lag),
     onUnknown: (u) => events.followUnknown(u),
+    onCommitted: () => events.committed(),
   });
 }
 
@@ -180,6 +183,7 @@ export type FromWriterThread =
   | { t: "followLag"; lag: FollowLag }
   | { t: "followLog"; level: "info" | "warn"; message: string }
   | { t: "followUnknown"; unknown: UnknownKind }
+  | { t: "committed" }
   | { t: "stopped" };
 
 /** Messages to the writer thread. */
@@ -236,6 +240,8 @@ export class WriterThread implements Writers {
             return events.followLog(m.level, m.message);
           case "followUnknown":
             return events.followUnknown(m.unknown);
+          case "committed":
+            return events.committed();
         }
       });
     });

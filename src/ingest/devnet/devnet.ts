@@ -41,7 +41,8 @@ export class Devnet {
     readonly status: WriterStatus,
   ) {}
 
-  static async open(store: DevnetStore, partial: Partial<DevnetOptions> = {}, status = new WriterStatus()): Promise<Devnet> {
+  /** `onCommitted`: told after each block's commit (not genesis's, written before anything is served). */
+  static async open(store: DevnetStore, partial: Partial<DevnetOptions> = {}, status = new WriterStatus(), onCommitted?: () => void): Promise<Devnet> {
     const opts: DevnetOptions = { ...defaultDevnetChainOptions, blockIntervalMs: 1000, ...partial };
     const importer = await Importer.open(store, opts.chainId);
     const info = await store.getLedgerInfo(true);
@@ -66,6 +67,7 @@ export class Devnet {
       );
       lastTs = info.timestampUsec;
     }
+    importer.onCommitted = onCommitted ?? null;
     const d = new Devnet(importer, chain, opts, status);
     d.lastTimestamp = lastTs;
     return d;

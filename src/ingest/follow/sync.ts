@@ -63,6 +63,8 @@ export interface FollowerOptions {
   onLag?: (lag: FollowLag) => void;
   /** Told of each transaction, change or module of a kind this version does not know (stored generically or skipped). */
   onUnknown?: (u: UnknownKind, version: bigint) => void;
+  /** Told after every commit (the importer's `onCommitted`). */
+  onCommitted?: () => void;
   /** Told of every failed attempt, of the recovery, and of a permanent stop (as the `FOLLOWER` writer). */
   status?: WriterStatus;
 }
@@ -273,6 +275,7 @@ export class Follower {
       }
       this.onUnknown?.(u, version);
     };
+    importer.onCommitted = this.o.onCommitted ?? null;
     let next: bigint;
     if (importer.ledgerVersion !== null) {
       next = importer.ledgerVersion + 1n;

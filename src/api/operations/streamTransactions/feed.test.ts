@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { LedgerReader } from "../../../storage/contracts/reader.js";
 import { CommitFeed, type FeedBatch, type FeedEntry, type LiveStream } from "./feed.js";
@@ -24,6 +24,54 @@ function growingLedger(step: number) {
 }
 
 const log = { info() {}, warn() {} } as unknown as FastifyBaseLogger;
+
+/** A ledger that grows only when `commit` is called; `hold` makes the next text read wait until released. */
+function steppedLedger() {
+  let head = -1n;
+  let held: { release: () => void } | null = null;
+  const info = (): LedgerInfo => ({ chainId: 4, ledgerVersion: head, oldestVersion: 0n, timestampUsec: 0n, epoch: 1n, blockHeight: 0n, oldestBlockHeight: 0n });
+  const store = {
+    async getLedgerInfo() {
+      return info();
+    },
+    async readTransactions(start: bigint, limit: number) {
+      const at = info();
+      const texts: Uint8Array[] = [];
+      for (let v = start; v <= at.ledgerVersion && texts.length < limit; v++) texts.push(Buffer.from(`{"version":"${v}"}`));
+      if (held) await new Promise<void>((resolve) => (held = { release: resolve }));
+      return { info: at, value: { start, texts } };
+    },
+  } as unknown as LedgerReader;
+  return {
+    store,
+    commit: (n: number) => {
+      head += BigInt(n);
+    },
+    hold: () => {
+      held = { release: () => undefined };
+    },
+    release: () => {
+      const h = held;
+      held = null;
+      h?.release();
+    },
+  };
+}
+
+/** A live stream without a filter that notes the versions it is handed. */
+function recorder(): LiveStream & { got: bigint[] } {
+  const got: bigint[] = [];
+  return {
+    got,
+    filter: {},
+    consider: (_b, entries) => {
+      for (const e of entries) got.push(e.version);
+    },
+    lost: () => {
+      throw new Error("lost");
+    },
+  };
+}
 
 describe("the commit feed", () => {
   it("hands every commit to a joined stream once, in order, and keeps the newest 8 MiB in its ring", async () => {
@@ -54,5 +102,71 @@ describe("the commit feed", () => {
     } finally {
       feed.stop();
     }
+  });
+
+  describe("on fake timers", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("looks at once when this process commits (woken), and otherwise at the next poll", async () => {
+      vi.useFakeTimers();
+      const ledger = steppedLedger();
+      const feed = new CommitFeed(ledger.store, log);
+      const s = recorder();
+      feed.start(-1n);
+      feed.join(s);
+      try {
+        await vi.advanceTimersByTimeAsync(0);
+        ledger.commit(3);
+        feed.wake();
+        await vi.advanceTimersByTimeAsync(1);
+        expect(s.got).toEqual([0n, 1n, 2n]);
+        // Not woken: the commit waits for the poll, 10 ms after the last look.
+        ledger.commit(2);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(s.got).toEqual([0n, 1n, 2n]);
+        await vi.advanceTimersByTimeAsync(10);
+        expect(s.got).toEqual([0n, 1n, 2n, 3n, 4n]);
+        // Woken during a look: the next look follows it at once.
+        ledger.hold();
+        ledger.commit(1);
+        await vi.advanceTimersByTimeAsync(10);
+        ledger.commit(1);
+        feed.wake();
+        ledger.release();
+        await vi.advanceTimersByTimeAsync(1);
+        expect(s.got).toEqual([0n, 1n, 2n, 3n, 4n, 5n, 6n]);
+      } finally {
+        feed.stop();
+      }
+    });
+
+    it("hands out nothing of a look begun before a stop once it has started again elsewhere", async () => {
+      vi.useFakeTimers();
+      const ledger = steppedLedger();
+      const feed = new CommitFeed(ledger.store, log);
+      const first = recorder();
+      feed.start(-1n);
+      feed.join(first);
+      try {
+        ledger.hold();
+        ledger.commit(5);
+        await vi.advanceTimersByTimeAsync(10);
+        // The look is reading versions 0 to 4; the last stream leaves, and a new one opens at 99.
+        feed.leave(first);
+        feed.stop();
+        const second = recorder();
+        feed.start(99n);
+        feed.join(second);
+        ledger.release();
+        await vi.advanceTimersByTimeAsync(50);
+        expect(feed.head).toBe(99n);
+        expect(feed.from(0n, 10)).toBeNull();
+        expect([...first.got, ...second.got]).toEqual([]);
+      } finally {
+        feed.stop();
+      }
+    });
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The commits a process's streams are fed from (docs/decisions.md §24): while any stream is open,
- * the feed looks at its own store's ledger position every 10 ms and reads what was committed since
- * (by this process's writer, another process, or a primary a standby replays), in version order.
+ * the feed looks at its own store's ledger position every 10 ms, and at once when this process's
+ * writers commit, and reads what was committed since (by this process's writer, another process,
+ * or a primary a standby replays), in version order.
  * What one look read is handed in one turn to the live streams that may want it: every stream
  * without a key filter, and the streams found by the keys of each transaction (its sender,
  * function, event types, addresses), so a transaction costs nothing for the streams it cannot
@@ -122,6 +123,11 @@ export class CommitFeed {
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private failing = false;
+  /** A look is under way: a commit meanwhile makes the next one come at once. */
+  private looking = false;
+  private woken = false;
+  /** Counts starts and stops: a look begun before a stop hands nothing out after it. */
+  private generation = 0;
 
   constructor(
     private readonly store: LedgerReader,
@@ -132,6 +138,7 @@ export class CommitFeed {
   start(version: bigint): void {
     if (this.running) return;
     this.running = true;
+    this.generation++;
     this.head = version;
     this.schedule(0);
   }
@@ -139,6 +146,8 @@ export class CommitFeed {
   /** Stops looking (no stream is open); the ring is dropped, since the next start may be far ahead. */
   stop(): void {
     this.running = false;
+    this.generation++;
+    this.looking = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.clearRing();
@@ -182,24 +191,44 @@ export class CommitFeed {
     return this.ring.slice(i, i + max);
   }
 
+  /** This process committed: look now instead of at the next poll (after the look under way, if one is). */
+  wake(): void {
+    if (!this.running) return;
+    if (this.looking) {
+      this.woken = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
   private schedule(ms: number): void {
     if (!this.running) return;
+    const generation = this.generation;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.look().then(
-        (more) => this.schedule(more ? 0 : POLL_MS),
-        () => this.schedule(POLL_MS),
+      this.looking = true;
+      this.woken = false;
+      this.look(generation).then(
+        (more) => this.afterLook(generation, more),
+        () => this.afterLook(generation, false),
       );
     }, ms);
   }
 
+  private afterLook(generation: number, more: boolean): void {
+    if (generation !== this.generation) return;
+    this.looking = false;
+    this.schedule(more || this.woken ? 0 : POLL_MS);
+  }
+
   /** One look: reads what was committed past `head` (a turn's worth); true when there is more. */
-  private async look(): Promise<boolean> {
+  private async look(generation: number): Promise<boolean> {
     let info: Awaited<ReturnType<LedgerReader["getLedgerInfo"]>>;
     let snap: Awaited<ReturnType<LedgerReader["readTransactions"]>>;
     try {
       info = await this.store.getLedgerInfo(true);
-      if (info === null || info.ledgerVersion <= this.head || !this.running) return false;
+      if (info === null || info.ledgerVersion <= this.head || generation !== this.generation) return false;
       const count = Number(info.ledgerVersion - this.head > BigInt(READ_VERSIONS) ? BigInt(READ_VERSIONS) : info.ledgerVersion - this.head);
       snap = await this.store.readTransactions(this.head + 1n, count, READ_BYTES);
       if (this.failing) this.log.info("transaction streams: the store reads again");
@@ -209,7 +238,7 @@ export class CommitFeed {
       this.failing = true;
       return false;
     }
-    if (!this.running || snap === null) return false;
+    if (generation !== this.generation || snap === null) return false;
     const texts = snap.value.texts;
     if (texts.length === 0) {
       // Pruned past the feed before it read them: the live streams cannot go on without a gap.

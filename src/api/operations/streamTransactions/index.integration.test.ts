@@ -495,4 +495,16 @@ describe(`transaction stream of a devnet (${backend.name})`, () => {
     expect(got).toEqual(range(opened + 1, opened + got.length));
     for (const e of s.transactions.slice(0, 40)) expect(e.data).toBe(await (await fetch(`${node.base}/transactions/by_version/${e.id}`)).text());
   });
+
+  it("is told of each commit of the devnet's writer thread once the block is readable (the feed looks then, not at its next poll)", async () => {
+    const seen: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await new Promise<void>((resolve) => node.commits.once("commit", resolve));
+      const info = (await (await fetch(`${node.base}/`)).json()) as { ledger_version: string };
+      seen.push(Number(info.ledger_version));
+    }
+    // Each told commit is a block newer than the one told before it.
+    expect(seen[1]).toBeGreaterThan(seen[0]!);
+    expect(seen[2]).toBeGreaterThan(seen[1]!);
+  });
 });

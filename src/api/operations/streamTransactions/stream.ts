@@ -42,6 +42,7 @@ export class StreamHub {
 
   constructor(readonly ctx: NodeContext) {
     this.feed = new CommitFeed(ctx.store, ctx.log);
+    ctx.commits.on("commit", () => this.feed.wake());
   }
 
   get full(): boolean {
