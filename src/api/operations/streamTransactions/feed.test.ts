@@ -28,8 +28,9 @@ const log = { info() {}, warn() {} } as unknown as FastifyBaseLogger;
 /** A ledger that grows only when `commit` is called; `hold` makes the next text read wait until released. */
 function steppedLedger() {
   let head = -1n;
+  let oldest = 0n;
   let held: { release: () => void } | null = null;
-  const info = (): LedgerInfo => ({ chainId: 4, ledgerVersion: head, oldestVersion: 0n, timestampUsec: 0n, epoch: 1n, blockHeight: 0n, oldestBlockHeight: 0n });
+  const info = (): LedgerInfo => ({ chainId: 4, ledgerVersion: head, oldestVersion: oldest, timestampUsec: 0n, epoch: 1n, blockHeight: 0n, oldestBlockHeight: 0n });
   const store = {
     async getLedgerInfo() {
       return info();
@@ -37,7 +38,8 @@ function steppedLedger() {
     async readTransactions(start: bigint, limit: number) {
       const at = info();
       const texts: Uint8Array[] = [];
-      for (let v = start; v <= at.ledgerVersion && texts.length < limit; v++) texts.push(Buffer.from(`{"version":"${v}"}`));
+      // Nothing below the oldest kept version: a read from a pruned version finds no text.
+      for (let v = start; v >= oldest && v <= at.ledgerVersion && texts.length < limit; v++) texts.push(Buffer.from(`{"version":"${v}"}`));
       if (held) await new Promise<void>((resolve) => (held = { release: resolve }));
       return { info: at, value: { start, texts } };
     },
@@ -46,6 +48,9 @@ function steppedLedger() {
     store,
     commit: (n: number) => {
       head += BigInt(n);
+    },
+    prune: (to: bigint) => {
+      oldest = to;
     },
     hold: () => {
       held = { release: () => undefined };
@@ -59,16 +64,18 @@ function steppedLedger() {
 }
 
 /** A live stream without a filter that notes the versions it is handed. */
-function recorder(): LiveStream & { got: bigint[] } {
+function recorder(): LiveStream & { got: bigint[]; lostAt: bigint[] } {
   const got: bigint[] = [];
+  const lostAt: bigint[] = [];
   return {
     got,
+    lostAt,
     filter: {},
     consider: (_b, entries) => {
       for (const e of entries) got.push(e.version);
     },
-    lost: () => {
-      throw new Error("lost");
+    lost() {
+      lostAt.push(BigInt(got.length));
     },
   };
 }
@@ -164,6 +171,33 @@ describe("the commit feed", () => {
         expect(feed.head).toBe(99n);
         expect(feed.from(0n, 10)).toBeNull();
         expect([...first.got, ...second.got]).toEqual([]);
+      } finally {
+        feed.stop();
+      }
+    });
+
+    it("tells its live streams they are lost when the pruner passed versions it had not read, and goes on from the oldest kept", async () => {
+      vi.useFakeTimers();
+      const ledger = steppedLedger();
+      const feed = new CommitFeed(ledger.store, log);
+      const s = recorder();
+      feed.start(-1n);
+      feed.join(s);
+      try {
+        ledger.commit(3);
+        await vi.advanceTimersByTimeAsync(10);
+        expect(s.got).toEqual([0n, 1n, 2n]);
+        // Versions 3 to 9 commit and 3 to 6 are pruned before the feed looks again.
+        ledger.commit(7);
+        ledger.prune(7n);
+        await vi.advanceTimersByTimeAsync(10);
+        expect(s.lostAt).toEqual([3n]);
+        expect(feed.head).toBe(6n);
+        // It goes on from 7 (kept in its ring for streams that catch up), and the lost stream is no longer fed.
+        await vi.advanceTimersByTimeAsync(20);
+        expect(feed.head).toBe(9n);
+        expect(feed.from(7n, 10)?.map((e) => e.version)).toEqual([7n, 8n, 9n]);
+        expect(s.got).toEqual([0n, 1n, 2n]);
       } finally {
         feed.stop();
       }
