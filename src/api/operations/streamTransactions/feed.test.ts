@@ -116,7 +116,8 @@ describe("the commit feed", () => {
       vi.useRealTimers();
     });
 
-    it("looks at once when this process commits (woken), and otherwise at the next poll", async () => {
+    /** Runs `test` on a feed over a stepped ledger, started at its beginning with one recorder joined. */
+    async function withFeed(test: (ledger: ReturnType<typeof steppedLedger>, feed: CommitFeed, s: ReturnType<typeof recorder>) => Promise<void>): Promise<void> {
       vi.useFakeTimers();
       const ledger = steppedLedger();
       const feed = new CommitFeed(ledger.store, log);
@@ -124,6 +125,14 @@ describe("the commit feed", () => {
       feed.start(-1n);
       feed.join(s);
       try {
+        await test(ledger, feed, s);
+      } finally {
+        feed.stop();
+      }
+    }
+
+    it("looks at once when this process commits (woken), and otherwise at the next poll", async () => {
+      await withFeed(async (ledger, feed, s) => {
         await vi.advanceTimersByTimeAsync(0);
         ledger.commit(3);
         feed.wake();
@@ -144,19 +153,11 @@ describe("the commit feed", () => {
         ledger.release();
         await vi.advanceTimersByTimeAsync(1);
         expect(s.got).toEqual([0n, 1n, 2n, 3n, 4n, 5n, 6n]);
-      } finally {
-        feed.stop();
-      }
+      });
     });
 
     it("hands out nothing of a look begun before a stop once it has started again elsewhere", async () => {
-      vi.useFakeTimers();
-      const ledger = steppedLedger();
-      const feed = new CommitFeed(ledger.store, log);
-      const first = recorder();
-      feed.start(-1n);
-      feed.join(first);
-      try {
+      await withFeed(async (ledger, feed, first) => {
         ledger.hold();
         ledger.commit(5);
         await vi.advanceTimersByTimeAsync(10);
@@ -171,19 +172,11 @@ describe("the commit feed", () => {
         expect(feed.head).toBe(99n);
         expect(feed.from(0n, 10)).toBeNull();
         expect([...first.got, ...second.got]).toEqual([]);
-      } finally {
-        feed.stop();
-      }
+      });
     });
 
     it("tells its live streams they are lost when the pruner passed versions it had not read, and goes on from the oldest kept", async () => {
-      vi.useFakeTimers();
-      const ledger = steppedLedger();
-      const feed = new CommitFeed(ledger.store, log);
-      const s = recorder();
-      feed.start(-1n);
-      feed.join(s);
-      try {
+      await withFeed(async (ledger, feed, s) => {
         ledger.commit(3);
         await vi.advanceTimersByTimeAsync(10);
         expect(s.got).toEqual([0n, 1n, 2n]);
@@ -198,9 +191,7 @@ describe("the commit feed", () => {
         expect(feed.head).toBe(9n);
         expect(feed.from(7n, 10)?.map((e) => e.version)).toEqual([7n, 8n, 9n]);
         expect(s.got).toEqual([0n, 1n, 2n]);
-      } finally {
-        feed.stop();
-      }
+      });
     });
   });
 });
