@@ -1,10 +1,10 @@
 /**
  * GET /v1/transactions/stream under load (issue 49): a `serve --devnet --block-interval 100` child
- * (SQLite under bench/out/) and stream clients in two processes of their own (bench/streamClients.mjs).
+ * (SQLite under bench/out/) and stream clients in processes of their own (two by default) (bench/streamClients.mjs).
  *
  *   npm run build && node --import tsx bench/stream.bench.ts [--mix sse:50,ndjson:50,sender:500,function:200,event:200]
  *     [--seconds 15] [--poll-seconds 10] [--replay-streams 50] [--replay-versions 10000] [--idle 10000]
- *     [--rows-versions 1000000] [--rows-only REGEX] [--rows-rounds 3] [--rows-duration 3] [--stream-buffer-kb N] [--stream-heartbeat-ms N] [--skip live,memory,rows] [--cpu-prof DIR]
+ *     [--clients 2] [--client-cores 1] [--rows-versions 1000000] [--rows-only REGEX] [--rows-rounds 3] [--rows-duration 3] [--stream-buffer-kb N] [--stream-heartbeat-ms N] [--skip live,memory,rows] [--cpu-prof DIR]
  *
  * 1. Live: the mix of streams open (unfiltered SSE and NDJSON; filtered by a devnet sender, by
  *    0x1::aptos_account::transfer, by the NewBlockEvent type). Latency of every delivered event as
@@ -20,7 +20,7 @@
  *    writing on top, one with `--idle` idle streams open: bench:scale's rows on both in the same
  *    rounds, alternating which goes first: server CPU a request and req/s.
  *
- * Servers are pinned to core 0, clients and the load generator to core 1 (with two or more cores).
+ * Servers are pinned to core 0, clients (`--client-cores`) and the load generator to core 1 (with two or more cores).
  * Prints markdown for bench/RESULTS.md.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
@@ -53,7 +53,9 @@ const SKIP = new Set(opt("skip", "").split(","));
 /** `--cpu-prof DIR`: the devnet server of parts 1 and 2 writes a V8 CPU profile into DIR when it exits, the rows' servers into DIR/rows-with and DIR/rows-without. */
 const CPU_PROF = argv.includes("--cpu-prof") ? opt("cpu-prof", `${OUT}stream-prof`) : null;
 const PINNED = availableParallelism() >= 2;
-const CLIENTS = 2;
+/** `--clients N` stream-client processes, on the cores of `--client-cores` (a taskset list; default core 1). */
+const CLIENTS = Number(opt("clients", "2"));
+const CLIENT_CORES = opt("client-cores", "1");
 
 const SENDER = devnetAccount(1);
 const PATHS: Record<string, { path: string; accept: string }> = {
@@ -129,7 +131,7 @@ class Clients {
   static async start(n: number): Promise<Clients> {
     const file = `${ROOT}bench/streamClients.mjs`;
     const procs = Array.from({ length: n }, () =>
-      spawn(PINNED ? "taskset" : process.execPath, PINNED ? ["-c", "1", process.execPath, file] : [file], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit", "ipc"] }),
+      spawn(PINNED ? "taskset" : process.execPath, PINNED ? ["-c", CLIENT_CORES, process.execPath, file] : [file], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit", "ipc"] }),
     );
     const c = new Clients(procs);
     await Promise.all(procs.map((p) => c.next(p, "ready")));
@@ -358,7 +360,7 @@ Window 1 (${elapsed.toFixed(1)} s), latency = arrival at the client − the tran
 ${byKind.join("\n")}
 | **all** | ${streamsTotal} | ${Math.round(all.events / elapsed).toLocaleString("en")} | ${(all.bytes / elapsed / 1e6).toFixed(1)} | **${ms(histQuantile(all.hist, 0.5))}** | **${ms(histQuantile(all.hist, 0.99))}** | ${ms(histQuantile(all.hist, 0.999))} | ${ends(all.ends)} |
 
-- Server CPU: ${(serverCpu / 1e6).toFixed(2)} s over the window (${((serverCpu / 1e6 / elapsed) * 100).toFixed(0)}% of a core, the devnet's writing included) ÷ ${all.events.toLocaleString("en")} events delivered = **${(serverCpu / all.events).toFixed(2)} µs a delivered event** (the server counted ${(sent1 - sent0).toLocaleString("en")} sent). The two client processes: ${(clientCpu / 1e6).toFixed(2)} s (${(clientCpu / all.events).toFixed(2)} µs an event).
+- Server CPU: ${(serverCpu / 1e6).toFixed(2)} s over the window (${((serverCpu / 1e6 / elapsed) * 100).toFixed(0)}% of a core, the devnet's writing included) ÷ ${all.events.toLocaleString("en")} events delivered = **${(serverCpu / all.events).toFixed(2)} µs a delivered event** (the server counted ${(sent1 - sent0).toLocaleString("en")} sent). The ${CLIENTS} client processes: ${(clientCpu / 1e6).toFixed(2)} s (${(clientCpu / all.events).toFixed(2)} µs an event).
 - Per version, over every stream that got it: the spread from its first to its last delivery p50 ${ms(quantile(spreads, 0.5))} ms, p99 ${ms(quantile(spreads, 0.99))} ms (${arrivals.size.toLocaleString("en")} versions).
 
 Window 2 (${POLL_SECONDS} s), a poller of GET /v1 on one keep-alive connection, in a process of its own (${polls.toLocaleString("en")} polls, ${(polls / POLL_SECONDS).toFixed(0)} a second) marks when each version first became visible to an API client; per version (${firstAfterVisible.length.toLocaleString("en")}): its first delivery on a stream − visible p50 ${ms(quantile(firstAfterVisible, 0.5))} / p99 ${ms(quantile(firstAfterVisible, 0.99))} ms, its **last delivery − visible p50 ${ms(quantile(lastAfterVisible, 0.5))} / p99 ${ms(quantile(lastAfterVisible, 0.99))} ms**. Latency from the timestamp in that window: p50 ${ms(histQuantile(all2.hist, 0.5))}, p99 ${ms(histQuantile(all2.hist, 0.99))} ms; ended ${ends(all2.ends)}.
@@ -515,6 +517,6 @@ try {
 console.log(`Command: \`node --import tsx bench/stream.bench.ts ${argv.join(" ")}\`
 (${new Date().toISOString().slice(0, 16)} UTC, ${availableParallelism()}-core VM shared with other work, load average ${load0.map((l) => l.toFixed(1)).join(" ")} at the start and ${loadavg()
   .map((l) => l.toFixed(1))
-  .join(" ")} at the end${PINNED ? "; servers pinned to core 0, the stream clients (two processes) and the load generator to core 1" : ""}; the server's flags: ${serverFlags.join(" ")}; ${((performance.now() - started) / 60000).toFixed(1)} minutes)
+  .join(" ")} at the end${PINNED ? `; servers pinned to core 0, the stream clients (${CLIENTS} processes) to core${CLIENT_CORES === "1" ? "" : "s"} ${CLIENT_CORES} and the load generator to core 1` : ""}; the server's flags: ${serverFlags.join(" ")}; ${((performance.now() - started) / 60000).toFixed(1)} minutes)
 
 ${out.join("\n")}`);
