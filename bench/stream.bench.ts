@@ -4,7 +4,7 @@
  *
  *   npm run build && node --import tsx bench/stream.bench.ts [--mix sse:50,ndjson:50,sender:500,function:200,event:200]
  *     [--seconds 15] [--poll-seconds 10] [--replay-streams 50] [--replay-versions 10000] [--idle 10000]
- *     [--clients 2] [--client-cores 1] [--rows-versions 1000000] [--rows-only REGEX] [--rows-rounds 3] [--rows-duration 3] [--stream-buffer-kb N] [--stream-heartbeat-ms N] [--skip live,memory,rows] [--cpu-prof DIR]
+ *     [--clients 2] [--client-cores 1] [--rows-versions 1000000] [--rows-only REGEX] [--rows-rounds 3] [--rows-duration 3] [--rows-restart] [--stream-buffer-kb N] [--stream-heartbeat-ms N] [--skip live,memory,rows] [--cpu-prof DIR]
  *
  * 1. Live: the mix of streams open (unfiltered SSE and NDJSON; filtered by a devnet sender, by
  *    0x1::aptos_account::transfer, by the NewBlockEvent type). Latency of every delivered event as
@@ -18,7 +18,9 @@
  *    with `--idle` streams filtered by a random sender (nothing matches; they get heartbeats only).
  * 3. Rows: two servers over copies of the bench:scale ledger (`--rows-versions`), each with the devnet
  *    writing on top, one with `--idle` idle streams open: bench:scale's rows on both in the same
- *    rounds, alternating which goes first: server CPU a request and req/s.
+ *    rounds, alternating which goes first: server CPU a request and req/s. With `--rows-restart` every
+ *    round starts two fresh servers over fresh copies, and the streams open on the first or the
+ *    second in turn, so that neither a server's nor a copy's own speed lands on one side.
  *
  * Servers are pinned to core 0, clients (`--client-cores`) and the load generator to core 1 (with two or more cores).
  * Prints markdown for bench/RESULTS.md.
@@ -47,6 +49,8 @@ const ROWS_VERSIONS = Number(opt("rows-versions", "1000000"));
 const ROWS_ONLY = new RegExp(opt("rows-only", "summaries limit=25, random sender, random end_version|by_version|raw_item, random key|modules limit=25, random account"));
 const ROWS_ROUNDS = Number(opt("rows-rounds", "3"));
 const ROWS_DURATION = Number(opt("rows-duration", "3"));
+/** `--rows-restart`: fresh copies and servers every round, the idle streams on each of the two in turn. */
+const ROWS_RESTART = argv.includes("--rows-restart");
 const BUFFER_KB = argv.includes("--stream-buffer-kb") ? opt("stream-buffer-kb", "256") : null;
 const HEARTBEAT_MS = argv.includes("--stream-heartbeat-ms") ? opt("stream-heartbeat-ms", "15000") : null;
 const SKIP = new Set(opt("skip", "").split(","));
@@ -492,6 +496,64 @@ ${lines.join("\n")}
   }
 }
 
+type RowRun = { rps: number; p99: number; cpu: number; non2xx: number };
+
+/** The rows as `rows` measures them, on fresh servers each round (`--rows-restart`). */
+async function rowsRestarted(clients: Clients): Promise<void> {
+  const ledger = `${OUT}scale-${ROWS_VERSIONS}.db`;
+  await buildScaleLedger(ledger, ROWS_VERSIONS);
+  const rowList = rowsOf(readTargets(ledger), ROWS_ONLY);
+  const copies = ["a", "b"].map((x) => `${OUT}stream-rows-${x}.db`);
+  // per row: the runs without and with the streams, and each round's ratio of the two
+  const results = rowList.map(() => ({ without: [] as RowRun[], with: [] as RowRun[], ratios: [] as number[] }));
+  const statuses: Array<Record<string, number>> = [];
+  for (let round = 0; round < ROWS_ROUNDS; round++) {
+    for (const c of copies) {
+      for (const f of [c, `${c}-wal`, `${c}-shm`]) rmSync(f, { force: true });
+      copyFileSync(ledger, c);
+    }
+    const servers = await Promise.all(copies.map((c) => startServer(serveDevnet(c), { pinned: PINNED })));
+    try {
+      const streamed = round % 2;
+      statuses.push(await clients.open(servers[streamed]!.url, "idle", IDLE, IDLE_PATH, "text/event-stream"));
+      await sleep(3000);
+      for (const [i, row] of rowList.entries()) {
+        const got: RowRun[] = [];
+        for (let k = 0; k < 2; k++) {
+          const j = (k + round + i) % 2;
+          got[j] = await loadRow(servers[j]!.url, row.mix, servers[j]!.child.pid!);
+        }
+        const withIdle = got[streamed]!;
+        const without = got[1 - streamed]!;
+        results[i]!.without.push(without);
+        results[i]!.with.push(withIdle);
+        results[i]!.ratios.push(withIdle.cpu / without.cpu);
+      }
+      await clients.close("idle");
+    } finally {
+      for (const s of servers) s.child.kill();
+      await Promise.all(servers.map((s) => (s.child.exitCode !== null ? null : new Promise((resolve) => s.child.once("exit", resolve)))));
+    }
+    console.error(`rows (restarted): round ${round + 1} of ${ROWS_ROUNDS} done`);
+  }
+  const lines = rowList.map((row, i) => {
+    const r = results[i]!;
+    const m = (xs: RowRun[], f: (x: RowRun) => number) => median(xs.map(f));
+    const bad = [...r.without, ...r.with].reduce((n, x) => n + x.non2xx, 0);
+    const ratios = [...r.ratios].sort((a, b) => a - b);
+    return `| ${row.name}${bad > 0 ? ` (${bad} non-2xx)` : ""} | ${m(r.without, (x) => x.cpu).toFixed(0)} | ${m(r.with, (x) => x.cpu).toFixed(0)} | **${median(r.ratios).toFixed(2)}** | ${ratios.map((x) => x.toFixed(2)).join(", ")} | ${Math.round(m(r.without, (x) => x.rps))} / ${Math.round(m(r.with, (x) => x.rps))} |`;
+  });
+  out.push(`### The scale rows beside ${IDLE.toLocaleString("en")} idle streams, fresh servers each round
+
+Each of ${ROWS_ROUNDS} rounds: two fresh servers, each over a fresh copy of the ${ROWS_VERSIONS.toLocaleString("en")}-version bench:scale ledger with the devnet committing on top; ${IDLE.toLocaleString("en")} idle filtered streams opened on the first server in even rounds and on the second in odd ones (statuses ${JSON.stringify(statuses)}); each row on both (${ROWS_DURATION} s after 1 s of warm-up, 10 connections, the order alternating). The ratio is each round's CPU a request with the streams ÷ without; the median is over the rounds.
+
+| row | CPU µs/req, no streams (median) | with ${IDLE.toLocaleString("en")} idle (median) | **median ratio** | the rounds' ratios, sorted | req/s without / with |
+|---|---|---|---|---|---|
+${lines.join("\n")}
+`);
+  console.error(out.at(-1));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The run
 // ---------------------------------------------------------------------------------------------
@@ -509,7 +571,7 @@ try {
   server.child.kill();
 }
 try {
-  if (!SKIP.has("rows")) await rows(clients);
+  if (!SKIP.has("rows")) await (ROWS_RESTART ? rowsRestarted(clients) : rows(clients));
 } finally {
   clients.stop();
   poller.stop();
