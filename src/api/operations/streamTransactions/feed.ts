@@ -120,11 +120,11 @@ export class CommitFeed {
   /** The live streams without a key filter, and those with one by their key (`keyOf`). */
   private readonly unkeyed = new Set<LiveStream>();
   private readonly keyed = new Map<string, Set<LiveStream>>();
+  /** The next look, while running; null while running means a look is under way. */
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private failing = false;
-  /** A look is under way: a commit meanwhile makes the next one come at once. */
-  private looking = false;
+  /** A commit came during the look under way: the next one comes at once. */
   private woken = false;
   /** Counts starts and stops: a look begun before a stop hands nothing out after it. */
   private generation = 0;
@@ -147,7 +147,6 @@ export class CommitFeed {
   stop(): void {
     this.running = false;
     this.generation++;
-    this.looking = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.clearRing();
@@ -158,7 +157,6 @@ export class CommitFeed {
     this.oldest = 0;
     this.ringBytes = 0;
   }
-
 
   /** Hands every later transaction to `s`, from the next the feed reads. */
   join(s: LiveStream): void {
@@ -194,11 +192,11 @@ export class CommitFeed {
   /** This process committed: look now instead of at the next poll (after the look under way, if one is). */
   wake(): void {
     if (!this.running) return;
-    if (this.looking) {
+    if (this.timer === null) {
       this.woken = true;
       return;
     }
-    if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.timer);
     this.schedule(0);
   }
 
@@ -207,7 +205,6 @@ export class CommitFeed {
     const generation = this.generation;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.looking = true;
       this.woken = false;
       this.look(generation).then(
         (more) => this.afterLook(generation, more),
@@ -218,7 +215,6 @@ export class CommitFeed {
 
   private afterLook(generation: number, more: boolean): void {
     if (generation !== this.generation) return;
-    this.looking = false;
     this.schedule(more || this.woken ? 0 : POLL_MS);
   }
 
