@@ -1,6 +1,7 @@
 /**
  * GET /v1/transactions/stream under load (issue 49): a `serve --devnet --block-interval 100` child
- * (SQLite under bench/out/) and stream clients in processes of their own (two by default) (bench/streamClients.mjs).
+ * (SQLite under bench/out/) and stream clients in processes of their own, two by default
+ * (bench/streamClients.mjs).
  *
  *   npm run build && node --import tsx bench/stream.bench.ts [--mix sse:50,ndjson:50,sender:500,function:200,event:200]
  *     [--seconds 15] [--poll-seconds 10] [--replay-streams 50] [--replay-versions 10000] [--idle 10000]
@@ -433,8 +434,11 @@ Opened in ${openS.toFixed(1)} s (${JSON.stringify(statuses)}; the server's ledge
 
 const specFile = `${OUT}stream-loadgen.json`;
 
+/** What one run of a row measured: req/s, p99 ms, server CPU µs a request, non-2xx answers. */
+type RowRun = { rps: number; p99: number; cpu: number; non2xx: number };
+
 /** One autocannon run of a mix (bench/loadgen.mjs) on core 1, with the server's CPU a request. */
-async function loadRow(base: string, mix: Mix, pid: number): Promise<{ rps: number; p99: number; cpu: number; non2xx: number }> {
+async function loadRow(base: string, mix: Mix, pid: number): Promise<RowRun> {
   writeFileSync(specFile, JSON.stringify({ opts: { url: base, connections: 10, duration: ROWS_DURATION }, pid, mix, warmup: 1 }));
   const args = [`${ROOT}bench/loadgen.mjs`, `@${specFile}`];
   const { stdout } = await promisify(execFile)(PINNED ? "taskset" : process.execPath, PINNED ? ["-c", "1", process.execPath, ...args] : args, { cwd: ROOT, maxBuffer: 1 << 20 });
@@ -442,15 +446,21 @@ async function loadRow(base: string, mix: Mix, pid: number): Promise<{ rps: numb
   return { rps: r.rps, p99: r.p99, cpu: r.serverCpu / r.total, non2xx: r.non2xx };
 }
 
-async function rows(clients: Clients): Promise<void> {
-  const ledger = `${OUT}scale-${ROWS_VERSIONS}.db`;
-  await buildScaleLedger(ledger, ROWS_VERSIONS);
-  const rowList = rowsOf(readTargets(ledger), ROWS_ONLY);
-  const copies = ["a", "b"].map((s) => `${OUT}stream-rows-${s}.db`);
+/** Two fresh copies of `ledger` (any WAL of an earlier run removed), for the two servers of the rows. */
+function freshCopies(ledger: string): string[] {
+  const copies = ["a", "b"].map((x) => `${OUT}stream-rows-${x}.db`);
   for (const c of copies) {
     for (const f of [c, `${c}-wal`, `${c}-shm`]) rmSync(f, { force: true });
     copyFileSync(ledger, c);
   }
+  return copies;
+}
+
+async function rows(clients: Clients): Promise<void> {
+  const ledger = `${OUT}scale-${ROWS_VERSIONS}.db`;
+  await buildScaleLedger(ledger, ROWS_VERSIONS);
+  const rowList = rowsOf(readTargets(ledger), ROWS_ONLY);
+  const copies = freshCopies(ledger);
   const profile = (i: number) => (CPU_PROF ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF}/rows-${i === 1 ? "with" : "without"}` } } : {});
   const servers = await Promise.all(copies.map((c, i) => startServer(serveDevnet(c), { pinned: PINNED, ...profile(i) })));
   try {
@@ -461,7 +471,7 @@ async function rows(clients: Clients): Promise<void> {
     const idle0 = servers.map((s) => cpuMicros(s.child.pid!));
     await sleep(5000);
     const idleCpu = servers.map((s, i) => (cpuMicros(s.child.pid!) - idle0[i]!) / 5e6);
-    const results = rowList.map(() => [[], []] as Array<Array<{ rps: number; p99: number; cpu: number; non2xx: number }>>);
+    const results = rowList.map(() => [[], []] as RowRun[][]);
     for (let round = 0; round < ROWS_ROUNDS; round++) {
       for (const [i, row] of rowList.entries()) {
         for (let k = 0; k < 2; k++) {
@@ -476,7 +486,7 @@ async function rows(clients: Clients): Promise<void> {
     const endedBy = [...(await metric(withIdle.url, "ledger_node_streams_ended_total"))].map(([l, n]) => `${l} ${n}`).join(", ") || "none";
     const idleClients = merged(await clients.stats(), (k) => k === "idle");
     const lines = rowList.map((row, i) => {
-      const [a, b] = results[i]! as [Array<{ rps: number; p99: number; cpu: number; non2xx: number }>, Array<{ rps: number; p99: number; cpu: number; non2xx: number }>];
+      const [a, b] = results[i]! as [RowRun[], RowRun[]];
       const m = (xs: typeof a, f: (x: (typeof a)[0]) => number) => median(xs.map(f));
       const bad = [...a, ...b].reduce((s, x) => s + x.non2xx, 0);
       return `| ${row.name}${bad > 0 ? ` (${bad} non-2xx)` : ""} | ${m(a, (x) => x.cpu).toFixed(0)} | ${m(b, (x) => x.cpu).toFixed(0)} | **${(m(b, (x) => x.cpu) / m(a, (x) => x.cpu)).toFixed(2)}** | ${Math.round(m(a, (x) => x.rps))} | ${Math.round(m(b, (x) => x.rps))} | ${(m(b, (x) => x.rps) / m(a, (x) => x.rps)).toFixed(2)} | ${m(a, (x) => x.p99)} / ${m(b, (x) => x.p99)} |`;
@@ -496,22 +506,16 @@ ${lines.join("\n")}
   }
 }
 
-type RowRun = { rps: number; p99: number; cpu: number; non2xx: number };
-
 /** The rows as `rows` measures them, on fresh servers each round (`--rows-restart`). */
 async function rowsRestarted(clients: Clients): Promise<void> {
   const ledger = `${OUT}scale-${ROWS_VERSIONS}.db`;
   await buildScaleLedger(ledger, ROWS_VERSIONS);
   const rowList = rowsOf(readTargets(ledger), ROWS_ONLY);
-  const copies = ["a", "b"].map((x) => `${OUT}stream-rows-${x}.db`);
   // per row: the runs without and with the streams, and each round's ratio of the two
   const results = rowList.map(() => ({ without: [] as RowRun[], with: [] as RowRun[], ratios: [] as number[] }));
   const statuses: Array<Record<string, number>> = [];
   for (let round = 0; round < ROWS_ROUNDS; round++) {
-    for (const c of copies) {
-      for (const f of [c, `${c}-wal`, `${c}-shm`]) rmSync(f, { force: true });
-      copyFileSync(ledger, c);
-    }
+    const copies = freshCopies(ledger);
     const servers = await Promise.all(copies.map((c) => startServer(serveDevnet(c), { pinned: PINNED })));
     try {
       const streamed = round % 2;
