@@ -268,6 +268,8 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     },
   });
   if (writes) ctx.writer = status;
+  // The devnet and the follower tell of each commit (`events.committed`): the streams' feed need not poll for them.
+  ctx.commitsTold = writersOptions.devnet !== null || writersOptions.follow !== null;
   if (baseState) {
     ctx.baseState = baseState;
     ctx.gasReads = baseState.gasReads(store);

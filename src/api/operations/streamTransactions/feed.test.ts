@@ -117,10 +117,13 @@ describe("the commit feed", () => {
     });
 
     /** Runs `test` on a feed over a stepped ledger, started at its beginning with one recorder joined. */
-    async function withFeed(test: (ledger: ReturnType<typeof steppedLedger>, feed: CommitFeed, s: ReturnType<typeof recorder>) => Promise<void>): Promise<void> {
+    async function withFeed(
+      test: (ledger: ReturnType<typeof steppedLedger>, feed: CommitFeed, s: ReturnType<typeof recorder>) => Promise<void>,
+      told = false,
+    ): Promise<void> {
       vi.useFakeTimers();
       const ledger = steppedLedger();
-      const feed = new CommitFeed(ledger.store, log);
+      const feed = new CommitFeed(ledger.store, log, () => told);
       const s = recorder();
       feed.start(-1n);
       feed.join(s);
@@ -154,6 +157,22 @@ describe("the commit feed", () => {
         await vi.advanceTimersByTimeAsync(1);
         expect(s.got).toEqual([0n, 1n, 2n, 3n, 4n, 5n, 6n]);
       });
+    });
+
+    it("where its own writer tells it of each commit, polls only each second, for another process's commits", async () => {
+      await withFeed(async (ledger, feed, s) => {
+        await vi.advanceTimersByTimeAsync(0);
+        ledger.commit(2);
+        feed.wake();
+        await vi.advanceTimersByTimeAsync(1);
+        expect(s.got).toEqual([0n, 1n]);
+        // Committed by another process (no wake): seen at the poll a second after the last look, not at 10 ms.
+        ledger.commit(1);
+        await vi.advanceTimersByTimeAsync(500);
+        expect(s.got).toEqual([0n, 1n]);
+        await vi.advanceTimersByTimeAsync(500);
+        expect(s.got).toEqual([0n, 1n, 2n]);
+      }, true);
     });
 
     it("hands out nothing of a look begun before a stop once it has started again elsewhere", async () => {

@@ -1,8 +1,9 @@
 /**
  * The commits a process's streams are fed from (docs/decisions.md §24): while any stream is open,
- * the feed looks at its own store's ledger position every 10 ms, and at once when this process's
- * writers commit, and reads what was committed since (by this process's writer, another process,
- * or a primary a standby replays), in version order.
+ * the feed looks at its own store's ledger position every 10 ms (every second where this process's
+ * writer tells it of each commit), and at once when this process's writers commit, and reads what
+ * was committed since (by this process's writer, another process, or a primary a standby
+ * replays), in version order.
  * What one look read is handed in one turn to the live streams that may want it: every stream
  * without a key filter, and the streams found by the keys of each transaction (its sender,
  * function, event types, addresses), so a transaction costs nothing for the streams it cannot
@@ -15,6 +16,12 @@ import { factsOf, keyOf, keysOf, type StreamFilter, type TransactionFacts } from
 
 /** How often the feed looks for commits while a stream is open. */
 const POLL_MS = 10;
+/**
+ * How often it looks when this process's own writer tells it of each commit (`wake`): only for a
+ * commit by another process, such as an `import` beside it. A look that finds nothing still wakes
+ * the process, and at 10 ms that was most of an idle node's CPU.
+ */
+const TOLD_POLL_MS = 1_000;
 /** Versions one feed read takes (a burst is read in turns of this many). */
 const READ_VERSIONS = 1_000;
 const READ_BYTES = 8 * 1024 * 1024;
@@ -132,6 +139,8 @@ export class CommitFeed {
   constructor(
     private readonly store: LedgerReader,
     private readonly log: FastifyBaseLogger,
+    /** Whether this process's writer wakes the feed after each of its commits (read at each look). */
+    private readonly told: () => boolean = () => false,
   ) {}
 
   /** Starts looking from `version` (the position a first stream opened at), unless already running. */
@@ -215,7 +224,7 @@ export class CommitFeed {
 
   private afterLook(generation: number, more: boolean): void {
     if (generation !== this.generation) return;
-    this.schedule(more || this.woken ? 0 : POLL_MS);
+    this.schedule(more || this.woken ? 0 : this.told() ? TOLD_POLL_MS : POLL_MS);
   }
 
   /** One look: reads what was committed past `head` (a turn's worth); true when there is more. */

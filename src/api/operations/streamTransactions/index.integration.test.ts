@@ -482,7 +482,7 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
 describe(`transaction stream of a devnet (${backend.name})`, () => {
   let node: TestNode;
   beforeAll(async () => {
-    node = await startTestNode(await backend.newDb(), { devnet: { blockIntervalMs: 50 } });
+    node = await startTestNode(await backend.newDb(), { devnet: { blockIntervalMs: 50 }, api: { streamHeartbeatMs: 200 } });
   });
   afterAll(() => stopNode(node, backend));
 
@@ -494,6 +494,25 @@ describe(`transaction stream of a devnet (${backend.name})`, () => {
     const got = versionsOf(s);
     expect(got).toEqual(range(opened + 1, opened + got.length));
     for (const e of s.transactions.slice(0, 40)) expect(e.data).toBe(await (await fetch(`${node.base}/transactions/by_version/${e.id}`)).text());
+  });
+
+  it("sends heartbeats to every quiet stream, those opened before and after one the devnet's blocks keep busy", async () => {
+    // The heartbeat sweep walks the streams in the order of their last writes and stops at the first
+    // that wrote recently: the busy stream must move out of the way of those opened after it.
+    const quietPath = `${node.base}/transactions/stream?sender=${addr("dead")}`;
+    const before = await openStream(quietPath);
+    const busy = await openStream(`${node.base}/transactions/stream`);
+    const after = await openStream(quietPath);
+    try {
+      await busy.until((c) => c.transactions.length >= 1, "a live transaction");
+      const sent = busy.transactions.length;
+      await after.until((c) => c.heartbeats >= 3, "three heartbeats after the busy stream");
+      await before.until((c) => c.heartbeats >= 3, "three heartbeats before the busy stream");
+      expect(busy.transactions.length).toBeGreaterThan(sent);
+      expect([before.transactions.length, after.transactions.length]).toEqual([0, 0]);
+    } finally {
+      for (const s of [before, busy, after]) s.close();
+    }
   });
 
   it("is told of each commit of the devnet's writer thread once the block is readable (the feed looks then, not at its next poll)", async () => {

@@ -34,6 +34,7 @@ const HEARTBEAT: Record<StreamFormat, Buffer> = { sse: Buffer.from(":\n\n"), ndj
 
 export class StreamHub {
   readonly feed: CommitFeed;
+  /** In the order of their last writes (`wrote`), oldest first: the heartbeat sweep visits only those due. */
   private readonly open = new Set<TransactionStream>();
   private sweeper: NodeJS.Timeout | null = null;
   private closing = false;
@@ -41,7 +42,7 @@ export class StreamHub {
   private replayFailing = false;
 
   constructor(readonly ctx: NodeContext) {
-    this.feed = new CommitFeed(ctx.store, ctx.log);
+    this.feed = new CommitFeed(ctx.store, ctx.log, () => ctx.commitsTold);
     ctx.commits.on("commit", () => this.feed.wake());
   }
 
@@ -83,6 +84,11 @@ export class StreamHub {
     }
   }
 
+  /** `s` wrote: it moves to the end of the order of last writes. */
+  wrote(s: TransactionStream): void {
+    if (this.open.delete(s)) this.open.add(s);
+  }
+
   /** Notes how a replay read went; a failure is logged once until one succeeds. */
   replayRead(err: unknown): void {
     if (err === null) {
@@ -105,7 +111,8 @@ export class StreamHub {
     const every = this.ctx.config.streamHeartbeatMs;
     this.sweeper = setInterval(() => {
       const quietSince = performance.now() - every;
-      for (const s of this.open) s.heartbeat(quietSince);
+      // A stream that sends a heartbeat moves to the end, where the walk stops as it meets it again.
+      for (const s of this.open) if (!s.heartbeat(quietSince)) break;
     }, Math.max(50, Math.min(every / 2, 1_000)));
     this.sweeper.unref();
   }
@@ -221,13 +228,17 @@ class TransactionStream implements LiveStream {
 
   private wrote(events: number): void {
     this.lastWrite = performance.now();
+    this.hub.wrote(this);
     this.hub.ctx.metrics?.streamEventsSent.inc(events);
   }
 
-  heartbeat(quietSince: number): void {
-    if (this.ended || this.lastWrite > quietSince) return;
+  /** Sends a heartbeat if nothing was written since `quietSince`; false when something was (the stream is not due). */
+  heartbeat(quietSince: number): boolean {
+    if (this.lastWrite > quietSince) return false;
     this.res.write(HEARTBEAT[this.r.format]);
     this.lastWrite = performance.now();
+    this.hub.wrote(this);
+    return true;
   }
 
   /**
