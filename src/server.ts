@@ -268,8 +268,11 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     },
   });
   if (writes) ctx.writer = status;
+  // A reader worker of `--workers` is told of the writer worker's commits through the primary (serveWorkers).
+  const onWorkerMessage = cluster.isWorker && !writer && o.devnet ? (m: unknown) => isCommitted(m) && ctx.commits.emit("commit") : null;
+  if (onWorkerMessage) process.on("message", onWorkerMessage);
   // The devnet and the follower tell of each commit (`events.committed`): the streams' feed need not poll for them.
-  ctx.commitsTold = writersOptions.devnet !== null || writersOptions.follow !== null;
+  ctx.commitsTold = writersOptions.devnet !== null || writersOptions.follow !== null || onWorkerMessage !== null;
   if (baseState) {
     ctx.baseState = baseState;
     ctx.gasReads = baseState.gasReads(store);
@@ -302,7 +305,10 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     },
     followLog: (level, m) => (level === "info" ? log.info(m) : log.warn(m)),
     followUnknown: (u) => metrics.unknownKinds.inc({ what: u.what, type: u.type }),
-    committed: () => ctx.commits.emit("commit"),
+    committed: () => {
+      ctx.commits.emit("commit");
+      if (cluster.isWorker) process.send?.(COMMITTED);
+    },
   };
   const metricsServer = o.metricsPort !== undefined ? await serveMetrics(metrics, o.host, o.metricsPort) : null;
   // Fastify says so itself when its logger is on (--log-requests).
@@ -321,6 +327,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
     writerStatus: status,
     commits: ctx.commits,
     async close() {
+      if (onWorkerMessage) process.off("message", onWorkerMessage);
       await metricsServer?.close();
       await writers?.stop();
       const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
@@ -434,6 +441,10 @@ export async function followUpstream(o: FollowCommandOptions): Promise<{ stop: (
 const WORKER_ROLE = "LEDGER_NODE_WORKER_ROLE";
 
 /** In a process forked by `serveWorkers`: whether it is the one that writes. */
+/** The writer worker's message after each commit of its devnet, relayed by the primary to the other workers. */
+const COMMITTED = { ledgerNode: "committed" } as const;
+const isCommitted = (m: unknown): boolean => typeof m === "object" && m !== null && (m as { ledgerNode?: unknown }).ledgerNode === COMMITTED.ledgerNode;
+
 export function isWriterProcess(): boolean {
   return !cluster.isWorker || process.env[WORKER_ROLE] === "writer";
 }
@@ -484,6 +495,11 @@ export async function serveWorkers(n: number, log: (msg: string) => void): Promi
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  // The writer's commits, told to the other workers: their streams look at once (startNode).
+  cluster.on("message", (from, m) => {
+    if (!isCommitted(m)) return;
+    for (const w of Object.values(cluster.workers ?? {})) if (w && w !== from && w.isConnected()) w.send(m, () => undefined);
+  });
   const first = fork("writer");
   await new Promise<void>((resolve) => {
     first.once("listening", () => resolve());

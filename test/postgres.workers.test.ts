@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { devnetAccount } from "../src/ingest/devnet/chain.js";
 import { everyMajorBackendFactories } from "./helpers/backends.js";
 import { CLI, requireBuiltCli } from "./helpers/cli.js";
+import { parsePrometheus } from "./helpers/prometheus.js";
 import { openStream, range, type StreamClient, versionsOf } from "./helpers/stream.js";
 import { serverOf } from "./helpers/procSockets.js";
 
@@ -74,17 +75,22 @@ class Served {
  * which of `pids` answered: the process holding the server end of the connection (Linux /proc:
  * the socket inode of our client port, then the process with that inode among its fds).
  */
-function getFresh(url: string, pids: number[]): Promise<{ status: number; version: bigint; pid: number | undefined }> {
+function getFresh(url: string, pids: number[]): Promise<{ status: number; version: bigint; pid: number | undefined; body: string }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  return new Promise<{ status: number; version: bigint; pid: number | undefined }>((resolve, reject) => {
+  return new Promise<{ status: number; version: bigint; pid: number | undefined; body: string }>((resolve, reject) => {
     get(url, { agent }, (res) => {
       const clientPort = res.socket.localPort!;
-      res.resume();
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        body += chunk;
+      });
       res.on("end", () =>
         resolve({
           status: res.statusCode ?? 0,
           version: BigInt(String(res.headers["x-node-ledger-version"] ?? "-1")),
           pid: serverOf(clientPort, pids),
+          body,
         }),
       );
     }).on("error", reject);
@@ -203,6 +209,14 @@ for (const factory of everyMajorBackendFactories) {
         expect(got[0]).toBe(replaying.has(c) ? 0 : Number(c.headers["x-node-ledger-version"]) + 1);
         for (const e of [c.transactions[0]!, c.transactions.at(-1)!]) expect(e.data).toBe(await (await fetch(`${base}/transactions/by_version/${e.id}`)).text());
       }
+      // The reader was told of the writer's commits (through the primary), not only polling for them.
+      let told: number | undefined;
+      for (let i = 0; told === undefined; i++) {
+        expect(i, "metrics requests before one reached the reader").toBeLessThan(100);
+        const r = await getFresh(`http://127.0.0.1:${port}/metrics`, [writer, reader]);
+        if (r.pid === reader) told = parsePrometheus(r.body).value("ledger_node_stream_commits_told_total", {});
+      }
+      expect(told).toBeGreaterThan(0);
       s.child.kill("SIGTERM");
       expect(await s.exited).toBe(0);
     });

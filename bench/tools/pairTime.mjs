@@ -9,6 +9,7 @@
  *   node bench/tools/pairTime.mjs --row summaries-25 [--db FILE] [--rounds 5] [--warmup 10] [--duration 8]
  *        [--rate 1000] --a "node:--single-threaded-gc" --b "node:" [--a-dist DIR] [--b-dist DIR]
  *        [--a-row ROW] [--b-row ROW] [--a-node PATH] [--b-node PATH] [--a-streams N] [--b-streams N]
+ *        [--a-serve "ARGS"] [--b-serve "ARGS"]
  *
  * A server is `node:FLAGS` (the node's `serve`, as bench/scale.bench.ts starts it, under node
  * FLAGS), `floor:FLAGS` (bench/floorServer.ts) or `fastify:FLAGS` (the floor behind a bare Fastify); `--a-dist`/`--b-dist` serve another checkout's
@@ -17,7 +18,7 @@
  * binary (a build on one Node line against another; by default the node running this script);
  * `--a-streams`/`--b-streams` open that many idle transaction streams on a side's server before its
  * warm-up (each filtered by a random sender, so nothing matches; clients in bench/streamClients.mjs
- * on core 1), closed before the server stops. Rows: those of bench/tools/rowMixes.mjs. CPU time is every thread's (`/proc/PID/task/TID/schedstat`).
+ * on core 1), closed before the server stops; `--a-serve`/`--b-serve` add arguments to a side's `serve`. Rows: those of bench/tools/rowMixes.mjs. CPU time is every thread's (`/proc/PID/task/TID/schedstat`).
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -32,8 +33,8 @@ const WARMUP = Number(option("warmup", "10"));
 const DURATION = Number(option("duration", "8"));
 const RATE = Number(option("rate", "1000"));
 const SIDES = [
-  { name: "a", spec: option("a", "node:"), dist: option("a-dist", ROOT), row: option("a-row", ROW), node: option("a-node", process.execPath), streams: Number(option("a-streams", "0")) },
-  { name: "b", spec: option("b", "node:"), dist: option("b-dist", ROOT), row: option("b-row", ROW), node: option("b-node", process.execPath), streams: Number(option("b-streams", "0")) },
+  { name: "a", spec: option("a", "node:"), dist: option("a-dist", ROOT), row: option("a-row", ROW), node: option("a-node", process.execPath), streams: Number(option("a-streams", "0")), serve: option("a-serve", "") },
+  { name: "b", spec: option("b", "node:"), dist: option("b-dist", ROOT), row: option("b-row", ROW), node: option("b-node", process.execPath), streams: Number(option("b-streams", "0")), serve: option("b-serve", "") },
 ];
 
 const { targets } = JSON.parse(readFileSync(`${DB}.targets.json`, "utf8"));
@@ -47,7 +48,7 @@ function start(side) {
   const args =
     kind === "floor" || kind === "fastify"
       ? [...flags, "--import", "tsx", `${side.dist}/bench/floorServer.ts`, DB, "0", ...(kind === "fastify" ? ["--fastify"] : [])]
-      : [...flags, `${side.dist}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune", ...(side.streams > 0 ? ["--max-connections", "0", "--max-streams", String(side.streams + 100)] : [])];
+      : [...flags, `${side.dist}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune", ...(side.streams > 0 ? ["--max-connections", "0", "--max-streams", String(side.streams + 100)] : []), ...side.serve.split(" ").filter(Boolean)];
   const child = spawn("taskset", ["-c", "0", side.node, ...args], { cwd: side.dist, stdio: ["ignore", "pipe", "pipe"] });
   return serverUrl(child, side.spec).then(({ url }) => ({ child, url }));
 }

@@ -76,7 +76,7 @@ export class NodeContext {
   gasReads: GasHistorySource;
   /** `commit` after each commit of this process's writers: the stream's feed looks at once, not at its next poll. */
   readonly commits = new EventEmitter<{ commit: [] }>();
-  /** Whether this process runs the writer of its ledger's transactions (devnet, follower), which emits `commits`. */
+  /** Whether the writer of the ledger's transactions (devnet, follower) tells `commits` of each: this process's, or the writer worker's of `--workers`. */
   commitsTold = false;
   /** Run when the app begins to close, before it waits for open connections (the streams end here). */
   readonly closing: Array<() => void> = [];

@@ -145,6 +145,8 @@ export class NodeMetrics {
   readonly streamsOpen: Gauge;
   readonly streamEventsSent: Counter;
   readonly streamsEnded: Counter<"reason">;
+  /** Commits the streams' feed was told of by a writer of this process or, under `--workers`, of the writer worker. */
+  readonly streamCommitsTold: Counter;
   private readonly ops = new Map<string, OperationMetrics>();
   /** Error answers by `status error_code` (`errorAnswered`). */
   private readonly errors = new Map<string, ErrorTally>();
@@ -179,6 +181,11 @@ export class NodeMetrics {
     this.pruneDeletedTransactions = new Counter({ name: "ledger_node_prune_deleted_transactions_total", help: "Transactions removed by prune runs", registers });
     this.streamsOpen = new Gauge({ name: "ledger_node_streams_open", help: "Transaction streams open now", registers });
     this.streamEventsSent = new Counter({ name: "ledger_node_stream_events_sent_total", help: "Transactions sent on transaction streams", registers });
+    this.streamCommitsTold = new Counter({
+      name: "ledger_node_stream_commits_told_total",
+      help: "Commits the transaction streams were told of by this process's devnet or follower, or by the writer worker of --workers (the streams look at once instead of at their next poll)",
+      registers,
+    });
     this.streamsEnded = new Counter({
       name: "ledger_node_streams_ended_total",
       help: "Transaction streams ended, by reason (client_closed, slow_client: dropped for not reading, pruned, shutdown)",

@@ -43,7 +43,10 @@ export class StreamHub {
 
   constructor(readonly ctx: NodeContext) {
     this.feed = new CommitFeed(ctx.store, ctx.log, () => ctx.commitsTold);
-    ctx.commits.on("commit", () => this.feed.wake());
+    ctx.commits.on("commit", () => {
+      ctx.metrics?.streamCommitsTold.inc();
+      this.feed.wake();
+    });
   }
 
   get full(): boolean {
