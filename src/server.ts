@@ -440,11 +440,11 @@ export async function followUpstream(o: FollowCommandOptions): Promise<{ stop: (
 /** Environment variable telling a `serve --workers` process its role. */
 const WORKER_ROLE = "LEDGER_NODE_WORKER_ROLE";
 
-/** In a process forked by `serveWorkers`: whether it is the one that writes. */
 /** The writer worker's message after each commit of its devnet, relayed by the primary to the other workers. */
 const COMMITTED = { ledgerNode: "committed" } as const;
 const isCommitted = (m: unknown): boolean => typeof m === "object" && m !== null && (m as { ledgerNode?: unknown }).ledgerNode === COMMITTED.ledgerNode;
 
+/** In a process forked by `serveWorkers`: whether it is the one that writes. */
 export function isWriterProcess(): boolean {
   return !cluster.isWorker || process.env[WORKER_ROLE] === "writer";
 }
