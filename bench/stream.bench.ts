@@ -73,7 +73,7 @@ const PATHS: Record<string, { path: string; accept: string }> = {
 const LIVE_KINDS = new Set(MIX.map((m) => m.kind));
 for (const k of LIVE_KINDS) if (!PATHS[k]) throw new Error(`--mix: unknown kind ${k} (one of ${Object.keys(PATHS).join(", ")})`);
 
-const serverFlags = ["--port", "0", "--quiet", "--no-prune", "--max-connections", "0", "--max-streams", "20000", ...(BUFFER_KB ? ["--stream-buffer-kb", BUFFER_KB] : []), ...(HEARTBEAT_MS ? ["--stream-heartbeat-ms", HEARTBEAT_MS] : [])];
+const serverFlags = ["--port", "0", "--quiet", "--no-prune", "--max-connections", "0", "--max-streams", "20000", "--max-streams-per-client", "20000", ...(BUFFER_KB ? ["--stream-buffer-kb", BUFFER_KB] : []), ...(HEARTBEAT_MS ? ["--stream-heartbeat-ms", HEARTBEAT_MS] : [])];
 const serveDevnet = (db: string) => [`${ROOT}dist/cli.js`, "serve", "--devnet", "--block-interval", "100", "--db", db, ...serverFlags];
 
 // ---------------------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ const serve = program
   .option("--headers-timeout <ms>", "a request's headers must arrive within this, else 408 and close", intOption("--headers-timeout", 1, 3_600_000), 15_000)
   .option("--max-connections <n>", "answer connections beyond this 503 and close them (0: no cap; default: open-file limit less 128)", intOption("--max-connections", 0, 10_000_000))
   .option("--max-streams <n>", "answer transaction streams beyond this many open 503 with Retry-After (default: half of --max-connections, at most 10000)", intOption("--max-streams", 1, 10_000_000))
+  .option("--max-streams-per-client <n>", "answer a client's transaction streams beyond this many open 429 with Retry-After (a client: its address, behind --trust-proxy the forwarded one; default: a tenth of --max-streams)", intOption("--max-streams-per-client", 1, 10_000_000))
   .option("--stream-buffer-kb <kb>", "end a transaction stream whose client has not taken this much (a slow client; it resumes with Last-Event-ID)", intOption("--stream-buffer-kb", 1, 1 << 20), 256)
   .option("--stream-heartbeat-ms <ms>", "a transaction stream with nothing to send sends a heartbeat this often", intOption("--stream-heartbeat-ms", 100, 3_600_000), 15_000)
   .option("--cors-origins <list>", "comma-separated origins allowed credentials (echoed, Access-Control-Allow-Credentials: true); default: * without credentials")
@@ -135,6 +136,7 @@ addFollowOptions(serve, "with --follow: ")
         headersTimeoutMs: o.headersTimeout,
         ...(o.maxConnections !== undefined ? { maxConnections: o.maxConnections } : {}),
         ...(o.maxStreams !== undefined ? { maxStreams: o.maxStreams } : {}),
+        ...(o.maxStreamsPerClient !== undefined ? { maxStreamsPerClient: o.maxStreamsPerClient } : {}),
         streamBufferBytes: o.streamBufferKb * 1024,
         streamHeartbeatMs: o.streamHeartbeatMs,
         corsOrigins: o.corsOrigins ? String(o.corsOrigins).split(",").map((s: string) => s.trim()).filter(Boolean) : [],

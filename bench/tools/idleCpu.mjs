@@ -16,7 +16,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { option } from "./rowMixes.mjs";
+import { option, streamCapFlags } from "./rowMixes.mjs";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const DIST = option("dist", ROOT);
@@ -33,7 +33,7 @@ async function start(streams) {
   const dir = mkdtempSync(join(tmpdir(), "idle-cpu-"));
   const db = DEVNET ? join(dir, "devnet.db") : DB;
   const args = [`${DIST}/dist/cli.js`, "serve", "--db", db, "--port", "0", ...(DEVNET ? ["--devnet"] : ["--no-prune"])];
-  args.push("--max-connections", "0", "--max-streams", String(streams + 100), ...(WORKERS > 1 ? ["--workers", String(WORKERS)] : []), ...SERVE);
+  args.push(...streamCapFlags(DIST, streams + 100), ...(WORKERS > 1 ? ["--workers", String(WORKERS)] : []), ...SERVE);
   const child = spawn("taskset", ["-c", "0", process.execPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const read = (d) => {

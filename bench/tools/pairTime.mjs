@@ -23,7 +23,7 @@
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { option, rowMixes, serverUrl } from "./rowMixes.mjs";
+import { option, rowMixes, serverUrl, streamCapFlags } from "./rowMixes.mjs";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);
@@ -48,7 +48,7 @@ function start(side) {
   const args =
     kind === "floor" || kind === "fastify"
       ? [...flags, "--import", "tsx", `${side.dist}/bench/floorServer.ts`, DB, "0", ...(kind === "fastify" ? ["--fastify"] : [])]
-      : [...flags, `${side.dist}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune", ...(side.streams > 0 ? ["--max-connections", "0", "--max-streams", String(side.streams + 100)] : []), ...side.serve.split(" ").filter(Boolean)];
+      : [...flags, `${side.dist}/dist/cli.js`, "serve", "--db", DB, "--port", "0", "--quiet", "--no-prune", ...(side.streams > 0 ? streamCapFlags(side.dist, side.streams + 100) : []), ...side.serve.split(" ").filter(Boolean)];
   const child = spawn("taskset", ["-c", "0", side.node, ...args], { cwd: side.dist, stdio: ["ignore", "pipe", "pipe"] });
   return serverUrl(child, side.spec).then(({ url }) => ({ child, url }));
 }

@@ -4,6 +4,18 @@
  * drawn from the targets scale.bench.ts saves beside a ledger (`<db>.targets.json`).
  */
 
+import { readFileSync } from "node:fs";
+
+/**
+ * The `serve` flags that let one client (these benches' stream clients, all on 127.0.0.1) hold `n`
+ * transaction streams; the per-client share only where the build at `dist` has the flag.
+ */
+export function streamCapFlags(dist, n) {
+  const flags = ["--max-connections", "0", "--max-streams", String(n)];
+  if (readFileSync(`${dist}/dist/cli.js`, "utf8").includes("--max-streams-per-client")) flags.push("--max-streams-per-client", String(n));
+  return flags;
+}
+
 /** The value after `--name` on the command line, or `def`. */
 export function option(name, def) {
   const argv = process.argv.slice(2);

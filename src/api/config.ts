@@ -92,6 +92,12 @@ export interface ApiConfig {
    * Default: half the connection cap, at most 10,000.
    */
   maxStreams: number;
+  /**
+   * Open transaction streams of one client (`req.ip`: the peer, or behind `--trust-proxy` the
+   * forwarded address) beyond this are answered 429 with Retry-After, so that no one client takes
+   * every stream (docs/decisions.md §24). Default: a tenth of `maxStreams`.
+   */
+  maxStreamsPerClient: number;
   /** A stream whose client has not taken this many bytes is ended as slow (docs/decisions.md §24). */
   streamBufferBytes: number;
   /** A stream that has sent nothing for this long sends a heartbeat (an SSE comment, an empty NDJSON line). */
@@ -102,7 +108,7 @@ export interface ApiConfig {
 }
 
 export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig {
-  const config: Omit<ApiConfig, "maxStreams"> = {
+  const config: Omit<ApiConfig, "maxStreams" | "maxStreamsPerClient"> = {
     aptosHeaders: false,
     summariesPageSize: 100,
     summariesMaxPageSize: 100,
@@ -141,7 +147,8 @@ export function defaultApiConfig(overrides: Partial<ApiConfig> = {}): ApiConfig 
     streamHeartbeatMs: 15_000,
     ...overrides,
   };
-  return { ...config, maxStreams: overrides.maxStreams ?? defaultMaxStreams(config.maxConnections) };
+  const maxStreams = overrides.maxStreams ?? defaultMaxStreams(config.maxConnections);
+  return { ...config, maxStreams, maxStreamsPerClient: overrides.maxStreamsPerClient ?? Math.max(1, Math.floor(maxStreams / 10)) };
 }
 
 /** Half the connection cap (the rest for requests), at most 10,000; 10,000 without a cap. */

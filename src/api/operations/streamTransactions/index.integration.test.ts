@@ -365,7 +365,7 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
   });
 
   it("sends heartbeats while nothing matches, and answers streams past the cap 503 with Retry-After", async () => {
-    const n = await serve(small(), { maxStreams: 2 });
+    const n = await serve(small(), { maxStreams: 2, maxStreamsPerClient: 2 });
     const sse = await openStream(`${n.base}/transactions/stream?sender=${addr("dead")}`);
     const nd = await openStream(`${n.base}/transactions/stream?sender=${addr("dead")}`, { accept: "application/x-ndjson" });
     await sse.until((c) => c.heartbeats >= 2, "two SSE heartbeats");
@@ -386,6 +386,39 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
     await expect.poll(() => metric(n, "ledger_node_streams_ended_total", { reason: "client_closed" })).toBe(3);
   });
 
+
+  it("answers a client's streams past its share 429 with Retry-After, opened at once or one by one, while other clients still open theirs", async () => {
+    // Clients told apart by X-Forwarded-For behind --trust-proxy, as behind a load balancer.
+    const n = await serve(small(), { maxStreams: 10, maxStreamsPerClient: 2, trustProxy: ["127.0.0.1"] });
+    const from = (ip: string) => ({ headers: { "x-forwarded-for": ip } });
+    const url = `${n.base}/transactions/stream?sender=${addr("dead")}`;
+    // Five at once from one client: the share is counted where a stream opens, so only two open.
+    const burst = await Promise.all(range(0, 4).map(() => openStream(url, from("10.0.0.1"))));
+    expect(burst.map((s) => s.status).sort()).toEqual([200, 200, 429, 429, 429]);
+    const refused = burst.find((s) => s.status === 429)!;
+    await refused.closed;
+    expect(refused.headers["retry-after"]).toBe("1");
+    expect(refused.headers["x-node-ledger-version"]).toMatch(/^[0-9]+$/);
+    expect(JSON.parse(refused.body())).toMatchObject({
+      error_code: "web_framework_error",
+      message: "this client has 2 transaction streams open, the most one client may (2): close one, or try again later",
+    });
+    const others = await Promise.all([openStream(url, from("10.0.0.2")), openStream(url, from("10.0.0.2"))]);
+    expect(others.map((s) => s.status)).toEqual([200, 200]);
+    expect(await metric(n, "ledger_node_streams_open")).toBe(4);
+    // One of the first client's closes: it may open one again, and no more.
+    const open = burst.filter((s) => s.status === 200);
+    open[0]!.close();
+    await expect.poll(() => metric(n, "ledger_node_streams_open")).toBe(3);
+    const again = await openStream(url, from("10.0.0.1"));
+    expect(again.status).toBe(200);
+    const over = await fetch(url, from("10.0.0.1"));
+    expect(over.status).toBe(429);
+    await over.body?.cancel();
+    for (const s of [...open, ...others, again]) s.close();
+    await expect.poll(() => metric(n, "ledger_node_streams_open")).toBe(0);
+    expect(await metric(n, "ledger_node_http_errors_total", { status: "429", error_code: "web_framework_error" })).toBe(4);
+  });
   it("ends a client that does not read at its buffer's bound, with a last event naming the version to resume from", async () => {
     // About 16 MiB of history: more than the kernel's socket buffers hold, so the server's own buffer fills.
     const c = new ChainBuilder().genesis();

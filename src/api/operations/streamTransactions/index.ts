@@ -74,7 +74,7 @@ export const streamTransactions = defineOperation({
   },
   formats: [],
   response: { description: "A stream of committed transactions", type: ["text/event-stream", "application/x-ndjson"] },
-  errors: [400, 406, 410, 500, 503],
+  errors: [400, 406, 410, 429, 500, 503],
   ledger: "latest",
   failure: "Failed to get transactions from storage",
   read: (ctx) => {

@@ -9,6 +9,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { NodeContext } from "../../context.js";
+import { ApiError } from "../../http/apiError.js";
 import { CommitFeed, type FeedBatch, FeedEntry, type LiveStream, type StreamFormat, selectionOf } from "./feed.js";
 import { matches, type StreamFilter } from "./filter.js";
 
@@ -36,6 +37,8 @@ export class StreamHub {
   readonly feed: CommitFeed;
   /** In the order of their last writes (`wrote`), oldest first: the heartbeat sweep visits only those due. */
   private readonly open = new Set<TransactionStream>();
+  /** Open streams by client (`req.ip`), each under `maxStreamsPerClient`. */
+  private readonly perClient = new Map<string, number>();
   private sweeper: NodeJS.Timeout | null = null;
   private closing = false;
   /** Whether the last replay read failed: the log says so once, not once a stream. */
@@ -55,6 +58,15 @@ export class StreamHub {
 
   /** Takes over the reply and streams on it from `r.start`; `ledgerHeaders`: those of the position it opened at. */
   stream(req: FastifyRequest, reply: FastifyReply, ledgerHeaders: readonly string[], r: StreamRequest, openedAt: bigint): void {
+    // Counted here, where the stream opens in the same turn, so that no number of requests at once passes the bound.
+    const client = req.ip;
+    const held = this.perClient.get(client) ?? 0;
+    const cap = this.ctx.config.maxStreamsPerClient;
+    if (held >= cap) {
+      const message = `this client has ${held} transaction streams open, the most one client may (${cap}): close one, or try again later`;
+      void this.ctx.sendError(req, reply, new ApiError(429, "web_framework_error", message, null, { headers: ["retry-after", "1"] }));
+      return;
+    }
     reply.hijack();
     const res = reply.raw;
     const head = this.ctx.head.start(req, false);
@@ -65,8 +77,9 @@ export class StreamHub {
     if (r.format === "sse") res.write(SSE_OPEN);
     else res.flushHeaders();
     this.ctx.metrics?.operation("stream_transactions").observe(200, (performance.now() - req.startedAt) / 1000);
-    const s = new TransactionStream(this, res, r);
+    const s = new TransactionStream(this, res, r, client);
     this.open.add(s);
+    this.perClient.set(client, held + 1);
     this.ctx.metrics?.streamsOpen.set(this.open.size);
     this.feed.start(openedAt);
     this.sweep();
@@ -77,6 +90,9 @@ export class StreamHub {
   /** Forgets a stream that ended or whose client left. */
   remove(s: TransactionStream, reason: EndReason | "client_closed"): void {
     if (!this.open.delete(s)) return;
+    const held = this.perClient.get(s.client)! - 1;
+    if (held === 0) this.perClient.delete(s.client);
+    else this.perClient.set(s.client, held);
     this.feed.leave(s);
     this.ctx.metrics?.streamsOpen.set(this.open.size);
     this.ctx.metrics?.streamsEnded.inc({ reason });
@@ -135,6 +151,8 @@ class TransactionStream implements LiveStream {
     private readonly hub: StreamHub,
     private readonly res: ServerResponse,
     private readonly r: StreamRequest,
+    /** Whose stream this is (`req.ip`). */
+    readonly client: string,
   ) {
     this.next = r.start;
     this.filter = r.filter;
