@@ -83,7 +83,7 @@ async function quiet(s: StreamClient): Promise<void> {
 
 /**
  * A stream on a raw connection that reads nothing until `readToEnd`, which then reads the rest of
- * the body (chunked; the connection stays open for a next request, so the body's last chunk ends it).
+ * the response: its body ends with the connection (`connection: close`, not chunked).
  */
 async function rawStream(node: TestNode, path: string): Promise<{ readToEnd(): Promise<string> }> {
   const sock = connect(Number(new URL(node.url).port), "127.0.0.1");
@@ -93,23 +93,26 @@ async function rawStream(node: TestNode, path: string): Promise<{ readToEnd(): P
   return {
     readToEnd: () =>
       new Promise<string>((resolve, reject) => {
-        let body = "";
+        let response = "";
         sock.setEncoding("utf8");
         sock.on("data", (b: string) => {
-          body += b;
-          if (!body.endsWith("\r\n0\r\n\r\n")) return;
-          sock.destroy();
-          resolve(body);
+          response += b;
         });
-        sock.once("close", () => reject(new Error(`closed before the body ended: ${body.slice(-200)}`)));
+        sock.once("end", () => {
+          const at = response.indexOf("\r\n\r\n");
+          const head = response.slice(0, at).toLowerCase();
+          if (!head.includes("\r\nconnection: close") || head.includes("transfer-encoding")) reject(new Error(`not a body that ends with its connection: ${head}`));
+          resolve(response.slice(at + 4));
+        });
+        sock.once("error", reject);
         sock.resume();
       }),
   };
 }
 
-/** The data of the SSE end event a raw chunked body ends with. */
+/** The data of the SSE end event a raw body ends with. */
 function endOf(body: string): unknown {
-  const end = /event: end\ndata: (.*)\n\n$/.exec(body.replace(/\r\n0\r\n\r\n$/, ""));
+  const end = /event: end\ndata: (.*)\n\n$/.exec(body);
   if (!end) throw new Error(`no end event at the end of ${JSON.stringify(body.slice(-200))}`);
   return JSON.parse(end[1]!);
 }

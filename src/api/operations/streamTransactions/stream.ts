@@ -70,7 +70,10 @@ export class StreamHub {
     reply.hijack();
     const res = reply.raw;
     const head = this.ctx.head.start(req, false);
-    head.push(...ledgerHeaders, "content-type", CONTENT_TYPE[r.format], "cache-control", "no-cache", "x-accel-buffering", "no");
+    head.push(...ledgerHeaders, "content-type", CONTENT_TYPE[r.format], "cache-control", "no-cache", "x-accel-buffering", "no", "connection", "close");
+    // The body ends with the connection, not chunked: each event is then one write to the socket,
+    // where Node's chunked encoding made four and a cork (docs/decisions.md §24).
+    res.removeHeader("transfer-encoding");
     res.writeHead(200, head);
     // A stream is idle between events by nature: the connection's idle timeout does not apply (heartbeats keep proxies' open).
     req.raw.socket.setTimeout(0);
@@ -274,8 +277,8 @@ class TransactionStream implements LiveStream {
     const next = at ?? (this.joined && this.hub.feed.head >= this.next ? this.hub.feed.head + 1n : this.next);
     const end = { reason, next_version: String(next) };
     this.res.end(this.r.format === "sse" ? `event: end\ndata: ${JSON.stringify(end)}\n\n` : `${JSON.stringify({ stream_end: end })}\n`);
-    // A client that does not read would hold the connection: closed once the grace has passed,
-    // unless the last bytes left (then the connection may serve its next request).
+    // A client that does not read would hold the connection: destroyed once the grace has passed,
+    // unless the last bytes left (then the connection closes as its body ends).
     const cut = setTimeout(() => this.res.destroy(), END_GRACE_MS).unref();
     this.res.once("finish", () => clearTimeout(cut));
   }
