@@ -145,6 +145,8 @@ export class NodeMetrics {
   readonly streamsOpen: Gauge;
   readonly streamEventsSent: Counter;
   readonly streamsEnded: Counter<"reason">;
+  /** Streams not opened: `node_full` (503, `--max-streams`), `client_share` (429, `--max-streams-per-client`). */
+  readonly streamsRefused: Counter<"reason">;
   /** Commits the streams' feed was told of by a writer of this process or, under `--workers`, of the writer worker. */
   readonly streamCommitsTold: Counter;
   private readonly ops = new Map<string, OperationMetrics>();
@@ -189,6 +191,12 @@ export class NodeMetrics {
     this.streamsEnded = new Counter({
       name: "ledger_node_streams_ended_total",
       help: "Transaction streams ended, by reason (client_closed, slow_client: dropped for not reading, pruned, shutdown)",
+      labelNames: ["reason"],
+      registers,
+    });
+    this.streamsRefused = new Counter({
+      name: "ledger_node_streams_refused_total",
+      help: "Transaction streams refused, by reason (node_full: 503, --max-streams open; client_share: 429, the client has --max-streams-per-client open)",
       labelNames: ["reason"],
       registers,
     });

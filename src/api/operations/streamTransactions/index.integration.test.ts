@@ -380,6 +380,7 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
     expect(third.status).toBe(503);
     expect(third.headers.get("retry-after")).toBe("1");
     expect(((await third.json()) as { message: string }).message).toContain("too many transaction streams are open (at most 2)");
+    expect(await metric(n, "ledger_node_streams_refused_total", { reason: "node_full" })).toBe(1);
     sse.close();
     await expect.poll(() => metric(n, "ledger_node_streams_open")).toBe(1);
     const again = await openStream(`${n.base}/transactions/stream`);
@@ -421,6 +422,8 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
     for (const s of [...open, ...others, again]) s.close();
     await expect.poll(() => metric(n, "ledger_node_streams_open")).toBe(0);
     expect(await metric(n, "ledger_node_http_errors_total", { status: "429", error_code: "web_framework_error" })).toBe(4);
+    expect(await metric(n, "ledger_node_streams_refused_total", { reason: "client_share" })).toBe(4);
+    expect(await metric(n, "ledger_node_streams_refused_total", { reason: "node_full" })).toBe(0);
   });
   it("ends a client that does not read at its buffer's bound, with a last event naming the version to resume from", async () => {
     // About 16 MiB of history: more than the kernel's socket buffers hold, so the server's own buffer fills.

@@ -87,6 +87,7 @@ export const streamTransactions = defineOperation({
       // Last-Event-ID is where a reconnecting client left off: it wins over the URL's start_version.
       const start = after !== undefined ? after + 1n : query.start_version;
       if (hub.full) {
+        ctx.metrics?.streamsRefused.inc({ reason: "node_full" });
         return { error: new ApiError(503, "internal_error", `too many transaction streams are open (at most ${ctx.config.maxStreams}): try again later`, null, { headers: ["retry-after", "1"] }) };
       }
       if (start !== undefined && start <= at.info.ledgerVersion) {

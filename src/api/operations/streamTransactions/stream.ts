@@ -63,6 +63,7 @@ export class StreamHub {
     const held = this.perClient.get(client) ?? 0;
     const cap = this.ctx.config.maxStreamsPerClient;
     if (held >= cap) {
+      this.ctx.metrics?.streamsRefused.inc({ reason: "client_share" });
       const message = `this client has ${held} transaction streams open, the most one client may (${cap}): close one, or try again later`;
       void this.ctx.sendError(req, reply, new ApiError(429, "web_framework_error", message, null, { headers: ["retry-after", "1"] }));
       return;
