@@ -391,6 +391,19 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
   });
 
 
+  it("answers HEAD at once with the head a GET gets and no body, opening no stream; a bad filter is the GET's 400", async () => {
+    const n = await serve(small(), {});
+    const head = await fetch(`${n.base}/transactions/stream?sender=${addr("dead")}`, { method: "HEAD", signal: AbortSignal.timeout(5_000) });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    expect(head.headers.get("x-node-ledger-version")).toMatch(/^[0-9]+$/);
+    expect(await head.text()).toBe("");
+    expect(await metric(n, "ledger_node_streams_open")).toBe(0);
+    expect(await metric(n, "ledger_node_streams_ended_total", { reason: "client_closed" })).toBe(0);
+    const bad = await fetch(`${n.base}/transactions/stream?sender=0xnothex`, { method: "HEAD", signal: AbortSignal.timeout(5_000) });
+    expect(bad.status).toBe(400);
+  });
+
   it("answers a client's streams past its share 429 with Retry-After, opened at once or one by one, while other clients still open theirs", async () => {
     // Clients told apart by X-Forwarded-For behind --trust-proxy, as behind a load balancer.
     const n = await serve(small(), { maxStreams: 10, maxStreamsPerClient: 2, trustProxy: ["127.0.0.1"] });

@@ -76,11 +76,16 @@ export class StreamHub {
     // where Node's chunked encoding made four and a cork (docs/decisions.md §24).
     res.removeHeader("transfer-encoding");
     res.writeHead(200, head);
+    this.ctx.metrics?.operation("stream_transactions").observe(200, (performance.now() - req.startedAt) / 1000);
+    if (req.method === "HEAD") {
+      // The head a GET would get, and no body: no stream opens (Node sends nothing of a HEAD's body, so one would never end).
+      res.end();
+      return;
+    }
     // A stream is idle between events by nature: the connection's idle timeout does not apply (heartbeats keep proxies' open).
     req.raw.socket.setTimeout(0);
     if (r.format === "sse") res.write(SSE_OPEN);
     else res.flushHeaders();
-    this.ctx.metrics?.operation("stream_transactions").observe(200, (performance.now() - req.startedAt) / 1000);
     const s = new TransactionStream(this, res, r, client);
     this.open.add(s);
     this.perClient.set(client, held + 1);
