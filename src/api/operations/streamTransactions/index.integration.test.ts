@@ -102,7 +102,7 @@ async function rawStream(node: TestNode, path: string): Promise<{ readToEnd(): P
           const at = response.indexOf("\r\n\r\n");
           const head = response.slice(0, at).toLowerCase();
           if (!head.includes("\r\nconnection: close") || head.includes("transfer-encoding")) reject(new Error(`not a body that ends with its connection: ${head}`));
-          resolve(response.slice(at + 4));
+          else resolve(response.slice(at + 4));
         });
         sock.once("error", reject);
         sock.resume();
@@ -390,7 +390,6 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
     await expect.poll(() => metric(n, "ledger_node_streams_ended_total", { reason: "client_closed" })).toBe(3);
   });
 
-
   it("answers HEAD at once with the head a GET gets and no body, opening no stream; a bad filter is the GET's 400", async () => {
     const n = await serve(small(), {});
     const head = await fetch(`${n.base}/transactions/stream?sender=${addr("dead")}`, { method: "HEAD", signal: AbortSignal.timeout(5_000) });
@@ -438,6 +437,7 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
     expect(await metric(n, "ledger_node_streams_refused_total", { reason: "client_share" })).toBe(4);
     expect(await metric(n, "ledger_node_streams_refused_total", { reason: "node_full" })).toBe(0);
   });
+
   it("ends a client that does not read at its buffer's bound, with a last event naming the version to resume from", async () => {
     // About 16 MiB of history: more than the kernel's socket buffers hold, so the server's own buffer fills.
     const c = new ChainBuilder().genesis();
