@@ -149,6 +149,10 @@ export class NodeMetrics {
   readonly streamsRefused: Counter<"reason">;
   /** Commits the streams' feed was told of by a writer of this process or, under `--workers`, of the writer worker. */
   readonly streamCommitsTold: Counter;
+  /** Commits the streams' feed was told of by the database's commit signal (`LedgerReader.commitSignal`). */
+  readonly streamCommitSignals: Counter;
+  /** The feed's looks at the ledger's position. */
+  readonly streamFeedLooks: Counter;
   private readonly ops = new Map<string, OperationMetrics>();
   /** Error answers by `status error_code` (`errorAnswered`). */
   private readonly errors = new Map<string, ErrorTally>();
@@ -186,6 +190,16 @@ export class NodeMetrics {
     this.streamCommitsTold = new Counter({
       name: "ledger_node_stream_commits_told_total",
       help: "Commits the transaction streams were told of by this process's devnet or follower, or by the writer worker of --workers (the streams look at once instead of at their next poll)",
+      registers,
+    });
+    this.streamCommitSignals = new Counter({
+      name: "ledger_node_stream_commit_signals_total",
+      help: "Commits the transaction streams were told of by the database (SQLite: a write to the file's WAL seen by the file system; PostgreSQL: the NOTIFY of a commit), in a process whose own writer tells them nothing; one commit may be told more than once",
+      registers,
+    });
+    this.streamFeedLooks = new Counter({
+      name: "ledger_node_stream_feed_looks_total",
+      help: "Looks of the transaction streams' feed at the ledger's position while a stream is open: on being told of a commit, and polls (every second while commits are told, else every 10 ms)",
       registers,
     });
     this.streamsEnded = new Counter({

@@ -143,10 +143,28 @@ export interface StandbyReads {
   replayLagSeconds(): Promise<number>;
 }
 
+/**
+ * Capability of a reader whose database tells of each commit as it happens, whichever process
+ * made it (SQLite: the file system's notice of a write to the file's WAL; a PostgreSQL primary: a
+ * NOTIFY in each commit): a watcher of the ledger's position need not poll for it.
+ */
+export interface CommitSignal {
+  /** Calls `onCommit` after each commit until stopped (at times also when none came: the caller looks and finds nothing). */
+  watch(onCommit: () => void): CommitWatch;
+}
+
+export interface CommitWatch {
+  /** Whether a commit now would be told; false while the signal is set up, or once it is lost (the watcher then polls). */
+  readonly live: boolean;
+  stop(): void;
+}
+
 export interface LedgerReader {
   readonly kind: StorageKind;
   /** Replay facts where the database is a hot standby, else null. */
   readonly standby: StandbyReads | null;
+  /** Commits told as they happen, or null where the database cannot tell them (a hot standby). */
+  readonly commitSignal: CommitSignal | null;
 
   /** Chain id stored at the first import, or null for an empty ledger. */
   getChainId(): Promise<number | null>;

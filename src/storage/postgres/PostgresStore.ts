@@ -33,6 +33,7 @@ import { StandbyWriteError, StorageError, type StorageErrorKind } from "../contr
 import { prepareBlock } from "../common/prepareBlock.js";
 import { checkChainId } from "../common/storedCodes.js";
 import { commitValues } from "./commit.js";
+import { NotifySignal } from "./commitSignal.js";
 import { clientConfig, inTransaction, NamedStatements, openPool, poolSender } from "./connection.js";
 import { commitError, storageError } from "./errors.js";
 import { PostgresFollowBase } from "./followBase.js";
@@ -84,6 +85,8 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
   readonly wire: WireReads;
   /** Set when the database was a hot standby at `connect`. */
   readonly standby: StandbyReads | null;
+  /** Commits told by a NOTIFY in each (`commitSignal.ts`); none on a hot standby, which cannot listen. */
+  readonly commitSignal: NotifySignal | null;
   private closed = false;
   private readonly memo: PositionMemo;
   /** The partitions (of `transactions` and the history) this process's commits know exist. */
@@ -117,6 +120,7 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
     this.wire = this.reads.wire;
     this.pruner = new PostgresPruner(pool, settings);
     this.followBase = new PostgresFollowBase(pool);
+    this.commitSignal = standby ? null : new NotifySignal(clientConfig(connectionString, settings));
     this.standby = standby ? { replayLagSeconds: () => this.sql.rows<{ s: number }>("replayLag", []).then((r) => Number(r[0]!.s)) } : null;
     this.forwardTo(this.reads, this.followBase);
   }
@@ -264,6 +268,7 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.commitSignal?.stopAll();
     await Promise.all([this.pool.end(), this.pipelined?.end()]);
   }
 }

@@ -6,6 +6,9 @@
 import { ledgerColumnList, summaryColumns } from "../common/rows.js";
 import { txnKindCode } from "../common/storedCodes.js";
 
+/** The channel each block's commit notifies (`commitSignal.ts` listens on it). */
+export const COMMIT_CHANNEL = "ledger_node_commits";
+
 export const LEDGER_SELECT = `SELECT ${ledgerColumnList("l")}`;
 export const LEDGER_FROM = "FROM ledger l WHERE l.id = 1 AND l.ledger_version IS NOT NULL";
 
@@ -387,11 +390,15 @@ export const SQL = {
       FROM unnest($38::numeric[], $39::integer[], $40::integer[], $41::numeric[], $42::numeric[])
            AS e(version, event_index, account_ord, creation_number, sequence_number)
       JOIN a_ids a ON a.ord = e.account_ord
+    ), told AS (
+      -- Delivered to the listening sessions when the transaction commits, once however many blocks it holds (commitSignal.ts).
+      SELECT pg_notify('${COMMIT_CHANNEL}', '')
     )
     UPDATE ledger SET ledger_version = $5::numeric, timestamp_usec = $3::numeric, epoch = $2::numeric,
                       block_height = $1::numeric,
                       oldest_version = coalesce(oldest_version, $4::numeric),
                       oldest_block_height = coalesce(oldest_block_height, $1::numeric)
+    FROM told
     WHERE id = 1`,
 } as const;
 

@@ -26,7 +26,7 @@ import { toHex } from "../../ledger/address.js";
 import type { LedgerInfo } from "../../ledger/types.js";
 import { type BaseStateKey, StateBeforeBaseError, StorageUnavailableError } from "../contracts/errors.js";
 import { FIRST_SYNCED_RECORD } from "../contracts/followBase.js";
-import type { FollowLagReport, Snapshot, StandbyReads } from "../contracts/reader.js";
+import type { CommitSignal, FollowLagReport, Snapshot, StandbyReads } from "../contracts/reader.js";
 import type { WireReads } from "../contracts/pageReads.js";
 import type { Storage } from "../contracts/storage.js";
 import { Forwarding, forwardMethods, type Method, type MethodsOf } from "../common/forwarding.js";
@@ -55,6 +55,7 @@ export class HeadStartedStorage extends Forwarding<Omit<MethodsOf<Storage>, "fol
   readonly immediate = null;
   readonly wire: WireReads | null;
   readonly standby: StandbyReads | null;
+  readonly commitSignal: CommitSignal | null;
   /** The base version; null: no base (synced from genesis); undefined: not decided yet. */
   private base: bigint | null | undefined = undefined;
 
@@ -69,6 +70,7 @@ export class HeadStartedStorage extends Forwarding<Omit<MethodsOf<Storage>, "fol
     super();
     this.kind = inner.kind;
     this.standby = inner.standby;
+    this.commitSignal = inner.commitSignal;
     this.wire = inner.wire && this.checked(inner.wire);
     forwardMethods(this, inner, (name, read) => this.withRule(name, read));
   }

@@ -17,7 +17,7 @@
 import type { Database as Db } from "better-sqlite3";
 import type { LedgerInfo } from "../../ledger/types.js";
 import type { BlockWrite, PreparedBlock, PruneResult, PruneTarget } from "../contracts/writer.js";
-import type { Snapshot } from "../contracts/reader.js";
+import type { CommitSignal, Snapshot } from "../contracts/reader.js";
 import type { ImmediateReads, WireReads } from "../contracts/pageReads.js";
 import type { Storage } from "../contracts/storage.js";
 import { Forwarding, type MethodsOf } from "../common/forwarding.js";
@@ -35,6 +35,7 @@ import { SqlitePruner } from "./prune.js";
 import { ledgerInfoReader, SqliteReads } from "./reads.js";
 import { ResourcePacker, type ResourceToPack } from "./resourcePacker.js";
 import { prepareStatements, type Statements } from "./statements.js";
+import { WalSignal } from "./walSignal.js";
 import { ReadTurns } from "./readTransactions.js";
 
 export { NotADatabaseError } from "./connection.js";
@@ -54,6 +55,8 @@ export class SqliteStore extends Forwarding<MethodsOf<SqliteReads> & MethodsOf<S
   readonly immediate: ImmediateReads;
   /** A SQLite file has no standby. */
   readonly standby = null;
+  /** Any process's commits, seen as writes to the file's WAL (none for a database in memory). */
+  readonly commitSignal: CommitSignal | null;
   /** The API's JSON written by the statements: cheaper than rows and their encoding. */
   readonly wire: WireReads;
   private readonly db: Db;
@@ -73,6 +76,7 @@ export class SqliteStore extends Forwarding<MethodsOf<SqliteReads> & MethodsOf<S
     this.db = openDatabase(path, opts);
     connections.set(this, this.db);
     this.file = new FileIdentity(path);
+    this.commitSignal = path === ":memory:" ? null : new WalSignal(path);
     this.statements = prepareStatements(this.db);
     const readLedgerInfo = ledgerInfoReader(this.statements);
     this.turns = new ReadTurns(this.db, (opts.readsPerTurn ?? false) && (opts.readonly ?? false), readLedgerInfo);

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { LedgerInfo } from "../../../ledger/types.js";
 import type { LedgerReader } from "../../../storage/contracts/reader.js";
-import { CommitFeed, type FeedBatch, type FeedEntry, type LiveStream } from "./feed.js";
+import { CommitFeed, type FeedBatch, type FeedEntry, type FeedEvents, type LiveStream } from "./feed.js";
 
 /** A ledger that grows by `step` versions of 1 KiB texts at each look of the feed. */
 function growingLedger(step: number) {
@@ -63,6 +63,30 @@ function steppedLedger() {
   };
 }
 
+/** A database's commit signal the test tells by hand (`tell`), watched by at most one feed. */
+function fakeSignal() {
+  let onCommit: (() => void) | null = null;
+  const watch = {
+    live: true,
+    stops: 0,
+    stop() {
+      watch.stops++;
+      onCommit = null;
+    },
+  };
+  return {
+    signal: {
+      watch(cb: () => void) {
+        onCommit = cb;
+        return watch;
+      },
+    },
+    watch,
+    tell: () => onCommit?.(),
+    watched: () => onCommit !== null,
+  };
+}
+
 /** A live stream without a filter that notes the versions it is handed. */
 function recorder(): LiveStream & { got: bigint[]; lostAt: bigint[] } {
   const got: bigint[] = [];
@@ -120,10 +144,12 @@ describe("the commit feed", () => {
     async function withFeed(
       test: (ledger: ReturnType<typeof steppedLedger>, feed: CommitFeed, s: ReturnType<typeof recorder>) => Promise<void>,
       told = false,
+      o: { signal?: ReturnType<typeof fakeSignal>; events?: FeedEvents; log?: FastifyBaseLogger } = {},
     ): Promise<void> {
       vi.useFakeTimers();
       const ledger = steppedLedger();
-      const feed = new CommitFeed(ledger.store, log, () => told);
+      if (o.signal) Object.assign(ledger.store, { commitSignal: o.signal.signal });
+      const feed = new CommitFeed(ledger.store, o.log ?? log, () => told, o.events);
       const s = recorder();
       feed.start(-1n);
       feed.join(s);
@@ -173,6 +199,92 @@ describe("the commit feed", () => {
         await vi.advanceTimersByTimeAsync(500);
         expect(s.got).toEqual([0n, 1n, 2n]);
       }, true);
+    });
+
+    it("told by the database's commit signal, looks at once on each signal and polls only each second; the signal is watched only while running", async () => {
+      const sig = fakeSignal();
+      let looks = 0;
+      let signals = 0;
+      await withFeed(
+        async (ledger, feed, s) => {
+          expect(sig.watched()).toBe(true);
+          await vi.advanceTimersByTimeAsync(0);
+          ledger.commit(2);
+          sig.tell();
+          await vi.advanceTimersByTimeAsync(1);
+          expect(s.got).toEqual([0n, 1n]);
+          // Nothing told: the next look is a poll a second after the last one, not 10 ms after it.
+          const before = looks;
+          await vi.advanceTimersByTimeAsync(990);
+          expect(looks).toBe(before);
+          await vi.advanceTimersByTimeAsync(20);
+          expect(looks).toBe(before + 1);
+          // A commit the signal missed is still found, by that poll.
+          ledger.commit(1);
+          await vi.advanceTimersByTimeAsync(1_000);
+          expect(s.got).toEqual([0n, 1n, 2n]);
+          expect(signals).toBe(1);
+          feed.stop();
+          expect(sig.watch.stops).toBe(1);
+          expect(sig.watched()).toBe(false);
+        },
+        false,
+        { signal: sig, events: { looked: () => looks++, signalled: () => signals++ } },
+      );
+    });
+
+    it("does not watch the signal where its own writer tells it of each commit", async () => {
+      const sig = fakeSignal();
+      await withFeed(async () => expect(sig.watched()).toBe(false), true, { signal: sig });
+    });
+
+    it("polls every 10 ms while the signal is not live (being set up, or lost)", async () => {
+      const sig = fakeSignal();
+      sig.watch.live = false;
+      let looks = 0;
+      await withFeed(
+        async () => {
+          await vi.advanceTimersByTimeAsync(0);
+          const before = looks;
+          await vi.advanceTimersByTimeAsync(100);
+          expect(looks - before).toBeGreaterThanOrEqual(9);
+        },
+        false,
+        { signal: sig, events: { looked: () => looks++ } },
+      );
+    });
+
+    it("stops trusting a signal after two polls in a row found commits it did not tell of, and polls every 10 ms instead", async () => {
+      const sig = fakeSignal();
+      const warned: string[] = [];
+      const warnLog = { info() {}, warn: (m: string) => warned.push(m) } as unknown as FastifyBaseLogger;
+      await withFeed(
+        async (ledger, _feed, s) => {
+          await vi.advanceTimersByTimeAsync(0);
+          // A poll finds an untold commit whose signal comes after it (a race): still trusted.
+          ledger.commit(1);
+          await vi.advanceTimersByTimeAsync(1_000);
+          expect(s.got).toEqual([0n]);
+          sig.tell();
+          await vi.advanceTimersByTimeAsync(0);
+          ledger.commit(1);
+          await vi.advanceTimersByTimeAsync(1_000);
+          expect(s.got).toEqual([0n, 1n]);
+          expect(sig.watch.stops).toBe(0);
+          // A second poll in a row finds commits with no signal between: the signal is stopped.
+          ledger.commit(1);
+          await vi.advanceTimersByTimeAsync(1_000);
+          expect(s.got).toEqual([0n, 1n, 2n]);
+          expect(sig.watch.stops).toBe(1);
+          expect(warned).toEqual([expect.stringContaining("did not tell of commits another process made; looking every 10 ms")]);
+          // From now on a commit is found within 10 ms.
+          ledger.commit(1);
+          await vi.advanceTimersByTimeAsync(10);
+          expect(s.got).toEqual([0n, 1n, 2n, 3n]);
+        },
+        false,
+        { signal: sig, log: warnLog },
+      );
     });
 
     it("hands out nothing of a look begun before a stop once it has started again elsewhere", async () => {

@@ -1,9 +1,10 @@
 /**
  * The commits a process's streams are fed from (docs/decisions.md §24): while any stream is open,
- * the feed looks at its own store's ledger position every 10 ms (every second where this process's
- * writer tells it of each commit), and at once when this process's writers commit, and reads what
- * was committed since (by this process's writer, another process, or a primary a standby
- * replays), in version order.
+ * the feed looks at its own store's ledger position at once when it is told of a commit (by this
+ * process's writers, or else by the database's commit signal, whoever committed), every second
+ * while it is told, and every 10 ms while nothing tells it (a hot standby), and reads what was
+ * committed since (by this process's writer, another process, or a primary a standby replays), in
+ * version order.
  * What one look read is handed in one turn to the live streams that may want it: every stream
  * without a key filter, and the streams found by the keys of each transaction (its sender,
  * function, event types, addresses), so a transaction costs nothing for the streams it cannot
@@ -11,15 +12,16 @@
  * store read.
  */
 import type { FastifyBaseLogger } from "fastify";
-import type { LedgerReader } from "../../../storage/contracts/reader.js";
+import type { CommitWatch, LedgerReader } from "../../../storage/contracts/reader.js";
 import { factsOf, keyOf, keysOf, type StreamFilter, type TransactionFacts } from "./filter.js";
 
 /** How often the feed looks for commits while a stream is open. */
 const POLL_MS = 10;
 /**
- * How often it looks when this process's own writer tells it of each commit (`wake`): only for a
- * commit by another process, such as an `import` beside it. A look that finds nothing still wakes
- * the process, and at 10 ms that was most of an idle node's CPU.
+ * How often it looks while it is told of each commit (`wake`): by this process's own writer, for a
+ * commit by another process such as an `import` beside it; by the database's signal, for one it
+ * missed. A look that finds nothing still wakes the process, and at 10 ms that was most of an idle
+ * node's CPU.
  */
 const TOLD_POLL_MS = 1_000;
 /** Versions one feed read takes (a burst is read in turns of this many). */
@@ -105,6 +107,14 @@ export function selectionOf(kept: readonly FeedEntry[], format: StreamFormat): S
   return { frames: frames.length === 1 ? frames[0]! : Buffer.concat(frames), count: kept.length, first: kept[0]!.version };
 }
 
+/** What the feed does, for the metrics. */
+export interface FeedEvents {
+  /** A look at the store's ledger position. */
+  looked?(): void;
+  /** The database's commit signal told of a commit. */
+  signalled?(): void;
+}
+
 /** What the feed tells a live stream. */
 export interface LiveStream {
   readonly filter: StreamFilter;
@@ -135,12 +145,19 @@ export class CommitFeed {
   private woken = false;
   /** Counts starts and stops: a look begun before a stop hands nothing out after it. */
   private generation = 0;
+  /** The database's commit signal, watched while running where this process's writer tells nothing. */
+  private signal: CommitWatch | null = null;
+  /** Whether the look under way was told of (or continues a read), not a poll. */
+  private lookTold = false;
+  /** A poll found commits nothing had told of; a second one with no signal between stops the signal. */
+  private untold = false;
 
   constructor(
     private readonly store: LedgerReader,
     private readonly log: FastifyBaseLogger,
     /** Whether this process's writer wakes the feed after each of its commits (read at each look). */
     private readonly told: () => boolean = () => false,
+    private readonly events: FeedEvents = {},
   ) {}
 
   /** Starts looking from `version` (the position a first stream opened at), unless already running. */
@@ -149,7 +166,9 @@ export class CommitFeed {
     this.running = true;
     this.generation++;
     this.head = version;
-    this.schedule(0);
+    this.untold = false;
+    if (!this.told() && this.store.commitSignal) this.signal = this.store.commitSignal.watch(() => this.signalled());
+    this.schedule(0, true);
   }
 
   /** Stops looking (no stream is open); the ring is dropped, since the next start may be far ahead. */
@@ -158,7 +177,32 @@ export class CommitFeed {
     this.generation++;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.signal?.stop();
+    this.signal = null;
     this.clearRing();
+  }
+
+  /** The database told of a commit. */
+  private signalled(): void {
+    this.events.signalled?.();
+    this.untold = false;
+    this.wake();
+  }
+
+  /**
+   * A poll found commits nothing told of. Once is a race (the commit's signal is on its way);
+   * twice with no signal between, the signal misses commits (such as a LISTEN behind a pooler
+   * that hands the session's server connection to others), and the feed polls every 10 ms instead.
+   */
+  private foundUntold(): void {
+    if (this.signal === null || this.lookTold) return;
+    if (!this.untold) {
+      this.untold = true;
+      return;
+    }
+    this.signal.stop();
+    this.signal = null;
+    this.log.warn(`transaction streams: the ${this.store.kind === "sqlite" ? "file system" : "database"} did not tell of commits another process made; looking every ${POLL_MS} ms instead`);
   }
 
   private clearRing(): void {
@@ -206,15 +250,18 @@ export class CommitFeed {
       return;
     }
     clearTimeout(this.timer);
-    this.schedule(0);
+    this.schedule(0, true);
   }
 
-  private schedule(ms: number): void {
+  /** The next look in `ms`; `told`: it was told of, or goes on reading, rather than a poll. */
+  private schedule(ms: number, told: boolean): void {
     if (!this.running) return;
     const generation = this.generation;
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.lookTold = told || this.woken;
       this.woken = false;
+      this.events.looked?.();
       this.look(generation).then(
         (more) => this.afterLook(generation, more),
         () => this.afterLook(generation, false),
@@ -224,7 +271,8 @@ export class CommitFeed {
 
   private afterLook(generation: number, more: boolean): void {
     if (generation !== this.generation) return;
-    this.schedule(more || this.woken ? 0 : this.told() ? TOLD_POLL_MS : POLL_MS);
+    if (more || this.woken) this.schedule(0, true);
+    else this.schedule(this.told() || this.signal?.live ? TOLD_POLL_MS : POLL_MS, false);
   }
 
   /** One look: reads what was committed past `head` (a turn's worth); true when there is more. */
@@ -234,6 +282,7 @@ export class CommitFeed {
     try {
       info = await this.store.getLedgerInfo(true);
       if (info === null || info.ledgerVersion <= this.head || generation !== this.generation) return false;
+      this.foundUntold();
       const count = Number(info.ledgerVersion - this.head > BigInt(READ_VERSIONS) ? BigInt(READ_VERSIONS) : info.ledgerVersion - this.head);
       snap = await this.store.readTransactions(this.head + 1n, count, READ_BYTES);
       if (this.failing) this.log.info("transaction streams: the store reads again");

@@ -45,7 +45,10 @@ export class StreamHub {
   private replayFailing = false;
 
   constructor(readonly ctx: NodeContext) {
-    this.feed = new CommitFeed(ctx.store, ctx.log, () => ctx.commitsTold);
+    this.feed = new CommitFeed(ctx.store, ctx.log, () => ctx.commitsTold, {
+      looked: () => ctx.metrics?.streamFeedLooks.inc(),
+      signalled: () => ctx.metrics?.streamCommitSignals.inc(),
+    });
     ctx.commits.on("commit", () => {
       ctx.metrics?.streamCommitsTold.inc();
       this.feed.wake();

@@ -1,0 +1,95 @@
+/**
+ * Commits to a PostgreSQL primary told by the database (docs/decisions.md §24): each block's
+ * `commit` statement notifies `COMMIT_CHANNEL`, which PostgreSQL delivers when the transaction
+ * commits to every session listening on it, whichever process wrote. A watch keeps one such
+ * session, opened again after it is lost (the watcher polls meanwhile). A hot standby refuses
+ * LISTEN, so a store on one has no signal.
+ */
+import pg from "pg";
+import type { CommitSignal, CommitWatch } from "../contracts/reader.js";
+import { COMMIT_CHANNEL } from "./sql.js";
+/** Pause before opening a lost session again, doubling from the first up to the last. */
+const RETRY_MS = { first: 1_000, most: 30_000 };
+
+export class NotifySignal implements CommitSignal {
+  private readonly watches = new Set<ListeningSession>();
+
+  /** Sessions with the store's client settings (`config`). */
+  constructor(private readonly config: pg.ClientConfig) {}
+
+  watch(onCommit: () => void): CommitWatch {
+    const w = new ListeningSession(this.config, onCommit, () => this.watches.delete(w));
+    this.watches.add(w);
+    return w;
+  }
+
+  /** Ends every watch's session (the store closes). */
+  stopAll(): void {
+    for (const w of [...this.watches]) w.stop();
+  }
+}
+
+class ListeningSession implements CommitWatch {
+  live = false;
+  /** The session being opened or open; null once lost or stopped. */
+  private client: pg.Client | null = null;
+  private stopped = false;
+  private retry: NodeJS.Timeout | null = null;
+  private failures = 0;
+
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly onCommit: () => void,
+    private readonly onStop: () => void,
+  ) {
+    void this.listen();
+  }
+
+  private async listen(): Promise<void> {
+    const c = new pg.Client(this.config);
+    this.client = c;
+    c.on("notification", (n) => {
+      if (n.channel === COMMIT_CHANNEL) this.onCommit();
+    });
+    c.on("error", () => this.lost(c));
+    c.on("end", () => this.lost(c));
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${COMMIT_CHANNEL}`);
+    } catch {
+      this.lost(c);
+      return;
+    }
+    if (this.client !== c) return;
+    this.live = true;
+    this.failures = 0;
+    // Commits made before the session listened were not told: the watcher looks once now.
+    this.onCommit();
+  }
+
+  private lost(c: pg.Client): void {
+    if (this.client !== c) return;
+    this.client = null;
+    this.live = false;
+    c.end().catch(() => undefined);
+    if (this.stopped) return;
+    const ms = Math.min(RETRY_MS.most, RETRY_MS.first * 2 ** Math.min(this.failures++, 5));
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      void this.listen();
+    }, ms);
+    this.retry.unref();
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.live = false;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    const c = this.client;
+    this.client = null;
+    c?.end().catch(() => undefined);
+    this.onStop();
+  }
+}
