@@ -6,14 +6,18 @@
  *
  *   node bench/tools/idleCpu.mjs [--dist DIR] [--streams 10000] [--seconds 20] [--rounds 2]
  *        [--db FILE] [--devnet] [--workers N] [--serve "ARGS"]
+ *   node --import tsx bench/tools/idleCpu.mjs --postgres [--streams 1] ...
  *
  * Without `--devnet` it serves `--db` (default: the 1M bench:scale ledger) read-only with `--no-prune`;
  * with it, a devnet on a new file (a block a second), whose writer tells the streams of each commit.
+ * `--postgres` serves, read-only, a throwaway PostgreSQL (the test suite's, PgCluster) holding a
+ * devnet chain of 1,000 blocks, and also reports the cluster's CPU a second (its postmaster and
+ * every backend) and the transactions a second the database counted (`pg_stat_database`).
  * `--workers N` serves from N processes (streams dealt round-robin by node:cluster). Each round
  * measures with the streams and then without. `--dist` serves another checkout's build.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { option, streamCapFlags } from "./rowMixes.mjs";
@@ -27,11 +31,42 @@ const DB = option("db", `${ROOT}bench/out/scale-1000000.db`);
 const DEVNET = process.argv.includes("--devnet");
 const WORKERS = Number(option("workers", "1"));
 const SERVE = option("serve", "").split(" ").filter(Boolean);
+const POSTGRES = process.argv.includes("--postgres");
+
+/** `--postgres`: a throwaway cluster with a devnet chain, and how to read what it spent. */
+async function postgresLedger() {
+  const { PgCluster } = await import("../../test/helpers/postgres.ts");
+  const pg = (await import("pg")).default;
+  const cluster = await PgCluster.start();
+  const url = await cluster.newDb();
+  const file = join(mkdtempSync(join(tmpdir(), "idle-cpu-pg-")), "chain.ndjson");
+  execFileSync(process.execPath, [`${ROOT}dist/cli.js`, "devnet", "--out", file, "--blocks", "1000"], { stdio: "ignore" });
+  execFileSync(process.execPath, [`${ROOT}dist/cli.js`, "import", "--db", url, file], { stdio: "ignore" });
+  rmSync(file);
+  const pids = () => {
+    const postmaster = readFileSync(join(cluster.dataDir, "postmaster.pid"), "utf8").split("\n")[0].trim();
+    const children = execFileSync("ps", ["-o", "pid=", "--ppid", postmaster], { encoding: "utf8" }).split(/\s+/).filter(Boolean);
+    return [postmaster, ...children].map(Number);
+  };
+  const transactions = async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      // Flushed by the backends at most a second late (PostgreSQL 15+), more while they are idle: read over long windows.
+      const r = await c.query("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()");
+      return Number(r.rows[0].n);
+    } finally {
+      await c.end();
+    }
+  };
+  return { url, pids, transactions, destroy: () => cluster.destroy() };
+}
+const PG = POSTGRES ? await postgresLedger() : null;
 
 /** Starts the server on core 0; resolves with its process and port once every worker listens. */
 async function start(streams) {
   const dir = mkdtempSync(join(tmpdir(), "idle-cpu-"));
-  const db = DEVNET ? join(dir, "devnet.db") : DB;
+  const db = DEVNET ? join(dir, "devnet.db") : PG ? PG.url : DB;
   const args = [`${DIST}/dist/cli.js`, "serve", "--db", db, "--port", "0", ...(DEVNET ? ["--devnet"] : ["--no-prune"])];
   args.push(...streamCapFlags(DIST, streams + 100), ...(WORKERS > 1 ? ["--workers", String(WORKERS)] : []), ...SERVE);
   const child = spawn("taskset", ["-c", "0", process.execPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
@@ -91,13 +126,24 @@ async function measure(streams) {
     // Settle: the opening's garbage collected, the devnet past its genesis.
     await new Promise((r) => setTimeout(r, 5_000));
     const pids = pidsOf(child);
+    const clusterPids = PG?.pids() ?? [];
+    const txBefore = PG ? await PG.transactions() : 0;
     const before = cpuMs(pids);
+    const clusterBefore = cpuMs(clusterPids);
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, SECONDS * 1000));
     const after = cpuMs(pids);
+    const clusterAfter = cpuMs(clusterPids.filter((p) => existsSync(`/proc/${p}`)));
     const s = (performance.now() - t0) / 1000;
+    const txAfter = PG ? await PG.transactions() : 0;
     if (streams > 0) await ask({ cmd: "close", kind: "idle" });
-    return { user: (after.user - before.user) / s, sys: (after.sys - before.sys) / s };
+    return {
+      user: (after.user - before.user) / s,
+      sys: (after.sys - before.sys) / s,
+      cluster: (clusterAfter.user + clusterAfter.sys - clusterBefore.user - clusterBefore.sys) / s,
+      // Less the two reads of the count itself.
+      transactions: (txAfter - txBefore - 2) / s,
+    };
   } finally {
     child.kill("SIGTERM");
     await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
@@ -107,11 +153,13 @@ async function measure(streams) {
 
 clients = spawn("taskset", ["-c", "1", process.execPath, `${ROOT}bench/streamClients.mjs`], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
 await new Promise((resolve) => clients.once("message", resolve));
-const what = `${DIST}${DEVNET ? ", devnet" : ""}${WORKERS > 1 ? `, --workers ${WORKERS}` : ""}${SERVE.length ? `, ${SERVE.join(" ")}` : ""}`;
+const what = `${DIST}${DEVNET ? ", devnet" : ""}${PG ? ", PostgreSQL" : ""}${WORKERS > 1 ? `, --workers ${WORKERS}` : ""}${SERVE.length ? `, ${SERVE.join(" ")}` : ""}`;
 for (let round = 1; round <= ROUNDS; round++) {
   for (const n of [STREAMS, 0]) {
     const r = await measure(n);
-    console.log(`round ${round}: ${what}, ${n} idle streams: ${(r.user + r.sys).toFixed(1)} ms of CPU a second (user ${r.user.toFixed(1)}, system ${r.sys.toFixed(1)})`);
+    const cluster = PG ? `; the cluster ${r.cluster.toFixed(1)} ms of CPU a second, ${r.transactions.toFixed(1)} transactions a second` : "";
+    console.log(`round ${round}: ${what}, ${n} idle streams: ${(r.user + r.sys).toFixed(1)} ms of CPU a second (user ${r.user.toFixed(1)}, system ${r.sys.toFixed(1)})${cluster}`);
   }
 }
 clients.send({ cmd: "exit" });
+await PG?.destroy();
