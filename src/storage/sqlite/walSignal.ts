@@ -5,7 +5,7 @@
  * here, and a WAL file made after the watch began is seen too. A checkpoint's writes to the
  * database file itself are not commits and are not told.
  */
-import { type FSWatcher, watch } from "node:fs";
+import { type FSWatcher, realpathSync, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { CommitSignal, CommitWatch } from "../contracts/reader.js";
 
@@ -13,7 +13,7 @@ export class WalSignal implements CommitSignal {
   constructor(private readonly path: string) {}
 
   watch(onCommit: () => void): CommitWatch {
-    const file = resolve(this.path);
+    const file = realFile(this.path);
     const wal = `${basename(file)}-wal`;
     let watcher: FSWatcher | null = null;
     try {
@@ -38,5 +38,14 @@ export class WalSignal implements CommitSignal {
         watcher = null;
       },
     };
+  }
+}
+
+/** The file a path names, its symbolic links followed: SQLite keeps the WAL beside that file. */
+function realFile(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
   }
 }
