@@ -269,7 +269,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   });
   if (writes) ctx.writer = status;
   // A reader worker of `--workers` is told of the writer worker's commits through the primary (serveWorkers).
-  const onWorkerMessage = cluster.isWorker && !writer && o.devnet ? (m: unknown) => isCommitted(m) && ctx.commits.emit("commit") : null;
+  const onWorkerMessage = cluster.isWorker && !writer && (o.devnet || o.follow) ? (m: unknown) => isCommitted(m) && ctx.commits.emit("commit") : null;
   if (onWorkerMessage) process.on("message", onWorkerMessage);
   // The devnet and the follower tell of each commit (`events.committed`): the streams' feed need not poll for them.
   ctx.commitsTold = writersOptions.devnet !== null || writersOptions.follow !== null || onWorkerMessage !== null;
