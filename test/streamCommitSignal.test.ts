@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
@@ -70,6 +71,31 @@ for (const makeBackend of backendFactories) {
         s.close();
       }
     });
+
+    if (backend.kind === "postgres") {
+      it("keeps one listening session however often a client opens and closes its streams", async () => {
+        const c = new pg.Client({ connectionString: node.db });
+        await c.connect();
+        const listening = async () =>
+          (await c.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN ledger_node_commits'")).rows.map((r) => r.pid);
+        try {
+          const first = await openStream(`${node.base}/transactions/stream`);
+          await expect.poll(listening, { timeout: 10_000 }).toHaveLength(1);
+          const before = await listening();
+          first.close();
+          await first.closed;
+          for (let i = 0; i < 30; i++) {
+            const s = await openStream(`${node.base}/transactions/stream`);
+            await sleep(10);
+            s.close();
+            await s.closed;
+          }
+          expect(await listening()).toEqual(before);
+        } finally {
+          await c.end();
+        }
+      });
+    }
   });
 }
 

@@ -74,17 +74,20 @@ function fakeSignal() {
       onCommit = null;
     },
   };
-  return {
+  const fake = {
     signal: {
       watch(cb: () => void) {
+        fake.watches++;
         onCommit = cb;
         return watch;
       },
     },
+    watches: 0,
     watch,
     tell: () => onCommit?.(),
     watched: () => onCommit !== null,
   };
+  return fake;
 }
 
 /** A live stream without a filter that notes the versions it is handed. */
@@ -157,6 +160,7 @@ describe("the commit feed", () => {
         await test(ledger, feed, s);
       } finally {
         feed.stop();
+        feed.endSignal();
       }
     }
 
@@ -201,7 +205,7 @@ describe("the commit feed", () => {
       }, true);
     });
 
-    it("told by the database's commit signal, looks at once on each signal and polls only each second; the signal is watched only while running", async () => {
+    it("told by the database's commit signal, looks at once on each signal and polls only each second; the signal is kept a minute after it stops", async () => {
       const sig = fakeSignal();
       let looks = 0;
       let signals = 0;
@@ -224,9 +228,23 @@ describe("the commit feed", () => {
           await vi.advanceTimersByTimeAsync(1_000);
           expect(s.got).toEqual([0n, 1n, 2n]);
           expect(signals).toBe(1);
+          // Kept a minute after the feed stops, and taken up again by a start meanwhile: a client
+          // opening and closing streams in a loop does not make the node open a session each.
           feed.stop();
+          await vi.advanceTimersByTimeAsync(59_000);
+          expect(sig.watch.stops).toBe(0);
+          feed.start(feed.head);
+          expect(sig.watches).toBe(1);
+          feed.stop();
+          await vi.advanceTimersByTimeAsync(60_000);
           expect(sig.watch.stops).toBe(1);
           expect(sig.watched()).toBe(false);
+          // The next start watches it again; closing the app ends the watch at once.
+          feed.start(feed.head);
+          expect(sig.watches).toBe(2);
+          feed.stop();
+          feed.endSignal();
+          expect(sig.watch.stops).toBe(2);
         },
         false,
         { signal: sig, events: { looked: () => looks++, signalled: () => signals++ } },

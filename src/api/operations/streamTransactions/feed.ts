@@ -24,6 +24,11 @@ const POLL_MS = 10;
  * node's CPU.
  */
 const TOLD_POLL_MS = 1_000;
+/**
+ * How long the database's signal is kept watched after the last stream closed: a client that
+ * opens and closes streams in a loop would otherwise make the node open a PostgreSQL session each.
+ */
+const SIGNAL_KEPT_MS = 60_000;
 /** Versions one feed read takes (a burst is read in turns of this many). */
 const READ_VERSIONS = 1_000;
 const READ_BYTES = 8 * 1024 * 1024;
@@ -145,8 +150,10 @@ export class CommitFeed {
   private woken = false;
   /** Counts starts and stops: a look begun before a stop hands nothing out after it. */
   private generation = 0;
-  /** The database's commit signal, watched while running where this process's writer tells nothing. */
+  /** The database's commit signal, watched while running where this process's writer tells nothing, and for a while after. */
   private signal: CommitWatch | null = null;
+  /** Ends the watch of the signal once the feed has been stopped for `SIGNAL_KEPT_MS`. */
+  private signalKept: NodeJS.Timeout | null = null;
   /** Whether the look under way was told of (or continues a read), not a poll. */
   private lookTold = false;
   /** A poll found commits nothing had told of; a second one with no signal between stops the signal. */
@@ -167,7 +174,9 @@ export class CommitFeed {
     this.generation++;
     this.head = version;
     this.untold = false;
-    if (!this.told() && this.store.commitSignal) this.signal = this.store.commitSignal.watch(() => this.signalled());
+    if (this.signalKept) clearTimeout(this.signalKept);
+    this.signalKept = null;
+    if (this.signal === null && !this.told() && this.store.commitSignal) this.signal = this.store.commitSignal.watch(() => this.signalled());
     this.schedule(0, true);
   }
 
@@ -177,13 +186,24 @@ export class CommitFeed {
     this.generation++;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.signal && !this.signalKept) {
+      this.signalKept = setTimeout(() => this.endSignal(), SIGNAL_KEPT_MS);
+      this.signalKept.unref();
+    }
+    this.clearRing();
+  }
+
+  /** Stops watching the database's signal now (the app closes). */
+  endSignal(): void {
+    if (this.signalKept) clearTimeout(this.signalKept);
+    this.signalKept = null;
     this.signal?.stop();
     this.signal = null;
-    this.clearRing();
   }
 
   /** The database told of a commit. */
   private signalled(): void {
+    if (!this.running) return;
     this.events.signalled?.();
     this.untold = false;
     this.wake();

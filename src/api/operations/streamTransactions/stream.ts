@@ -134,6 +134,7 @@ export class StreamHub {
   closeAll(): void {
     this.closing = true;
     for (const s of [...this.open]) s.end("shutdown");
+    this.feed.endSignal();
   }
 
   /** The heartbeat sweep runs while a stream is open. */
