@@ -272,6 +272,26 @@ describe("the commit feed", () => {
       );
     });
 
+    it("keeps a signal that is not live while polls find the commits (its session being opened again)", async () => {
+      const sig = fakeSignal();
+      await withFeed(
+        async (ledger, _feed, s) => {
+          await vi.advanceTimersByTimeAsync(0);
+          // Lost: from the poll after, every 10 ms.
+          sig.watch.live = false;
+          await vi.advanceTimersByTimeAsync(1_000);
+          for (let i = 0; i < 5; i++) {
+            ledger.commit(1);
+            await vi.advanceTimersByTimeAsync(10);
+          }
+          expect(s.got).toEqual([0n, 1n, 2n, 3n, 4n]);
+          expect(sig.watch.stops).toBe(0);
+        },
+        false,
+        { signal: sig },
+      );
+    });
+
     it("stops trusting a signal after two polls in a row found commits it did not tell of, and polls every 10 ms instead", async () => {
       const sig = fakeSignal();
       const warned: string[] = [];

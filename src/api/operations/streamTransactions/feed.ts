@@ -215,7 +215,8 @@ export class CommitFeed {
    * that hands the session's server connection to others), and the feed polls every 10 ms instead.
    */
   private foundUntold(): void {
-    if (this.signal === null || this.lookTold) return;
+    // While the signal is not live (its session being opened again), the polls are what finds commits.
+    if (this.signal === null || !this.signal.live || this.lookTold) return;
     if (!this.untold) {
       this.untold = true;
       return;
