@@ -319,6 +319,23 @@ describe("the commit feed", () => {
           ledger.commit(1);
           await vi.advanceTimersByTimeAsync(10);
           expect(s.got).toEqual([0n, 1n, 2n, 3n]);
+          // Five minutes later it listens again (a session lost without a word comes back) ...
+          expect(warned[0]).toContain("listening again in 5 minutes");
+          await vi.advanceTimersByTimeAsync(5 * 60_000);
+          expect(sig.watches).toBe(2);
+          expect(sig.watched()).toBe(true);
+          // ... and a signal that misses commits again is dropped again, for twice as long.
+          for (let i = 0; i < 2; i++) {
+            ledger.commit(1);
+            await vi.advanceTimersByTimeAsync(1_000);
+          }
+          expect(sig.watch.stops).toBe(2);
+          expect(warned).toHaveLength(2);
+          expect(warned[1]).toContain("listening again in 10 minutes");
+          await vi.advanceTimersByTimeAsync(5 * 60_000);
+          expect(sig.watches).toBe(2);
+          await vi.advanceTimersByTimeAsync(5 * 60_000);
+          expect(sig.watches).toBe(3);
         },
         false,
         { signal: sig, log: warnLog },

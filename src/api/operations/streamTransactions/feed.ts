@@ -29,6 +29,12 @@ const TOLD_POLL_MS = 1_000;
  * opens and closes streams in a loop would otherwise make the node open a PostgreSQL session each.
  */
 const SIGNAL_KEPT_MS = 60_000;
+/**
+ * After the feed dropped a signal that missed commits, it watches it again after this long,
+ * doubling with each drop up to an hour: a session lost without a word (a network path cut
+ * silently) comes back, and a pooler that never delivers costs a log line an hour at most.
+ */
+const SIGNAL_RETRY_MS = { first: 5 * 60_000, most: 60 * 60_000 };
 /** Versions one feed read takes (a burst is read in turns of this many). */
 const READ_VERSIONS = 1_000;
 const READ_BYTES = 8 * 1024 * 1024;
@@ -158,6 +164,9 @@ export class CommitFeed {
   private lookTold = false;
   /** A poll found commits nothing had told of; a second one with no signal between stops the signal. */
   private untold = false;
+  /** Signals dropped so far (each later retry waits twice as long), and the retry pending. */
+  private drops = 0;
+  private signalRetry: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: LedgerReader,
@@ -176,8 +185,13 @@ export class CommitFeed {
     this.untold = false;
     if (this.signalKept) clearTimeout(this.signalKept);
     this.signalKept = null;
-    if (this.signal === null && !this.told() && this.store.commitSignal) this.signal = this.store.commitSignal.watch(() => this.signalled());
+    if (this.signalRetry === null) this.watchSignal();
     this.schedule(0, true);
+  }
+
+  /** Watches the database's signal, where it has one and this process's writer tells nothing. */
+  private watchSignal(): void {
+    if (this.signal === null && !this.told() && this.store.commitSignal) this.signal = this.store.commitSignal.watch(() => this.signalled());
   }
 
   /** Stops looking (no stream is open); the ring is dropped, since the next start may be far ahead. */
@@ -197,6 +211,8 @@ export class CommitFeed {
   endSignal(): void {
     if (this.signalKept) clearTimeout(this.signalKept);
     this.signalKept = null;
+    if (this.signalRetry) clearTimeout(this.signalRetry);
+    this.signalRetry = null;
     this.signal?.stop();
     this.signal = null;
   }
@@ -212,7 +228,8 @@ export class CommitFeed {
   /**
    * A poll found commits nothing told of. Once is a race (the commit's signal is on its way);
    * twice with no signal between, the signal misses commits (such as a LISTEN behind a pooler
-   * that hands the session's server connection to others), and the feed polls every 10 ms instead.
+   * that hands the session's server connection to others), and the feed polls every 10 ms instead
+   * until it tries the signal again (`SIGNAL_RETRY_MS`).
    */
   private foundUntold(): void {
     // While the signal is not live (its session being opened again), the polls are what finds commits.
@@ -223,7 +240,18 @@ export class CommitFeed {
     }
     this.signal.stop();
     this.signal = null;
-    this.log.warn(`transaction streams: the ${this.store.kind === "sqlite" ? "file system" : "database"} did not tell of commits another process made; looking every ${POLL_MS} ms instead`);
+    const retryMs = Math.min(SIGNAL_RETRY_MS.most, SIGNAL_RETRY_MS.first * 2 ** Math.min(this.drops++, 10));
+    this.log.warn(
+      `transaction streams: the ${this.store.kind === "sqlite" ? "file system" : "database"} did not tell of commits another process made; ` +
+        `looking every ${POLL_MS} ms instead, and listening again in ${retryMs / 60_000} minutes`,
+    );
+    this.signalRetry = setTimeout(() => {
+      this.signalRetry = null;
+      if (!this.running) return;
+      this.untold = false;
+      this.watchSignal();
+    }, retryMs);
+    this.signalRetry.unref();
   }
 
   private clearRing(): void {
