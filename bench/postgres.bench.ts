@@ -229,7 +229,7 @@ async function main(): Promise<void> {
       if ((await check.readTableItem(handle, Buffer.from(u64le(k).slice(2), "hex"), undefined))?.value) liveKeys.push(k);
     }
     await check.close();
-    pgRoot = Number(readFileSync(join(cluster.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    pgRoot = cluster.postmasterPid();
 
     servers.push(await serve("SQLite", sqliteDb));
     servers.push(await serve("PostgreSQL", pgDb));

@@ -21,7 +21,6 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { cpus } from "node:os";
-import { join } from "node:path";
 import { promisify } from "node:util";
 import { DEVNET_ACCOUNTS, DevnetChain, defaultDevnetChainOptions, devnetAccount } from "../src/ingest/devnet/chain.js";
 import { Importer } from "../src/ingest/importer.js";
@@ -62,8 +61,6 @@ function treeCpuUs(pid: number): number {
   return total;
 }
 
-/** The postmaster's pid, from the first line of its data directory's `postmaster.pid`. */
-const postmasterPid = (c: PgCluster): number => Number(readFileSync(join(c.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
 
 async function serve(db: string): Promise<{ base: string; child: ChildProcess }> {
   const port = await freePort();
@@ -91,7 +88,7 @@ interface Run {
 
 /** One measured load on `base` (random summaries rows); CPU per request of the node and both servers. */
 async function measure(base: string, node: number, pair: StandbyPair, versions: [number, number]): Promise<Run> {
-  const pm = [postmasterPid(pair.primary), postmasterPid(pair.standby)] as const;
+  const pm = [pair.primary.postmasterPid(), pair.standby.postmasterPid()] as const;
   const mix = {
     method: "GET",
     path: `${new URL(base).pathname}/accounts/{account}/transaction_summaries?ledger_version={version}&limit=5`,

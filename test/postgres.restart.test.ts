@@ -6,8 +6,6 @@
  * latency assertion; recovery is polled until it happens.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 import { DEFAULT_PG_MAJOR, findPostgresBin, PgCluster } from "./helpers/postgres.js";
@@ -93,7 +91,7 @@ describe(`a server on PostgreSQL ${DEFAULT_PG_MAJOR} when the database goes away
 
   it("answers 503 while PostgreSQL hangs (no request hangs with it), and recovers when it resumes", async () => {
     await expectRecovered(0);
-    const pids = serverPids(cluster);
+    const pids = cluster.serverPids();
     signal(pids, "STOP");
     try {
       await expectUnavailable();
@@ -104,13 +102,6 @@ describe(`a server on PostgreSQL ${DEFAULT_PG_MAJOR} when the database goes away
   });
 });
 
-/** The postmaster and its children (the backends holding the server's pooled connections). */
-function serverPids(cluster: PgCluster): string[] {
-  const postmaster = readFileSync(join(cluster.dataDir, "postmaster.pid"), "utf8").split("\n")[0]!.trim();
-  const children = execFileSync("ps", ["-o", "pid=", "--ppid", postmaster]).toString().split(/\s+/).filter(Boolean);
-  return [postmaster, ...children];
-}
-
-function signal(pids: string[], sig: "STOP" | "CONT"): void {
-  execFileSync("kill", [`-${sig}`, ...pids]);
+function signal(pids: number[], sig: "STOP" | "CONT"): void {
+  execFileSync("kill", [`-${sig}`, ...pids.map(String)]);
 }

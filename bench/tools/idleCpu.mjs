@@ -43,11 +43,6 @@ async function postgresLedger() {
   execFileSync(process.execPath, [`${ROOT}dist/cli.js`, "devnet", "--out", file, "--blocks", "1000"], { stdio: "ignore" });
   execFileSync(process.execPath, [`${ROOT}dist/cli.js`, "import", "--db", url, file], { stdio: "ignore" });
   rmSync(file);
-  const pids = () => {
-    const postmaster = readFileSync(join(cluster.dataDir, "postmaster.pid"), "utf8").split("\n")[0].trim();
-    const children = execFileSync("ps", ["-o", "pid=", "--ppid", postmaster], { encoding: "utf8" }).split(/\s+/).filter(Boolean);
-    return [postmaster, ...children].map(Number);
-  };
   const transactions = async () => {
     const c = new pg.Client({ connectionString: url });
     await c.connect();
@@ -59,7 +54,7 @@ async function postgresLedger() {
       await c.end();
     }
   };
-  return { url, pids, transactions, destroy: () => cluster.destroy() };
+  return { url, pids: () => cluster.serverPids(), transactions, destroy: () => cluster.destroy() };
 }
 const PG = POSTGRES ? await postgresLedger() : null;
 

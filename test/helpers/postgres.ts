@@ -207,6 +207,18 @@ export class PgCluster {
     return join(this.dir, "data");
   }
 
+  /** The running postmaster's pid: the first line of the data directory's `postmaster.pid`. */
+  postmasterPid(): number {
+    return Number(readFileSync(join(this.dataDir, "postmaster.pid"), "utf8").split("\n")[0]!.trim());
+  }
+
+  /** The postmaster and its children: every connection's backend and the background processes. */
+  serverPids(): number[] {
+    const postmaster = this.postmasterPid();
+    const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(postmaster)], { encoding: "utf8" }).split(/\s+/).filter(Boolean);
+    return [postmaster, ...children.map(Number)];
+  }
+
   /** `postgres://postgres@127.0.0.1:PORT/<db>` */
   url(db = "postgres"): string {
     return `postgres://postgres@127.0.0.1:${this.port}/${db}`;
