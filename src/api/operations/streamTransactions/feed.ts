@@ -160,8 +160,6 @@ export class CommitFeed {
   private signal: CommitWatch | null = null;
   /** Ends the watch of the signal once the feed has been stopped for `SIGNAL_KEPT_MS`. */
   private signalKept: NodeJS.Timeout | null = null;
-  /** Whether the look under way was told of (or continues a read), not a poll. */
-  private lookTold = false;
   /** A poll found commits nothing had told of; a second one with no signal between stops the signal. */
   private untold = false;
   /** Signals dropped so far (each later retry waits twice as long), and the retry pending. */
@@ -233,7 +231,7 @@ export class CommitFeed {
    */
   private foundUntold(): void {
     // While the signal is not live (its session being opened again), the polls are what finds commits.
-    if (this.signal === null || !this.signal.live || this.lookTold) return;
+    if (this.signal === null || !this.signal.live) return;
     if (!this.untold) {
       this.untold = true;
       return;
@@ -308,10 +306,10 @@ export class CommitFeed {
     const generation = this.generation;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.lookTold = told || this.woken;
+      const poll = !told && !this.woken;
       this.woken = false;
       this.events.looked?.();
-      this.look(generation).then(
+      this.look(generation, poll).then(
         (more) => this.afterLook(generation, more),
         () => this.afterLook(generation, false),
       );
@@ -324,14 +322,14 @@ export class CommitFeed {
     else this.schedule(this.told() || this.signal?.live ? TOLD_POLL_MS : POLL_MS, false);
   }
 
-  /** One look: reads what was committed past `head` (a turn's worth); true when there is more. */
-  private async look(generation: number): Promise<boolean> {
+  /** One look: reads what was committed past `head` (a turn's worth); true when there is more. `poll`: nothing told of it. */
+  private async look(generation: number, poll: boolean): Promise<boolean> {
     let info: Awaited<ReturnType<LedgerReader["getLedgerInfo"]>>;
     let snap: Awaited<ReturnType<LedgerReader["readTransactions"]>>;
     try {
       info = await this.store.getLedgerInfo(true);
       if (info === null || info.ledgerVersion <= this.head || generation !== this.generation) return false;
-      this.foundUntold();
+      if (poll) this.foundUntold();
       const count = Number(info.ledgerVersion - this.head > BigInt(READ_VERSIONS) ? BigInt(READ_VERSIONS) : info.ledgerVersion - this.head);
       snap = await this.store.readTransactions(this.head + 1n, count, READ_BYTES);
       if (this.failing) this.log.info("transaction streams: the store reads again");
