@@ -13,7 +13,7 @@ import { checkReadable } from "./ingest/files/readInput.js";
 import type { FollowFrom } from "./ingest/follow/sync.js";
 import { formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
 import { PACKAGE_VERSION, followUpstream, importIntoLedger, isWriterProcess, pruneLedger, serveWorkers, startNode } from "./server.js";
-import { compactLedger, displayDb } from "./storage/open.js";
+import { compactLedger, displayDb, isPostgresUrl } from "./storage/open.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
 
 function intOption(name: string, min: number, max: number) {
@@ -87,11 +87,15 @@ addFollowOptions(serve, "with --follow: ")
   .option("--base-fetches-per-client <n>", "with --follow: state fetched from the upstream for reads, at most N new fetches a second per client address (429 past it)", intOption("--base-fetches-per-client", 1, 100_000), 10)
   .option("--base-fetches <n>", "with --follow: at most N fetches of state from the upstream at once, all clients together (503 past it)", intOption("--base-fetches", 1, 10_000), 32)
   .option("--archival-endpoint <url>", "every 410 (pruned history or state) names this node API URL as archival_endpoint, where the official SDK retries once", endpointOption)
+  .option("--primary <url>", "with --db on a PostgreSQL hot standby: its primary's URL, heard for each commit so transaction streams look as the standby replays it (else every 10 ms)")
   .option("--trust-proxy <list>", "comma-separated addresses or CIDRs of the proxies in front of this node: a client is then the right-most X-Forwarded-For address not in the list (default: the connection's peer)")
   .action(async (o) => {
     // Never an open proxy by accident: the pass-through exists only towards the followed node.
     if (o.proxy && !o.follow) throw new Error("--proxy needs --follow URL: it passes requests to the node this one follows, and to no other");
     if (o.follow && (o.devnet || o.workers > 1)) throw new Error("--follow cannot be combined with --devnet or --workers");
+    if (o.primary !== undefined && !(isPostgresUrl(o.db) && isPostgresUrl(o.primary))) {
+      throw new Error(`--primary needs a postgres:// --db (a hot standby) and a postgres:// URL of its primary, got ${JSON.stringify(displayDb(String(o.primary)).slice(0, 200))}`);
+    }
     if (o.workers > 1 && cluster.isPrimary) {
       const code = await serveWorkers(o.workers, (msg) => console.error(msg));
       process.exit(code);
@@ -114,6 +118,7 @@ addFollowOptions(serve, "with --follow: ")
         : {}),
       writer: isWriterProcess(),
       db: o.db,
+      ...(o.primary !== undefined ? { primary: o.primary } : {}),
       host: o.host,
       port: o.port,
       aptosHeaders: o.aptosHeaders,

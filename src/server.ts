@@ -34,6 +34,8 @@ import { existsSync } from "node:fs";
 
 export interface ServeOptions {
   db: string;
+  /** PostgreSQL hot standby: its primary's URL, heard for commits so the streams' feed need not poll (`serve --primary`). */
+  primary?: string;
   host: string;
   port: number;
   aptosHeaders?: boolean;
@@ -220,6 +222,7 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
         create: o.create ?? true,
         memoLagMs: memoLagMs(o.db),
         readsPerTurn: true,
+        ...(o.primary !== undefined ? { primary: o.primary } : {}),
         ...(writes ? { writer: o.devnet ? "serve --devnet" : follow ? "serve --follow" : "the pruner (serve without --no-prune)" } : {}),
         ...sqliteOptions,
       }));

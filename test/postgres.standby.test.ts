@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Importer } from "../src/ingest/importer.js";
@@ -17,6 +18,7 @@ import { parsePruneWindow } from "../src/ledger/pruning.js";
 import { followUpstream, importIntoLedger, pruneLedger } from "../src/server.js";
 import { openStore } from "../src/storage/open.js";
 import type { Storage } from "../src/storage/contracts/storage.js";
+import { ChainBuilder, addr } from "./helpers/chain.js";
 import { requireBuiltCli, runCli } from "./helpers/cli.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 import { devnetLedger, readsAt } from "./helpers/parityReads.js";
@@ -227,6 +229,64 @@ for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, 
       expect(metrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(1);
       const primaryMetrics = parsePrometheus(await (await fetch(`${nodes.writer.url}/metrics`)).text());
       expect(primaryMetrics.samples.filter((s) => s.name === "ledger_node_standby_replay_lag_seconds")).toHaveLength(0);
+    });
+  });
+
+  describe("a node on the standby that hears its primary's commits (serve --primary)", () => {
+    let db: { primary: string; standby: string };
+    let reader: TestNode;
+    const chain = new ChainBuilder().genesis().block([{ sender: addr("a11ce"), seq: 0 }]);
+    const metric = async (name: string) => parsePrometheus(await (await fetch(`${reader.url}/metrics`)).text()).value(name, {}) ?? 0;
+    beforeAll(async () => {
+      requireBuiltCli();
+      db = await pair.newDb();
+      await chain.importInto(db.primary);
+      await pair.caughtUp();
+      reader = await startTestNode(db.standby, { prune: false, primary: db.primary, api: { streamHeartbeatMs: 60_000 } });
+    });
+    afterAll(async () => {
+      await reader?.close();
+    });
+
+    it("streams an import into the primary by another process as the standby replays it, and polls only each second meanwhile", async () => {
+      const s = await openStream(`${reader.base}/transactions/stream`);
+      try {
+        // Open, nothing committed: the first look, the primary's session set up, then a poll each second (not every 10 ms).
+        await sleep(300);
+        const looks = await metric("ledger_node_stream_feed_looks_total");
+        await sleep(2_000);
+        const polls = (await metric("ledger_node_stream_feed_looks_total")) - looks;
+        expect(polls).toBeGreaterThanOrEqual(1);
+        expect(polls).toBeLessThanOrEqual(4);
+
+        const signals = await metric("ledger_node_stream_commit_signals_total");
+        const first = Number(chain.version);
+        for (let i = 0; i < 3; i++) chain.block([{ sender: addr("b0b"), seq: Number(chain.height) }]);
+        const file = join(dir, `more-${first}.ndjson`);
+        writeFileSync(file, chain.ndjson());
+        const imported = await runCli(["import", "--db", db.primary, file]);
+        expect(imported.code, imported.stderr).toBe(0);
+        const last = Number(chain.version) - 1;
+        await s.until((c) => c.transactions.length >= last - first + 1, `versions ${first} to ${last}`);
+        expect(versionsOf(s)).toEqual(range(first, last));
+        expect(await metric("ledger_node_stream_commit_signals_total")).toBeGreaterThan(signals);
+        for (const e of [s.transactions[0]!, s.transactions.at(-1)!]) {
+          expect(JSON.parse(e.data).hash, `version ${e.id}`).toBe(chain.txns[Number(e.id)]!.hash);
+        }
+      } finally {
+        s.close();
+      }
+    });
+
+    it("is refused from the command line where the ledger or the primary is not PostgreSQL", async () => {
+      for (const args of [
+        ["--db", join(dir, "ledger.db"), "--primary", db.primary],
+        ["--db", db.standby, "--primary", "./ledger.db"],
+      ]) {
+        const r = await runCli(["serve", "--no-prune", "--port", "0", ...args]);
+        expect(r.code, args.join(" ")).toBe(1);
+        expect(r.stderr, args.join(" ")).toContain("--primary needs a postgres:// --db (a hot standby) and a postgres:// URL of its primary");
+      }
     });
   });
 

@@ -654,9 +654,11 @@ const HISTORY_CTE = `    ), hist AS (
     )`;
 /** The events it writes since migration 11 ($38 to $42), after the history. */
 const EVENTS_CTE = /\n {4}\), evs AS \([\s\S]*?JOIN a_ids a ON a\.ord = e\.account_ord\n/;
-const COMMIT_BEFORE_9 = SQL.commit.replace(EVENTS_CTE, "\n").replace(HISTORY_CTE, "    )");
+/** The notice it now sends names a version (`$43`) the old parameters lack: an empty one instead. */
+const COMMIT_BEFORE_9 = SQL.commit.replace(EVENTS_CTE, "\n").replace(HISTORY_CTE, "    )").replace("$43::text", "''");
 if (!EVENTS_CTE.test(SQL.commit)) throw new Error("the commit statement no longer has the events CTE this test removes");
 if (COMMIT_BEFORE_9 === SQL.commit) throw new Error("the commit statement no longer has the history CTE this test removes");
+if (!SQL.commit.includes("$43::text")) throw new Error("the commit statement no longer notifies with $43, which this test empties");
 const valuesBefore9 = (w: BlockWrite): unknown[] => commitValues(prepareBlock(w)).slice(0, 34);
 
 /** A database at schema 6 (the migrations before 7), filled by the `commit` statement that release used too. */

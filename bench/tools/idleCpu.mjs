@@ -6,13 +6,16 @@
  *
  *   node bench/tools/idleCpu.mjs [--dist DIR] [--streams 10000] [--seconds 20] [--rounds 2]
  *        [--db FILE] [--devnet] [--workers N] [--serve "ARGS"]
- *   node --import tsx bench/tools/idleCpu.mjs --postgres [--streams 1] ...
+ *   node --import tsx bench/tools/idleCpu.mjs --postgres [--standby [--primary]] [--streams 1] ...
  *
  * Without `--devnet` it serves `--db` (default: the 1M bench:scale ledger) read-only with `--no-prune`;
  * with it, a devnet on a new file (a block a second), whose writer tells the streams of each commit.
  * `--postgres` serves, read-only, a throwaway PostgreSQL (the test suite's, PgCluster) holding a
  * devnet chain of 1,000 blocks, and also reports the cluster's CPU a second (its postmaster and
  * every backend) and the transactions a second the database counted (`pg_stat_database`).
+ * `--standby`: the chain on the primary of a pair (`PgCluster.startStandbyPair`), the node on its hot
+ * standby (the cluster: both servers; the transactions: the standby's), with `--primary` given the
+ * primary's URL (`serve --primary`).
  * `--workers N` serves from N processes (streams dealt round-robin by node:cluster). Each round
  * measures with the streams and then without. `--dist` serves another checkout's build.
  */
@@ -32,17 +35,22 @@ const DEVNET = process.argv.includes("--devnet");
 const WORKERS = Number(option("workers", "1"));
 const SERVE = option("serve", "").split(" ").filter(Boolean);
 const POSTGRES = process.argv.includes("--postgres");
+const STANDBY = process.argv.includes("--standby");
+const PRIMARY = process.argv.includes("--primary");
 
 /** `--postgres`: a throwaway cluster with a devnet chain, and how to read what it spent. */
 async function postgresLedger() {
   const { PgCluster } = await import("../../test/helpers/postgres.ts");
   const pg = (await import("pg")).default;
-  const cluster = await PgCluster.start();
-  const url = await cluster.newDb();
+  const pair = STANDBY ? await PgCluster.startStandbyPair() : null;
+  const cluster = pair ? pair.primary : await PgCluster.start();
+  const primary = await cluster.newDb();
   const file = join(mkdtempSync(join(tmpdir(), "idle-cpu-pg-")), "chain.ndjson");
   execFileSync(process.execPath, [`${ROOT}dist/cli.js`, "devnet", "--out", file, "--blocks", "1000"], { stdio: "ignore" });
-  execFileSync(process.execPath, [`${ROOT}dist/cli.js`, "import", "--db", url, file], { stdio: "ignore" });
+  execFileSync(process.execPath, [`${ROOT}dist/cli.js`, "import", "--db", primary, file], { stdio: "ignore" });
   rmSync(file);
+  await pair?.caughtUp();
+  const url = pair ? pair.onStandby(primary) : primary;
   const transactions = async () => {
     const c = new pg.Client({ connectionString: url });
     await c.connect();
@@ -54,7 +62,13 @@ async function postgresLedger() {
       await c.end();
     }
   };
-  return { url, pids: () => cluster.serverPids(), transactions, destroy: () => cluster.destroy() };
+  return {
+    url,
+    serve: PRIMARY ? ["--primary", primary] : [],
+    pids: () => [...cluster.serverPids(), ...(pair ? pair.standby.serverPids() : [])],
+    transactions,
+    destroy: () => (pair ?? cluster).destroy(),
+  };
 }
 const PG = POSTGRES ? await postgresLedger() : null;
 
@@ -63,7 +77,7 @@ async function start(streams) {
   const dir = mkdtempSync(join(tmpdir(), "idle-cpu-"));
   const db = DEVNET ? join(dir, "devnet.db") : PG ? PG.url : DB;
   const args = [`${DIST}/dist/cli.js`, "serve", "--db", db, "--port", "0", ...(DEVNET ? ["--devnet"] : ["--no-prune"])];
-  args.push(...streamCapFlags(DIST, streams + 100), ...(WORKERS > 1 ? ["--workers", String(WORKERS)] : []), ...SERVE);
+  args.push(...streamCapFlags(DIST, streams + 100), ...(WORKERS > 1 ? ["--workers", String(WORKERS)] : []), ...(PG?.serve ?? []), ...SERVE);
   const child = spawn("taskset", ["-c", "0", process.execPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const read = (d) => {
@@ -148,7 +162,7 @@ async function measure(streams) {
 
 clients = spawn("taskset", ["-c", "1", process.execPath, `${ROOT}bench/streamClients.mjs`], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
 await new Promise((resolve) => clients.once("message", resolve));
-const what = `${DIST}${DEVNET ? ", devnet" : ""}${PG ? ", PostgreSQL" : ""}${WORKERS > 1 ? `, --workers ${WORKERS}` : ""}${SERVE.length ? `, ${SERVE.join(" ")}` : ""}`;
+const what = `${DIST}${DEVNET ? ", devnet" : ""}${PG ? `, PostgreSQL${STANDBY ? ` standby${PRIMARY ? " --primary" : ""}` : ""}` : ""}${WORKERS > 1 ? `, --workers ${WORKERS}` : ""}${SERVE.length ? `, ${SERVE.join(" ")}` : ""}`;
 for (let round = 1; round <= ROUNDS; round++) {
   for (const n of [STREAMS, 0]) {
     const r = await measure(n);

@@ -45,6 +45,8 @@ export interface OpenOptions extends SqliteStoreOptions {
    * (`PostgresConnectOptions.writer`).
    */
   writer?: string;
+  /** PostgreSQL on a hot standby: its primary's URL, heard for commits (`PostgresConnectOptions.primary`). */
+  primary?: string;
 }
 
 /**
@@ -88,10 +90,10 @@ export function sqliteWritable(path: string): boolean {
 }
 
 export async function openStore(db: string, opts: OpenOptions = {}): Promise<Storage> {
-  const { create = true, missingHint, writer, ...sqlite } = opts;
+  const { create = true, missingHint, writer, primary, ...sqlite } = opts;
   if (isPostgresUrl(db)) {
     const { PostgresStore } = await import("./postgres/PostgresStore.js");
-    return PostgresStore.connect(db, { memoLagMs: sqlite.memoLagMs, ...(writer !== undefined ? { writer } : {}) });
+    return PostgresStore.connect(db, { memoLagMs: sqlite.memoLagMs, ...(writer !== undefined ? { writer } : {}), ...(primary !== undefined ? { primary } : {}) });
   }
   const hint = sqlite.readonly && create ? "a read-only open (serve without --devnet, with --no-prune) cannot create it" : missingHint;
   checkSqliteFile(db, create && !sqlite.readonly, hint);

@@ -146,11 +146,16 @@ export interface StandbyReads {
 /**
  * Capability of a reader whose database tells of each commit as it happens, whichever process
  * made it (SQLite: the file system's notice of a write to the file's WAL; a PostgreSQL primary: a
- * NOTIFY in each commit): a watcher of the ledger's position need not poll for it.
+ * NOTIFY in each commit, which a hot standby's reader hears from its primary): a watcher of the
+ * ledger's position need not poll for it.
  */
 export interface CommitSignal {
-  /** Calls `onCommit` after each commit until stopped (at times also when none came: the caller looks and finds nothing). */
-  watch(onCommit: () => void): CommitWatch;
+  /**
+   * Calls `onCommit` after each commit until stopped (at times also when none came: the caller
+   * looks and finds nothing), with the commit's last version where the signal names it. A standby
+   * hears of a commit before it has replayed it: its reads reach `version` a little later.
+   */
+  watch(onCommit: (version: bigint | null) => void): CommitWatch;
 }
 
 export interface CommitWatch {

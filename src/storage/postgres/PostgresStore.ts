@@ -65,6 +65,12 @@ export interface PostgresConnectOptions extends PostgresStoreOptions {
    * (on a primary it still migrates; on a standby it writes nothing).
    */
   writer?: string;
+  /**
+   * On a hot standby: its primary's URL, whose commit notices tell this store's watchers of each
+   * commit the standby is about to replay (`commitSignal`). Not needed on a primary, whose own are
+   * heard (a standby promoted since keeps working).
+   */
+  primary?: string;
 }
 
 /** The pool of each store, for the test helpers in `testing.ts` (never for production code). */
@@ -85,7 +91,7 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
   readonly wire: WireReads;
   /** Set when the database was a hot standby at `connect`. */
   readonly standby: StandbyReads | null;
-  /** Commits told by a NOTIFY in each (`commitSignal.ts`); none on a hot standby, which cannot listen. */
+  /** Commits told by a NOTIFY in each (`commitSignal.ts`); on a hot standby, which cannot listen, its primary's, else none. */
   readonly commitSignal: NotifySignal | null;
   private closed = false;
   private readonly memo: PositionMemo;
@@ -106,6 +112,7 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
     readonly url: string,
     memoLagMs: number,
     standby: boolean,
+    primary: pg.ClientConfig | null,
   ) {
     super();
     pools.set(this, pool);
@@ -120,7 +127,8 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
     this.wire = this.reads.wire;
     this.pruner = new PostgresPruner(pool, settings);
     this.followBase = new PostgresFollowBase(pool);
-    this.commitSignal = standby ? null : new NotifySignal(clientConfig(connectionString, settings));
+    const notices = standby ? primary : clientConfig(connectionString, settings);
+    this.commitSignal = notices ? new NotifySignal(notices) : null;
     this.standby = standby ? { replayLagSeconds: () => this.sql.rows<{ s: number }>("replayLag", []).then((r) => Number(r[0]!.s)) } : null;
     this.forwardTo(this.reads, this.followBase);
   }
@@ -132,8 +140,10 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
    * a `writer` is refused there before anything is sent that writes.
    */
   static async connect(url: string, opts: PostgresConnectOptions = {}): Promise<PostgresStore> {
-    const { memoLagMs = 0, writer, ...backend } = opts;
+    const { memoLagMs = 0, writer, primary, ...backend } = opts;
     const { connectionString, settings } = parsePostgresUrl(url, backend);
+    // Parsed before anything connects, so a bad URL is refused at once; its session opens when a watcher listens.
+    const notices = primary === undefined ? null : primaryConfig(primary);
     const pool = openPool(connectionString, settings);
     const shown = redactUrl(url);
     try {
@@ -148,7 +158,7 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
         await checkStandbySchema(pool, shown);
         if (settings.partitionVersions !== null) await checkPartitionVersions(pool, settings.partitionVersions);
       } else await migrate(pool, settings.partitionVersions);
-      return new PostgresStore(pool, connectionString, settings, shown, Math.max(0, memoLagMs), standby);
+      return new PostgresStore(pool, connectionString, settings, shown, Math.max(0, memoLagMs), standby, notices);
     } catch (e) {
       await pool.end().catch(() => undefined);
       throw storageError(e, `opening ${shown}`);
@@ -235,11 +245,11 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
       const coveredTo = await inTransaction(this.pool, "commitBlocks", async (c) => {
         const to = this.partitions.covers(last.lastVersion) ? null : await this.partitions.create(c, first.firstVersion, last.lastVersion);
         // The next block's parameters are made while the server runs the current block's statement.
-        let values = commitValues(blocks[0]!);
+        let values = commitValues(blocks[0]!, last.lastVersion);
         for (let i = 0; i < blocks.length; i++) {
           const sent = c.query({ name: "ln_commit", text: SQL.commit, values });
           try {
-            if (i + 1 < blocks.length) values = commitValues(blocks[i + 1]!);
+            if (i + 1 < blocks.length) values = commitValues(blocks[i + 1]!, last.lastVersion);
           } catch (e) {
             await sent.catch(() => undefined); // settled before the rollback, never left unhandled
             throw e;
@@ -271,4 +281,10 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
     this.commitSignal?.stopAll();
     await Promise.all([this.pool.end(), this.pipelined?.end()]);
   }
+}
+
+/** The listening session's settings for a standby's primary: its URL's own (`settings.ts`). */
+function primaryConfig(url: string): pg.ClientConfig {
+  const { connectionString, settings } = parsePostgresUrl(url);
+  return clientConfig(connectionString, settings);
 }

@@ -38,8 +38,11 @@ function contractBytes(text: string): Uint8Array {
   return bytes;
 }
 
-/** The parameters of the `commit` statement for one block (`prepareBlock`: the last write of a key wins). */
-export function commitValues(w: PreparedBlock): unknown[] {
+/**
+ * The parameters of the `commit` statement for one block (`prepareBlock`: the last write of a key
+ * wins); `toldVersion`: the last version of the transaction it commits in, which its notice names.
+ */
+export function commitValues(w: PreparedBlock, toldVersion: bigint = w.block.lastVersion): unknown[] {
   const b = w.block;
   const txns = w.transactions;
   const modules = w.modules;
@@ -97,5 +100,6 @@ export function commitValues(w: PreparedBlock): unknown[] {
     accountOrds,
     events.map(({ e }) => u64Param(e.creationNumber)),
     events.map(({ e }) => u64Param(e.sequenceNumber)),
+    toldVersion.toString(),
   ];
 }

@@ -1,9 +1,9 @@
 /**
  * Commits to a PostgreSQL primary told by the database (docs/decisions.md §24): each block's
- * `commit` statement notifies `COMMIT_CHANNEL`, which PostgreSQL delivers when the transaction
- * commits to every session listening on it, whichever process wrote. A watch keeps one such
- * session, opened again after it is lost (the watcher polls meanwhile). A hot standby refuses
- * LISTEN, so a store on one has no signal.
+ * `commit` statement notifies `COMMIT_CHANNEL` with its transaction's last version, which
+ * PostgreSQL delivers when the transaction commits to every session listening on it, whichever
+ * process wrote. A watch keeps one such session, opened again after it is lost (the watcher polls
+ * meanwhile). A hot standby refuses LISTEN: a store on one listens on its primary, when given it.
  */
 import pg from "pg";
 import type { CommitSignal, CommitWatch } from "../contracts/reader.js";
@@ -17,7 +17,7 @@ export class NotifySignal implements CommitSignal {
   /** Sessions with the store's client settings (`config`). */
   constructor(private readonly config: pg.ClientConfig) {}
 
-  watch(onCommit: () => void): CommitWatch {
+  watch(onCommit: (version: bigint | null) => void): CommitWatch {
     const w = new ListeningSession(this.config, onCommit, () => this.watches.delete(w));
     this.watches.add(w);
     return w;
@@ -39,7 +39,7 @@ class ListeningSession implements CommitWatch {
 
   constructor(
     private readonly config: pg.ClientConfig,
-    private readonly onCommit: () => void,
+    private readonly onCommit: (version: bigint | null) => void,
     private readonly onStop: () => void,
   ) {
     void this.listen();
@@ -49,7 +49,7 @@ class ListeningSession implements CommitWatch {
     const c = new pg.Client(this.config);
     this.client = c;
     c.on("notification", (n) => {
-      if (n.channel === COMMIT_CHANNEL) this.onCommit();
+      if (n.channel === COMMIT_CHANNEL) this.onCommit(n.payload !== undefined && /^\d{1,20}$/.test(n.payload) ? BigInt(n.payload) : null);
     });
     c.on("error", () => this.lost(c));
     c.on("end", () => this.lost(c));
@@ -64,7 +64,7 @@ class ListeningSession implements CommitWatch {
     this.live = true;
     this.failures = 0;
     // Commits made before the session listened were not told: the watcher looks once now.
-    this.onCommit();
+    this.onCommit(null);
   }
 
   private lost(c: pg.Client): void {

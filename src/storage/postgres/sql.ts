@@ -391,8 +391,9 @@ export const SQL = {
            AS e(version, event_index, account_ord, creation_number, sequence_number)
       JOIN a_ids a ON a.ord = e.account_ord
     ), told AS (
-      -- Delivered to the listening sessions when the transaction commits, once however many blocks it holds (commitSignal.ts).
-      SELECT pg_notify('${COMMIT_CHANNEL}', '')
+      -- Delivered to the listening sessions when the transaction commits (commitSignal.ts): $43, the
+      -- transaction's last version, the same for each of its blocks, so told once however many it holds.
+      SELECT pg_notify('${COMMIT_CHANNEL}', $43::text)
     )
     UPDATE ledger SET ledger_version = $5::numeric, timestamp_usec = $3::numeric, epoch = $2::numeric,
                       block_height = $1::numeric,

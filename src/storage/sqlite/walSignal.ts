@@ -12,14 +12,14 @@ import type { CommitSignal, CommitWatch } from "../contracts/reader.js";
 export class WalSignal implements CommitSignal {
   constructor(private readonly path: string) {}
 
-  watch(onCommit: () => void): CommitWatch {
+  watch(onCommit: (version: null) => void): CommitWatch {
     const file = realFile(this.path);
     const wal = `${basename(file)}-wal`;
     let watcher: FSWatcher | null = null;
     try {
       // `persistent: false`: a watch never keeps the process alive. A name the platform does not give is told too.
       watcher = watch(dirname(file), { persistent: false }, (_event, name) => {
-        if (name === null || name === wal) onCommit();
+        if (name === null || name === wal) onCommit(null);
       });
       watcher.on("error", () => {
         watcher?.close();

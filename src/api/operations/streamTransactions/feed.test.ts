@@ -65,7 +65,7 @@ function steppedLedger() {
 
 /** A database's commit signal the test tells by hand (`tell`), watched by at most one feed. */
 function fakeSignal() {
-  let onCommit: (() => void) | null = null;
+  let onCommit: ((version: bigint | null) => void) | null = null;
   const watch = {
     live: true,
     stops: 0,
@@ -76,7 +76,7 @@ function fakeSignal() {
   };
   const fake = {
     signal: {
-      watch(cb: () => void) {
+      watch(cb: (version: bigint | null) => void) {
         fake.watches++;
         onCommit = cb;
         return watch;
@@ -84,7 +84,8 @@ function fakeSignal() {
     },
     watches: 0,
     watch,
-    tell: () => onCommit?.(),
+    /** Tells of a commit, up to `version` where given (as a PostgreSQL notice names it). */
+    tell: (version: bigint | null = null) => onCommit?.(version),
     watched: () => onCommit !== null,
   };
   return fake;
@@ -248,6 +249,35 @@ describe("the commit feed", () => {
         },
         false,
         { signal: sig, events: { looked: () => looks++, signalled: () => signals++ } },
+      );
+    });
+
+    it("told of a version its store has not yet (a standby hearing its primary), looks every 10 ms until the store has it, then each second", async () => {
+      const sig = fakeSignal();
+      let looks = 0;
+      await withFeed(
+        async (ledger, _feed, s) => {
+          await vi.advanceTimersByTimeAsync(0);
+          // The primary committed versions 0 to 2; the standby has replayed only 0 when told.
+          ledger.commit(1);
+          sig.tell(2n);
+          await vi.advanceTimersByTimeAsync(1);
+          expect(s.got).toEqual([0n]);
+          const told = looks;
+          await vi.advanceTimersByTimeAsync(30);
+          expect(looks - told).toBe(3);
+          ledger.commit(2);
+          await vi.advanceTimersByTimeAsync(10);
+          expect(s.got).toEqual([0n, 1n, 2n]);
+          // Replayed what it was told of: back to a poll each second.
+          const caughtUp = looks;
+          await vi.advanceTimersByTimeAsync(990);
+          expect(looks).toBe(caughtUp);
+          await vi.advanceTimersByTimeAsync(20);
+          expect(looks).toBe(caughtUp + 1);
+        },
+        false,
+        { signal: sig, events: { looked: () => looks++ } },
       );
     });
 

@@ -2,9 +2,10 @@
  * The commits a process's streams are fed from (docs/decisions.md §24): while any stream is open,
  * the feed looks at its own store's ledger position at once when it is told of a commit (by this
  * process's writers, or else by the database's commit signal, whoever committed), every second
- * while it is told, and every 10 ms while nothing tells it (a hot standby), and reads what was
- * committed since (by this process's writer, another process, or a primary a standby replays), in
- * version order.
+ * while it is told, and every 10 ms while nothing tells it (a hot standby without its primary's
+ * signal) or while its store has not yet the version a signal named (a standby replaying it), and
+ * reads what was committed since (by this process's writer, another process, or a primary a
+ * standby replays), in version order.
  * What one look read is handed in one turn to the live streams that may want it: every stream
  * without a key filter, and the streams found by the keys of each transaction (its sender,
  * function, event types, addresses), so a transaction costs nothing for the streams it cannot
@@ -162,6 +163,8 @@ export class CommitFeed {
   private signalKept: NodeJS.Timeout | null = null;
   /** A poll found commits nothing had told of; a second one with no signal between stops the signal. */
   private untold = false;
+  /** The newest version a signal named: the feed looks every 10 ms until its store has it (a standby replaying). */
+  private awaited = -1n;
   /** Signals dropped so far (each later retry waits twice as long), and the retry pending. */
   private drops = 0;
   private signalRetry: NodeJS.Timeout | null = null;
@@ -181,6 +184,7 @@ export class CommitFeed {
     this.generation++;
     this.head = version;
     this.untold = false;
+    this.awaited = -1n;
     if (this.signalKept) clearTimeout(this.signalKept);
     this.signalKept = null;
     if (this.signalRetry === null) this.watchSignal();
@@ -189,7 +193,7 @@ export class CommitFeed {
 
   /** Watches the database's signal, where it has one and this process's writer tells nothing. */
   private watchSignal(): void {
-    if (this.signal === null && !this.told() && this.store.commitSignal) this.signal = this.store.commitSignal.watch(() => this.signalled());
+    if (this.signal === null && !this.told() && this.store.commitSignal) this.signal = this.store.commitSignal.watch((v) => this.signalled(v));
   }
 
   /** Stops looking (no stream is open); the ring is dropped, since the next start may be far ahead. */
@@ -215,11 +219,12 @@ export class CommitFeed {
     this.signal = null;
   }
 
-  /** The database told of a commit. */
-  private signalled(): void {
+  /** The database told of a commit, up to `version` where it names one. */
+  private signalled(version: bigint | null): void {
     if (!this.running) return;
     this.events.signalled?.();
     this.untold = false;
+    if (version !== null && version > this.awaited) this.awaited = version;
     this.wake();
   }
 
@@ -319,6 +324,7 @@ export class CommitFeed {
   private afterLook(generation: number, more: boolean): void {
     if (generation !== this.generation) return;
     if (more || this.woken) this.schedule(0, true);
+    else if (this.awaited > this.head) this.schedule(POLL_MS, true);
     else this.schedule(this.told() || this.signal?.live ? TOLD_POLL_MS : POLL_MS, false);
   }
 
