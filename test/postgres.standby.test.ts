@@ -21,6 +21,7 @@ import type { Storage } from "../src/storage/contracts/storage.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
 import { requireBuiltCli, runCli } from "./helpers/cli.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
+import { startServe } from "./helpers/serveProcess.js";
 import { devnetLedger, readsAt } from "./helpers/parityReads.js";
 import { findPostgresBin, PG_MAJORS, PgCluster, type StandbyPair } from "./helpers/postgres.js";
 import { parsePrometheus } from "./helpers/prometheus.js";
@@ -275,6 +276,32 @@ for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, 
         }
       } finally {
         s.close();
+      }
+    });
+
+    it("given a primary it cannot reach, says why in its log, once, and streams the standby's commits by polling it", async () => {
+      const serve = await startServe(["--db", db.standby, "--no-prune", "--primary", "postgres://postgres:secret@127.0.0.1:1/nowhere"]);
+      try {
+        const s = await openStream(`${serve.base}/transactions/stream`);
+        try {
+          await expect.poll(() => serve.stdout(), { timeout: 10_000 }).toContain("not told of commits");
+          const first = Number(chain.version);
+          chain.block([{ sender: addr("b0b"), seq: Number(chain.height) }]);
+          await chain.importInto(db.primary);
+          const last = Number(chain.version) - 1;
+          await s.until((c) => c.transactions.length >= last - first + 1, `versions ${first} to ${last}`);
+          expect(versionsOf(s)).toEqual(range(first, last));
+        } finally {
+          s.close();
+        }
+        // The session is tried again after 1 s, then 2 s: by now three times.
+        await sleep(2_500);
+        const warnings = serve.stdout().split("\n").filter((l) => l.includes("not told of commits"));
+        // Once for the outage, however many times the session was tried; the password is not shown.
+        expect(warnings).toHaveLength(1);
+        expect(JSON.parse(warnings[0]!).msg).toMatch(/^transaction streams: not told of commits \(the primary postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/nowhere: .*ECONNREFUSED.*\); looking every 10 ms until told again$/);
+      } finally {
+        await serve.stop();
       }
     });
 

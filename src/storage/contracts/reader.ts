@@ -154,8 +154,10 @@ export interface CommitSignal {
    * Calls `onCommit` after each commit until stopped (at times also when none came: the caller
    * looks and finds nothing), with the commit's last version where the signal names it. A standby
    * hears of a commit before it has replayed it: its reads reach `version` a little later.
+   * `onLost`: the signal cannot tell (its watch failed, its session could not be opened or was
+   * lost), with why, once until it tells again, which it then does with `onCommit(null)`.
    */
-  watch(onCommit: (version: bigint | null) => void): CommitWatch;
+  watch(onCommit: (version: bigint | null) => void, onLost?: (reason: string) => void): CommitWatch;
 }
 
 export interface CommitWatch {

@@ -112,7 +112,7 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
     readonly url: string,
     memoLagMs: number,
     standby: boolean,
-    primary: pg.ClientConfig | null,
+    primary: { config: pg.ClientConfig; shown: string } | null,
   ) {
     super();
     pools.set(this, pool);
@@ -127,8 +127,8 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
     this.wire = this.reads.wire;
     this.pruner = new PostgresPruner(pool, settings);
     this.followBase = new PostgresFollowBase(pool);
-    const notices = standby ? primary : clientConfig(connectionString, settings);
-    this.commitSignal = notices ? new NotifySignal(notices) : null;
+    const notices = standby ? primary : { config: clientConfig(connectionString, settings), shown: url };
+    this.commitSignal = notices ? new NotifySignal(notices.config, notices.shown) : null;
     this.standby = standby ? { replayLagSeconds: () => this.sql.rows<{ s: number }>("replayLag", []).then((r) => Number(r[0]!.s)) } : null;
     this.forwardTo(this.reads, this.followBase);
   }
@@ -284,7 +284,7 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
 }
 
 /** The listening session's settings for a standby's primary: its URL's own (`settings.ts`). */
-function primaryConfig(url: string): pg.ClientConfig {
+function primaryConfig(url: string): { config: pg.ClientConfig; shown: string } {
   const { connectionString, settings } = parsePostgresUrl(url);
-  return clientConfig(connectionString, settings);
+  return { config: clientConfig(connectionString, settings), shown: `the primary ${redactUrl(url)}` };
 }

@@ -14,11 +14,14 @@ const RETRY_MS = { first: 1_000, most: 30_000 };
 export class NotifySignal implements CommitSignal {
   private readonly watches = new Set<ListeningSession>();
 
-  /** Sessions with the store's client settings (`config`). */
-  constructor(private readonly config: pg.ClientConfig) {}
+  /** Sessions with the client settings `config`, to the database `shown` (its URL without the password). */
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly shown: string,
+  ) {}
 
-  watch(onCommit: (version: bigint | null) => void): CommitWatch {
-    const w = new ListeningSession(this.config, onCommit, () => this.watches.delete(w));
+  watch(onCommit: (version: bigint | null) => void, onLost?: (reason: string) => void): CommitWatch {
+    const w = new ListeningSession(this.config, onCommit, (why) => onLost?.(`${this.shown}: ${why}`), () => this.watches.delete(w));
     this.watches.add(w);
     return w;
   }
@@ -40,6 +43,7 @@ class ListeningSession implements CommitWatch {
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly onCommit: (version: bigint | null) => void,
+    private readonly onLost: (reason: string) => void,
     private readonly onStop: () => void,
   ) {
     void this.listen();
@@ -51,13 +55,13 @@ class ListeningSession implements CommitWatch {
     c.on("notification", (n) => {
       if (n.channel === COMMIT_CHANNEL) this.onCommit(n.payload !== undefined && /^\d{1,20}$/.test(n.payload) ? BigInt(n.payload) : null);
     });
-    c.on("error", () => this.lost(c));
-    c.on("end", () => this.lost(c));
+    c.on("error", (e) => this.lost(c, e.message));
+    c.on("end", () => this.lost(c, "the listening session ended"));
     try {
       await c.connect();
       await c.query(`LISTEN ${COMMIT_CHANNEL}`);
-    } catch {
-      this.lost(c);
+    } catch (e) {
+      this.lost(c, (e as Error).message);
       return;
     }
     if (this.client !== c) return;
@@ -67,12 +71,14 @@ class ListeningSession implements CommitWatch {
     this.onCommit(null);
   }
 
-  private lost(c: pg.Client): void {
+  private lost(c: pg.Client, why: string): void {
     if (this.client !== c) return;
     this.client = null;
     this.live = false;
     c.end().catch(() => undefined);
     if (this.stopped) return;
+    // Said once an outage: the first failure after listening, or of the first attempt.
+    if (this.failures === 0) this.onLost(why);
     const ms = Math.min(RETRY_MS.most, RETRY_MS.first * 2 ** Math.min(this.failures++, 5));
     this.retry = setTimeout(() => {
       this.retry = null;

@@ -12,7 +12,7 @@ import type { CommitSignal, CommitWatch } from "../contracts/reader.js";
 export class WalSignal implements CommitSignal {
   constructor(private readonly path: string) {}
 
-  watch(onCommit: (version: null) => void): CommitWatch {
+  watch(onCommit: (version: null) => void, onLost?: (reason: string) => void): CommitWatch {
     const file = realFile(this.path);
     const wal = `${basename(file)}-wal`;
     let watcher: FSWatcher | null = null;
@@ -21,13 +21,15 @@ export class WalSignal implements CommitSignal {
       watcher = watch(dirname(file), { persistent: false }, (_event, name) => {
         if (name === null || name === wal) onCommit(null);
       });
-      watcher.on("error", () => {
+      watcher.on("error", (e) => {
         watcher?.close();
         watcher = null;
+        onLost?.(`the watch of ${dirname(file)} failed: ${e.message}`);
       });
-    } catch {
+    } catch (e) {
       // No watch to be had (such as no inotify watches left): the watcher polls instead.
       watcher = null;
+      onLost?.(`cannot watch ${dirname(file)}: ${(e as Error).message}`);
     }
     return {
       get live() {

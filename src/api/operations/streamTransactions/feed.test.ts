@@ -66,6 +66,7 @@ function steppedLedger() {
 /** A database's commit signal the test tells by hand (`tell`), watched by at most one feed. */
 function fakeSignal() {
   let onCommit: ((version: bigint | null) => void) | null = null;
+  let onLost: ((reason: string) => void) | null = null;
   const watch = {
     live: true,
     stops: 0,
@@ -76,9 +77,10 @@ function fakeSignal() {
   };
   const fake = {
     signal: {
-      watch(cb: (version: bigint | null) => void) {
+      watch(cb: (version: bigint | null) => void, lost?: (reason: string) => void) {
         fake.watches++;
         onCommit = cb;
+        onLost = lost ?? null;
         return watch;
       },
     },
@@ -86,6 +88,8 @@ function fakeSignal() {
     watch,
     /** Tells of a commit, up to `version` where given (as a PostgreSQL notice names it). */
     tell: (version: bigint | null = null) => onCommit?.(version),
+    /** The signal says it cannot tell, and why. */
+    lose: (reason: string) => onLost?.(reason),
     watched: () => onCommit !== null,
   };
   return fake;
@@ -319,6 +323,33 @@ describe("the commit feed", () => {
         },
         false,
         { signal: sig },
+      );
+    });
+
+    it("logs once why its signal cannot tell, however often the signal says so, and again when it tells", async () => {
+      const sig = fakeSignal();
+      const logged: string[] = [];
+      const both = { info: (m: string) => logged.push(`info: ${m}`), warn: (m: string) => logged.push(`warn: ${m}`) } as unknown as FastifyBaseLogger;
+      await withFeed(
+        async (ledger, _feed, s) => {
+          await vi.advanceTimersByTimeAsync(0);
+          for (let i = 0; i < 5; i++) sig.lose(`the primary postgres://x@h/db: connect ECONNREFUSED (${i})`);
+          expect(logged).toEqual([
+            "warn: transaction streams: not told of commits (the primary postgres://x@h/db: connect ECONNREFUSED (0)); looking every 10 ms until told again",
+          ]);
+          sig.tell();
+          expect(logged.at(-1)).toBe("info: transaction streams: told of commits again");
+          ledger.commit(1);
+          sig.tell(0n);
+          await vi.advanceTimersByTimeAsync(1);
+          expect(s.got).toEqual([0n]);
+          expect(logged).toHaveLength(2);
+          // A reason is cut to 300 characters: a client cannot make it long, nor can the database.
+          sig.lose("x".repeat(10_000));
+          expect(logged.at(-1)!.length).toBeLessThan(420);
+        },
+        false,
+        { signal: sig, log: both },
       );
     });
 

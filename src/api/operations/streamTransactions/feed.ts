@@ -165,6 +165,8 @@ export class CommitFeed {
   private untold = false;
   /** The newest version a signal named: the feed looks every 10 ms until its store has it (a standby replaying). */
   private awaited = -1n;
+  /** The signal said it cannot tell (logged once); it says so again when it tells again. */
+  private signalLost = false;
   /** Signals dropped so far (each later retry waits twice as long), and the retry pending. */
   private drops = 0;
   private signalRetry: NodeJS.Timeout | null = null;
@@ -193,7 +195,11 @@ export class CommitFeed {
 
   /** Watches the database's signal, where it has one and this process's writer tells nothing. */
   private watchSignal(): void {
-    if (this.signal === null && !this.told() && this.store.commitSignal) this.signal = this.store.commitSignal.watch((v) => this.signalled(v));
+    if (this.signal !== null || this.told() || !this.store.commitSignal) return;
+    this.signal = this.store.commitSignal.watch(
+      (v) => this.signalled(v),
+      (why) => this.lostSignal(why),
+    );
   }
 
   /** Stops looking (no stream is open); the ring is dropped, since the next start may be far ahead. */
@@ -217,15 +223,27 @@ export class CommitFeed {
     this.signalRetry = null;
     this.signal?.stop();
     this.signal = null;
+    this.signalLost = false;
   }
 
   /** The database told of a commit, up to `version` where it names one. */
   private signalled(version: bigint | null): void {
+    if (this.signalLost) {
+      this.signalLost = false;
+      this.log.info("transaction streams: told of commits again");
+    }
     if (!this.running) return;
     this.events.signalled?.();
     this.untold = false;
     if (version !== null && version > this.awaited) this.awaited = version;
     this.wake();
+  }
+
+  /** The signal cannot tell (a wrong `--primary`, the database restarting): the operator learns why, once an outage. */
+  private lostSignal(why: string): void {
+    if (this.signalLost) return;
+    this.signalLost = true;
+    this.log.warn(`transaction streams: not told of commits (${why.slice(0, 300)}); looking every ${POLL_MS} ms until told again`);
   }
 
   /**
