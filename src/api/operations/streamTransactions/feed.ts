@@ -13,7 +13,8 @@
  * store read.
  */
 import type { FastifyBaseLogger } from "fastify";
-import type { CommitWatch, LedgerReader } from "../../../storage/contracts/reader.js";
+import type { LedgerReader } from "../../../storage/contracts/reader.js";
+import { FeedSignal } from "./feedSignal.js";
 import { factsOf, keyOf, keysOf, type StreamFilter, type TransactionFacts } from "./filter.js";
 
 /** How often the feed looks for commits while a stream is open. */
@@ -25,17 +26,6 @@ const POLL_MS = 10;
  * node's CPU.
  */
 const TOLD_POLL_MS = 1_000;
-/**
- * How long the database's signal is kept watched after the last stream closed: a client that
- * opens and closes streams in a loop would otherwise make the node open a PostgreSQL session each.
- */
-const SIGNAL_KEPT_MS = 60_000;
-/**
- * After the feed dropped a signal that missed commits, it watches it again after this long,
- * doubling with each drop up to an hour: a session lost without a word (a network path cut
- * silently) comes back, and a pooler that never delivers costs a log line an hour at most.
- */
-const SIGNAL_RETRY_MS = { first: 5 * 60_000, most: 60 * 60_000 };
 /** Versions one feed read takes (a burst is read in turns of this many). */
 const READ_VERSIONS = 1_000;
 const READ_BYTES = 8 * 1024 * 1024;
@@ -157,19 +147,8 @@ export class CommitFeed {
   private woken = false;
   /** Counts starts and stops: a look begun before a stop hands nothing out after it. */
   private generation = 0;
-  /** The database's commit signal, watched while running where this process's writer tells nothing, and for a while after. */
-  private signal: CommitWatch | null = null;
-  /** Ends the watch of the signal once the feed has been stopped for `SIGNAL_KEPT_MS`. */
-  private signalKept: NodeJS.Timeout | null = null;
-  /** A poll found commits nothing had told of; a second one with no signal between stops the signal. */
-  private untold = false;
-  /** The newest version a signal named: the feed looks every 10 ms until its store has it (a standby replaying). */
-  private awaited = -1n;
-  /** The signal said it cannot tell (logged once); it says so again when it tells again. */
-  private signalLost = false;
-  /** Signals dropped so far (each later retry waits twice as long), and the retry pending. */
-  private drops = 0;
-  private signalRetry: NodeJS.Timeout | null = null;
+  /** The database's commit signal, where this process's writer tells nothing. */
+  private readonly signal: FeedSignal;
 
   constructor(
     private readonly store: LedgerReader,
@@ -177,7 +156,13 @@ export class CommitFeed {
     /** Whether this process's writer wakes the feed after each of its commits (read at each look). */
     private readonly told: () => boolean = () => false,
     private readonly events: FeedEvents = {},
-  ) {}
+  ) {
+    const signalled = () => {
+      this.events.signalled?.();
+      this.wake();
+    };
+    this.signal = new FeedSignal(store.commitSignal, log, () => !told(), signalled, store.kind === "sqlite" ? "file system" : "database", POLL_MS);
+  }
 
   /** Starts looking from `version` (the position a first stream opened at), unless already running. */
   start(version: bigint): void {
@@ -185,21 +170,8 @@ export class CommitFeed {
     this.running = true;
     this.generation++;
     this.head = version;
-    this.untold = false;
-    this.awaited = -1n;
-    if (this.signalKept) clearTimeout(this.signalKept);
-    this.signalKept = null;
-    if (this.signalRetry === null) this.watchSignal();
+    this.signal.start();
     this.schedule(0, true);
-  }
-
-  /** Watches the database's signal, where it has one and this process's writer tells nothing. */
-  private watchSignal(): void {
-    if (this.signal !== null || this.told() || !this.store.commitSignal) return;
-    this.signal = this.store.commitSignal.watch(
-      (v) => this.signalled(v),
-      (why) => this.lostSignal(why),
-    );
   }
 
   /** Stops looking (no stream is open); the ring is dropped, since the next start may be far ahead. */
@@ -208,71 +180,13 @@ export class CommitFeed {
     this.generation++;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.signal && !this.signalKept) {
-      this.signalKept = setTimeout(() => this.endSignal(), SIGNAL_KEPT_MS);
-      this.signalKept.unref();
-    }
+    this.signal.stop();
     this.clearRing();
   }
 
   /** Stops watching the database's signal now (the app closes). */
   endSignal(): void {
-    if (this.signalKept) clearTimeout(this.signalKept);
-    this.signalKept = null;
-    if (this.signalRetry) clearTimeout(this.signalRetry);
-    this.signalRetry = null;
-    this.signal?.stop();
-    this.signal = null;
-    this.signalLost = false;
-  }
-
-  /** The database told of a commit, up to `version` where it names one. */
-  private signalled(version: bigint | null): void {
-    if (this.signalLost) {
-      this.signalLost = false;
-      this.log.info("transaction streams: told of commits again");
-    }
-    if (!this.running) return;
-    this.events.signalled?.();
-    this.untold = false;
-    if (version !== null && version > this.awaited) this.awaited = version;
-    this.wake();
-  }
-
-  /** The signal cannot tell (a wrong `--primary`, the database restarting): the operator learns why, once an outage. */
-  private lostSignal(why: string): void {
-    if (this.signalLost) return;
-    this.signalLost = true;
-    this.log.warn(`transaction streams: not told of commits (${why.slice(0, 300)}); looking every ${POLL_MS} ms until told again`);
-  }
-
-  /**
-   * A poll found commits nothing told of. Once is a race (the commit's signal is on its way);
-   * twice with no signal between, the signal misses commits (such as a LISTEN behind a pooler
-   * that hands the session's server connection to others), and the feed polls every 10 ms instead
-   * until it tries the signal again (`SIGNAL_RETRY_MS`).
-   */
-  private foundUntold(): void {
-    // While the signal is not live (its session being opened again), the polls are what finds commits.
-    if (this.signal === null || !this.signal.live) return;
-    if (!this.untold) {
-      this.untold = true;
-      return;
-    }
-    this.signal.stop();
-    this.signal = null;
-    const retryMs = Math.min(SIGNAL_RETRY_MS.most, SIGNAL_RETRY_MS.first * 2 ** Math.min(this.drops++, 10));
-    this.log.warn(
-      `transaction streams: the ${this.store.kind === "sqlite" ? "file system" : "database"} did not tell of commits another process made; ` +
-        `looking every ${POLL_MS} ms instead, and listening again in ${retryMs / 60_000} minutes`,
-    );
-    this.signalRetry = setTimeout(() => {
-      this.signalRetry = null;
-      if (!this.running) return;
-      this.untold = false;
-      this.watchSignal();
-    }, retryMs);
-    this.signalRetry.unref();
+    this.signal.end();
   }
 
   private clearRing(): void {
@@ -342,8 +256,8 @@ export class CommitFeed {
   private afterLook(generation: number, more: boolean): void {
     if (generation !== this.generation) return;
     if (more || this.woken) this.schedule(0, true);
-    else if (this.awaited > this.head) this.schedule(POLL_MS, true);
-    else this.schedule(this.told() || this.signal?.live ? TOLD_POLL_MS : POLL_MS, false);
+    else if (this.signal.awaited > this.head) this.schedule(POLL_MS, true);
+    else this.schedule(this.told() || this.signal.live ? TOLD_POLL_MS : POLL_MS, false);
   }
 
   /** One look: reads what was committed past `head` (a turn's worth); true when there is more. `poll`: nothing told of it. */
@@ -353,7 +267,7 @@ export class CommitFeed {
     try {
       info = await this.store.getLedgerInfo(true);
       if (info === null || info.ledgerVersion <= this.head || generation !== this.generation) return false;
-      if (poll) this.foundUntold();
+      if (poll) this.signal.foundUntold();
       const count = Number(info.ledgerVersion - this.head > BigInt(READ_VERSIONS) ? BigInt(READ_VERSIONS) : info.ledgerVersion - this.head);
       snap = await this.store.readTransactions(this.head + 1n, count, READ_BYTES);
       if (this.failing) this.log.info("transaction streams: the store reads again");
