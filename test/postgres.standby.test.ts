@@ -20,6 +20,7 @@ import { openStore } from "../src/storage/open.js";
 import type { Storage } from "../src/storage/contracts/storage.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
 import { requireBuiltCli, runCli } from "./helpers/cli.js";
+import { importMore, metricOf, quietLooks } from "./helpers/commitSignal.js";
 import { startTestNode, type TestNode } from "./helpers/node.js";
 import { startServe } from "./helpers/serveProcess.js";
 import { devnetLedger, readsAt } from "./helpers/parityReads.js";
@@ -237,7 +238,6 @@ for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, 
     let db: { primary: string; standby: string };
     let reader: TestNode;
     const chain = new ChainBuilder().genesis().block([{ sender: addr("a11ce"), seq: 0 }]);
-    const metric = async (name: string) => parsePrometheus(await (await fetch(`${reader.url}/metrics`)).text()).value(name, {}) ?? 0;
     beforeAll(async () => {
       requireBuiltCli();
       db = await pair.newDb();
@@ -253,24 +253,15 @@ for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, 
       const s = await openStream(`${reader.base}/transactions/stream`);
       try {
         // Open, nothing committed: the first look, the primary's session set up, then a poll each second (not every 10 ms).
-        await sleep(300);
-        const looks = await metric("ledger_node_stream_feed_looks_total");
-        await sleep(2_000);
-        const polls = (await metric("ledger_node_stream_feed_looks_total")) - looks;
+        const polls = await quietLooks(reader);
         expect(polls).toBeGreaterThanOrEqual(1);
         expect(polls).toBeLessThanOrEqual(4);
 
-        const signals = await metric("ledger_node_stream_commit_signals_total");
-        const first = Number(chain.version);
-        for (let i = 0; i < 3; i++) chain.block([{ sender: addr("b0b"), seq: Number(chain.height) }]);
-        const file = join(dir, `more-${first}.ndjson`);
-        writeFileSync(file, chain.ndjson());
-        const imported = await runCli(["import", "--db", db.primary, file]);
-        expect(imported.code, imported.stderr).toBe(0);
-        const last = Number(chain.version) - 1;
+        const signals = await metricOf(reader, "ledger_node_stream_commit_signals_total");
+        const { first, last } = await importMore(chain, db.primary, dir);
         await s.until((c) => c.transactions.length >= last - first + 1, `versions ${first} to ${last}`);
         expect(versionsOf(s)).toEqual(range(first, last));
-        expect(await metric("ledger_node_stream_commit_signals_total")).toBeGreaterThan(signals);
+        expect(await metricOf(reader, "ledger_node_stream_commit_signals_total")).toBeGreaterThan(signals);
         for (const e of [s.transactions[0]!, s.transactions.at(-1)!]) {
           expect(JSON.parse(e.data).hash, `version ${e.id}`).toBe(chain.txns[Number(e.id)]!.hash);
         }

@@ -5,7 +5,7 @@
  * The other process is a real `ledger-node import`, on a real SQLite file and a real PostgreSQL,
  * which is also restarted under a listening node.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -13,27 +13,14 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendFactories } from "./helpers/backends.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
-import { requireBuiltCli, runCli } from "./helpers/cli.js";
+import { requireBuiltCli } from "./helpers/cli.js";
+import { importMore, metricOf, quietLooks } from "./helpers/commitSignal.js";
 import { startTestNode, stopNode, type TestNode } from "./helpers/node.js";
 import { DEFAULT_PG_MAJOR, findPostgresBin, PgCluster } from "./helpers/postgres.js";
-import { parsePrometheus } from "./helpers/prometheus.js";
 import { openStream, range, versionsOf } from "./helpers/stream.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ledger-node-signal-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const metricOf = async (node: TestNode, name: string) => parsePrometheus(await (await fetch(`${node.url}/metrics`)).text()).value(name, {}) ?? 0;
-
-/** Three more blocks of `chain`, imported into `db` by `ledger-node import` in a process of its own; their versions. */
-async function importMore(chain: ChainBuilder, db: string, name: string): Promise<{ first: number; last: number }> {
-  const first = Number(chain.version);
-  for (let i = 0; i < 3; i++) chain.block([{ sender: addr("b0b"), seq: Number(chain.height) }]);
-  const file = join(dir, `${name}-${first}.ndjson`);
-  writeFileSync(file, chain.ndjson());
-  const imported = await runCli(["import", "--db", db, file]);
-  expect(imported.code, imported.stderr).toBe(0);
-  return { first, last: Number(chain.version) - 1 };
-}
 
 for (const makeBackend of backendFactories) {
   const backend = makeBackend();
@@ -55,15 +42,12 @@ for (const makeBackend of backendFactories) {
       const s = await openStream(`${node.base}/transactions/stream`);
       try {
         // Open, nothing committed: the feed's first look, the database's signal set up, then a poll each second.
-        await sleep(300);
-        const looks = await metric("ledger_node_stream_feed_looks_total");
-        await sleep(2_000);
-        const polls = (await metric("ledger_node_stream_feed_looks_total")) - looks;
+        const polls = await quietLooks(node);
         expect(polls).toBeGreaterThanOrEqual(1);
         expect(polls).toBeLessThanOrEqual(4);
 
         const signals = await metric("ledger_node_stream_commit_signals_total");
-        const { first, last } = await importMore(chain, node.db, backend.name);
+        const { first, last } = await importMore(chain, node.db, dir);
         await s.until((c) => c.transactions.length >= last - first + 1, `versions ${first} to ${last}`);
         expect(versionsOf(s)).toEqual(range(first, last));
         expect(await metric("ledger_node_stream_commit_signals_total")).toBeGreaterThan(signals);
@@ -120,7 +104,7 @@ describe(`a node listening on PostgreSQL ${DEFAULT_PG_MAJOR} for commits when th
     const s = await openStream(`${node.base}/transactions/stream`);
     try {
       await expect.poll(() => metricOf(node, "ledger_node_stream_commit_signals_total"), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
-      const before = await importMore(chain, node.db, "before");
+      const before = await importMore(chain, node.db, dir);
       await s.until((c) => c.transactions.length === before.last - before.first + 1, "the blocks before the restart");
 
       await cluster.stopServer("fast");
@@ -133,7 +117,7 @@ describe(`a node listening on PostgreSQL ${DEFAULT_PG_MAJOR} for commits when th
       await sleep(2_000);
       expect((await metricOf(node, "ledger_node_stream_feed_looks_total")) - looks).toBeLessThanOrEqual(4);
 
-      const after = await importMore(chain, node.db, "after");
+      const after = await importMore(chain, node.db, dir);
       await s.until((c) => c.transactions.length === after.last - before.first + 1, "the blocks after the restart");
       expect(versionsOf(s)).toEqual(range(before.first, after.last));
     } finally {
