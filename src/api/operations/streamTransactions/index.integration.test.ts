@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ApiConfig } from "../../config.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqliteBackend } from "../../../../test/helpers/backends.js";
+import { backendFactories, sqliteBackend } from "../../../../test/helpers/backends.js";
 import { ChainBuilder, addr, writeResource } from "../../../../test/helpers/chain.js";
 import { requireBuiltCli, runCli } from "../../../../test/helpers/cli.js";
 import { recordedLedger } from "../../../../test/helpers/events.js";
@@ -579,3 +579,25 @@ describe(`transaction stream of a devnet (${backend.name})`, () => {
     expect(seen[2]).toBeGreaterThan(seen[1]!);
   });
 });
+
+for (const makeBackend of backendFactories) {
+  const b = makeBackend();
+  describe(`transaction stream: the node's cap against many at once (${b.name})`, () => {
+    let n: TestNode;
+    beforeAll(async () => {
+      const c = new ChainBuilder().genesis();
+      for (let i = 0; i < 6; i++) c.block([{ sender: ALICE, seq: i }]);
+      n = await serveChain(b, c, { api: { streamHeartbeatMs: 200, maxStreams: 2, maxStreamsPerClient: 100 } });
+    });
+    afterAll(() => stopNode(n, b));
+
+    it("opens no more than --max-streams however many ask at once, each with a start_version read before it opens", async () => {
+      const all = await Promise.all(range(0, 19).map(() => openStream(`${n.base}/transactions/stream?start_version=1&sender=${addr("dead")}`)));
+      expect(all.map((s) => s.status).sort()).toEqual([...Array(18).fill(503), 200, 200].sort());
+      expect(await metric(n, "ledger_node_streams_open")).toBe(2);
+      expect(await metric(n, "ledger_node_streams_refused_total", { reason: "node_full" })).toBe(18);
+      for (const s of all) s.close();
+      await expect.poll(() => metric(n, "ledger_node_streams_open")).toBe(0);
+    });
+  });
+}

@@ -86,10 +86,8 @@ export const streamTransactions = defineOperation({
       const format = streamFormat(headers.accept);
       // Last-Event-ID is where a reconnecting client left off: it wins over the URL's start_version.
       const start = after !== undefined ? after + 1n : query.start_version;
-      if (hub.full) {
-        ctx.metrics?.streamsRefused.inc({ reason: "node_full" });
-        return { error: new ApiError(503, "internal_error", `too many transaction streams are open (at most ${ctx.config.maxStreams}): try again later`, null, { headers: ["retry-after", "1"] }) };
-      }
+      const full = hub.refusal();
+      if (full) return { error: full };
       if (start !== undefined && start <= at.info.ledgerVersion) {
         // Below the history held (pruned, or before a replica's first synced version): 410, as a read of it is.
         const snap = start < at.info.oldestVersion ? null : await ctx.store.readTransactions(start, 1);

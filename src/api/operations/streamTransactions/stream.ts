@@ -55,13 +55,28 @@ export class StreamHub {
     });
   }
 
-  get full(): boolean {
-    return this.closing || this.open.size >= this.ctx.config.maxStreams;
+  /**
+   * The 503 of a node that holds its most streams or is closing, counted, else null. Asked before
+   * a stream's first read, to spare it, and again where the stream opens, in the same turn: the
+   * reads of requests at once may all finish before any of them opens.
+   */
+  refusal(): ApiError | null {
+    if (!this.closing && this.open.size < this.ctx.config.maxStreams) return null;
+    this.ctx.metrics?.streamsRefused.inc({ reason: "node_full" });
+    const message = this.closing
+      ? "the node is shutting down: try again later, at another node"
+      : `too many transaction streams are open (at most ${this.ctx.config.maxStreams}): try again later`;
+    return new ApiError(503, "internal_error", message, null, { headers: ["retry-after", "1"] });
   }
 
   /** Takes over the reply and streams on it from `r.start`; `ledgerHeaders`: those of the position it opened at. */
   stream(req: FastifyRequest, reply: FastifyReply, ledgerHeaders: readonly string[], r: StreamRequest, openedAt: bigint): void {
-    // Counted here, where the stream opens in the same turn, so that no number of requests at once passes the bound.
+    // Counted here, where the stream opens in the same turn, so that no number of requests at once passes the bounds.
+    const full = this.refusal();
+    if (full) {
+      void this.ctx.sendError(req, reply, full);
+      return;
+    }
     const client = req.ip;
     const held = this.perClient.get(client) ?? 0;
     const cap = this.ctx.config.maxStreamsPerClient;
