@@ -20,8 +20,7 @@ const KEPT_MS = 60_000;
 const RETRY_MS = { first: 5 * 60_000, most: 60 * 60_000 };
 
 export class FeedSignal {
-  /** The newest version the signal named since the feed started: the feed looks often until its store has it (a standby replaying). */
-  awaited = -1n;
+  private named = -1n;
   private running = false;
   private watch: CommitWatch | null = null;
   /** Ends the watch once the feed has been stopped for `KEPT_MS`. */
@@ -46,6 +45,11 @@ export class FeedSignal {
     private readonly pollMs: number,
   ) {}
 
+  /** The newest version the signal named since the feed started: the feed looks often until its store has it (a standby replaying). */
+  get awaited(): bigint {
+    return this.named;
+  }
+
   /** Whether a commit now would be told. */
   get live(): boolean {
     return this.watch?.live ?? false;
@@ -55,7 +59,7 @@ export class FeedSignal {
   start(): void {
     this.running = true;
     this.untold = false;
-    this.awaited = -1n;
+    this.named = -1n;
     if (this.kept) clearTimeout(this.kept);
     this.kept = null;
     if (this.retry === null) this.watchNow();
@@ -125,7 +129,7 @@ export class FeedSignal {
     }
     if (!this.running) return;
     this.untold = false;
-    if (version !== null && version > this.awaited) this.awaited = version;
+    if (version !== null && version > this.named) this.named = version;
     this.onCommit();
   }
 
