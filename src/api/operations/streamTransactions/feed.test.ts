@@ -256,7 +256,7 @@ describe("the commit feed", () => {
       );
     });
 
-    it("told of a version its store has not yet (a standby hearing its primary), looks every 10 ms until the store has it, then each second", async () => {
+    it("told of a version its store has not yet (a standby hearing its primary), looks after 1 ms, doubling to 10, until the store has it, then each second", async () => {
       const sig = fakeSignal();
       let looks = 0;
       await withFeed(
@@ -267,12 +267,23 @@ describe("the commit feed", () => {
           sig.tell(2n);
           await vi.advanceTimersByTimeAsync(1);
           expect(s.got).toEqual([0n]);
+          // Looks 1, 2, 4, 8 and then 10 ms apart: the one at 1 ms has been, then at 3, 7, 15, 25 and 35.
           const told = looks;
-          await vi.advanceTimersByTimeAsync(30);
-          expect(looks - told).toBe(3);
+          await vi.advanceTimersByTimeAsync(6);
+          expect(looks - told).toBe(2);
+          await vi.advanceTimersByTimeAsync(28);
+          expect(looks - told).toBe(5);
           ledger.commit(2);
           await vi.advanceTimersByTimeAsync(10);
           expect(s.got).toEqual([0n, 1n, 2n]);
+          // Told again of a version not yet there: the waits start at 1 ms again.
+          sig.tell(3n);
+          await vi.advanceTimersByTimeAsync(0);
+          const again = looks;
+          ledger.commit(1);
+          await vi.advanceTimersByTimeAsync(1);
+          expect(looks - again).toBe(1);
+          expect(s.got).toEqual([0n, 1n, 2n, 3n]);
           // Replayed what it was told of: back to a poll each second.
           const caughtUp = looks;
           await vi.advanceTimersByTimeAsync(990);
