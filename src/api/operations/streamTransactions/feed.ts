@@ -2,9 +2,9 @@
  * The commits a process's streams are fed from (docs/decisions.md §24): while any stream is open,
  * the feed looks at its own store's ledger position at once when it is told of a commit (by this
  * process's writers, or else by the database's commit signal, whoever committed), every second
- * while it is told, and every 10 ms while nothing tells it (a hot standby without its primary's
- * signal) or while its store has not yet the version a signal named (a standby replaying it), and
- * reads what was committed since (by this process's writer, another process, or a primary a
+ * while it is told, every 10 ms while nothing tells it (a hot standby without its primary's
+ * signal), and soon again while its store has not yet the version a signal named (a standby
+ * replaying it: `AWAITED_FIRST_MS`), and reads what was committed since (by this process's writer, another process, or a primary a
  * standby replays), in version order.
  * What one look read is handed in one turn to the live streams that may want it: every stream
  * without a key filter, and the streams found by the keys of each transaction (its sender,
