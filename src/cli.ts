@@ -13,7 +13,7 @@ import { checkReadable } from "./ingest/files/readInput.js";
 import type { FollowFrom } from "./ingest/follow/sync.js";
 import { formatPruneWindow, parsePruneWindow } from "./ledger/pruning.js";
 import { PACKAGE_VERSION, followUpstream, importIntoLedger, isWriterProcess, pruneLedger, serveWorkers, startNode } from "./server.js";
-import { compactLedger, displayDb, isPostgresUrl } from "./storage/open.js";
+import { compactLedger, displayDb, isPostgresUrl, postgresUrlProblem } from "./storage/open.js";
 import { SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB } from "./storage/sqlite/SqliteStore.js";
 
 function intOption(name: string, min: number, max: number) {
@@ -93,8 +93,9 @@ addFollowOptions(serve, "with --follow: ")
     // Never an open proxy by accident: the pass-through exists only towards the followed node.
     if (o.proxy && !o.follow) throw new Error("--proxy needs --follow URL: it passes requests to the node this one follows, and to no other");
     if (o.follow && (o.devnet || o.workers > 1)) throw new Error("--follow cannot be combined with --devnet or --workers");
-    if (o.primary !== undefined && !(isPostgresUrl(o.db) && isPostgresUrl(o.primary))) {
-      throw new Error(`--primary needs a postgres:// --db (a hot standby) and a postgres:// URL of its primary, got ${JSON.stringify(displayDb(String(o.primary)).slice(0, 200))}`);
+    if (o.primary !== undefined) {
+      const problem = isPostgresUrl(o.db) ? postgresUrlProblem(String(o.primary)) : "the ledger (--db) is not PostgreSQL";
+      if (problem !== null) throw new Error(`--primary needs a postgres:// --db (a hot standby) and the postgres:// URL of its primary: ${problem}`);
     }
     if (o.workers > 1 && cluster.isPrimary) {
       const code = await serveWorkers(o.workers, (msg) => console.error(msg));

@@ -296,14 +296,16 @@ for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, 
       }
     });
 
-    it("is refused from the command line where the ledger or the primary is not PostgreSQL", async () => {
-      for (const args of [
-        ["--db", join(dir, "ledger.db"), "--primary", db.primary],
-        ["--db", db.standby, "--primary", "./ledger.db"],
-      ]) {
+    it("is refused from the command line, naming why, where the ledger or the primary is not PostgreSQL or the primary's URL is bad", async () => {
+      const cases: Array<[string[], string]> = [
+        [["--db", join(dir, "ledger.db"), "--primary", db.primary], "the ledger (--db) is not PostgreSQL"],
+        [["--db", db.standby, "--primary", "./ledger.db"], '"./ledger.db" is not a postgres:// URL'],
+        [["--db", db.standby, "--primary", `${db.primary}?pool_size=abc`], 'invalid pool_size="abc" in the PostgreSQL URL'],
+      ];
+      for (const [args, why] of cases) {
         const r = await runCli(["serve", "--no-prune", "--port", "0", ...args]);
         expect(r.code, args.join(" ")).toBe(1);
-        expect(r.stderr, args.join(" ")).toContain("--primary needs a postgres:// --db (a hot standby) and a postgres:// URL of its primary");
+        expect(r.stderr, args.join(" ")).toContain(`--primary needs a postgres:// --db (a hot standby) and the postgres:// URL of its primary: ${why}`);
       }
     });
   });

@@ -15,6 +15,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import type { Storage } from "./contracts/storage.js";
 import { NotADatabaseError, SqliteStore, type SqliteStoreOptions } from "./sqlite/SqliteStore.js";
 import { compactSqliteLedger, type CompactResult } from "./sqlite/compact.js";
+import { parsePostgresUrl } from "./postgres/settings.js";
 
 export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
@@ -86,6 +87,17 @@ export function sqliteWritable(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** What is wrong with the PostgreSQL URL `url` (its form, or one of our settings in it), else null; connects nowhere. */
+export function postgresUrlProblem(url: string): string | null {
+  if (!isPostgresUrl(url)) return `${JSON.stringify(displayDb(url).slice(0, 200))} is not a postgres:// URL`;
+  try {
+    parsePostgresUrl(url);
+    return null;
+  } catch (e) {
+    return (e as Error).message;
   }
 }
 
