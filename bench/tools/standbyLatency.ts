@@ -8,34 +8,17 @@
  *
  *   npm run build && node --import tsx bench/tools/standbyLatency.ts [--seconds 20] [--block-interval 100]
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { PgCluster } from "../../test/helpers/postgres.js";
+import { type ServeProcess, startServe } from "../../test/helpers/serveProcess.js";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i === -1 ? dflt : process.argv[i + 1]!;
 };
 const SECONDS = Number(arg("seconds", "20"));
 const BLOCK_MS = arg("block-interval", "100");
-
-/** `serve ARGS`, resolved with its base URL once it listens. */
-function serve(args: string[]): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, [`${ROOT}dist/cli.js`, "serve", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  return new Promise((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      out += d;
-      const m = /serving .* at (http:\/\/[^ ]+)\/v1/.exec(out);
-      if (m) resolve({ child, base: m[1]! });
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-  });
-}
 
 const cpuMs = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
@@ -44,7 +27,7 @@ const cpuMs = (pid: number) => {
 
 /** One NDJSON stream's latencies (ms) while `collect()` is true. */
 function stream(base: string, latencies: number[], collect: () => boolean): http.ClientRequest {
-  const req = http.get(`${base}/v1/transactions/stream`, { headers: { accept: "application/x-ndjson" } }, (res) => {
+  const req = http.get(`${base}/transactions/stream`, { headers: { accept: "application/x-ndjson" } }, (res) => {
     let rest = "";
     res.setEncoding("utf8");
     res.on("data", (chunk: string) => {
@@ -65,21 +48,20 @@ const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs
 
 // The suite's clusters commit with synchronous_commit off, which holds the WAL (and so the standby) up to 200 ms behind.
 const pair = await PgCluster.startStandbyPair([], ["synchronous_commit=on"]);
-const children: ChildProcess[] = [];
+const servers: ServeProcess[] = [];
 try {
   const db = await pair.newDb();
-  const writer = await serve(["--db", db.primary, "--devnet", "--block-interval", BLOCK_MS, "--quiet"]);
-  children.push(writer.child);
+  servers.push(await startServe(["--db", db.primary, "--devnet", "--block-interval", BLOCK_MS, "--quiet"]));
   await new Promise((r) => setTimeout(r, 3_000));
   await pair.caughtUp();
-  const polling = await serve(["--db", db.standby, "--no-prune", "--quiet"]);
-  const told = await serve(["--db", db.standby, "--no-prune", "--quiet", "--primary", db.primary]);
-  children.push(polling.child, told.child);
+  const polling = await startServe(["--db", db.standby, "--no-prune", "--quiet"]);
+  const told = await startServe(["--db", db.standby, "--no-prune", "--quiet", "--primary", db.primary]);
+  servers.push(polling, told);
   let collecting = false;
   const lat = { polling: [] as number[], told: [] as number[] };
   const reqs = [stream(polling.base, lat.polling, () => collecting), stream(told.base, lat.told, () => collecting)];
   await new Promise((r) => setTimeout(r, 3_000));
-  const before = { polling: cpuMs(polling.child.pid!), told: cpuMs(told.child.pid!) };
+  const before = { polling: cpuMs(polling.proc.pid!), told: cpuMs(told.proc.pid!) };
   const t0 = performance.now();
   collecting = true;
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
@@ -87,12 +69,11 @@ try {
   const s = (performance.now() - t0) / 1000;
   for (const r of reqs) r.destroy();
   for (const [name, xs] of Object.entries(lat)) {
-    const pid = (name === "polling" ? polling : told).child.pid!;
+    const pid = (name === "polling" ? polling : told).proc.pid!;
     const cpu = (cpuMs(pid) - before[name as keyof typeof before]) / s;
     console.log(`${name === "told" ? "--primary" : "polling  "}: ${xs.length} events, p50 ${q(xs, 0.5).toFixed(1)} ms, p90 ${q(xs, 0.9).toFixed(1)}, p99 ${q(xs, 0.99).toFixed(1)}; the node ${cpu.toFixed(1)} ms of CPU a second`);
   }
 } finally {
-  for (const c of children) c.kill("SIGTERM");
-  await new Promise((r) => setTimeout(r, 500));
+  for (const s of servers) await s.stop();
   await pair.destroy();
 }
