@@ -4,8 +4,8 @@
  * process's writers, or else by the database's commit signal, whoever committed), every second
  * while it is told, every 10 ms while nothing tells it (a hot standby without its primary's
  * signal), and soon again while its store has not yet the version a signal named (a standby
- * replaying it: `AWAITED_FIRST_MS`), and reads what was committed since (by this process's writer, another process, or a primary a
- * standby replays), in version order.
+ * replaying it: `AWAITED_FIRST_MS`), and reads what was committed since (by this process's
+ * writer, another process, or a primary a standby replays), in version order.
  * What one look read is handed in one turn to the live streams that may want it: every stream
  * without a key filter, and the streams found by the keys of each transaction (its sender,
  * function, event types, addresses), so a transaction costs nothing for the streams it cannot
@@ -178,6 +178,7 @@ export class CommitFeed {
     this.running = true;
     this.generation++;
     this.head = version;
+    this.awaitedLooks = 0;
     this.signal.start();
     this.schedule(0, true);
   }
