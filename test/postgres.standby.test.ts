@@ -17,6 +17,8 @@ import { pruneNow } from "../src/ingest/pruneToWindow.js";
 import { parsePruneWindow } from "../src/ledger/pruning.js";
 import { followUpstream, importIntoLedger, pruneLedger } from "../src/server.js";
 import { openStore } from "../src/storage/open.js";
+import { NotifySignal } from "../src/storage/postgres/commitSignal.js";
+import { primaryProblem } from "../src/storage/postgres/primaryCheck.js";
 import type { Storage } from "../src/storage/contracts/storage.js";
 import { ChainBuilder, addr } from "./helpers/chain.js";
 import { requireBuiltCli, runCli } from "./helpers/cli.js";
@@ -293,6 +295,50 @@ for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, 
         expect(JSON.parse(warnings[0]!).msg).toMatch(/^transaction streams: not told of commits \(the primary postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/nowhere: .*ECONNREFUSED.*\); looking every 10 ms until told again$/);
       } finally {
         await serve.stop();
+      }
+    });
+
+    it("is refused at start where --primary is not this standby's primary: a standby, a database without a ledger, another ledger", async () => {
+      const [empty, otherChainId, otherLedger] = [await pair.newDb(), await pair.newDb(), await pair.newDb()];
+      await new ChainBuilder().genesis().block([{ sender: addr("0dd"), seq: 0 }]).importInto(otherChainId.primary, 5);
+      await importLedger(otherLedger.primary, devnetLedger());
+      await pair.caughtUp();
+      const head = (await fetch(`${reader.base}`)).headers.get("x-node-ledger-version")!;
+      const cases: Array<[string, RegExp]> = [
+        [db.standby, /: it is a hot standby itself, not a primary$/m],
+        [empty.primary, /: it holds no ledger$/m],
+        [otherChainId.primary, /: it holds chain 5, this standby chain 4$/m],
+        [otherLedger.primary, new RegExp(`: its transaction at version ${head} is 0x[0-9a-f]{64}, this standby's ${chain.txns[Number(head)]!.hash}$`, "m")],
+      ];
+      for (const [primary, why] of cases) {
+        const r = await runCli(["serve", "--no-prune", "--port", "0", "--db", db.standby, "--primary", primary]);
+        expect(r.code, primary).toBe(1);
+        expect(r.stderr, primary).toMatch(/is not the primary of the hot standby postgres:\/\/\S+: /);
+        expect(r.stderr, primary).toMatch(why);
+      }
+    });
+
+    it("checks each listening session it opens: one on another ledger's primary is refused, said why once, and tells no commit", async () => {
+      const other = await pair.newDb();
+      await importLedger(other.primary, devnetLedger());
+      await pair.caughtUp();
+      const otherStandby = new pg.Pool({ connectionString: other.standby });
+      const signal = new NotifySignal({ connectionString: db.primary }, "the primary P", (session) => primaryProblem(session, otherStandby));
+      const told: Array<bigint | null> = [];
+      const lost: string[] = [];
+      const w = signal.watch((v) => told.push(v), (why) => lost.push(why));
+      try {
+        await expect.poll(() => lost.length, { timeout: 10_000 }).toBe(1);
+        expect(lost[0]).toMatch(/^the primary P: its (transaction at version \d+ is 0x[0-9a-f]{64}|ledger ends at version \d+, before)/);
+        await importMore(chain, db.primary, dir);
+        // Tried again after 1 s: refused again, and not said again.
+        await sleep(1_500);
+        expect(w.live).toBe(false);
+        expect(told).toEqual([]);
+        expect(lost).toHaveLength(1);
+      } finally {
+        signal.stopAll();
+        await otherStandby.end();
       }
     });
 

@@ -40,6 +40,7 @@ import { PostgresFollowBase } from "./followBase.js";
 import { checkPartitionVersions, checkStandbySchema, inRecovery, migrate } from "./migrations.js";
 import { PipelinedConnections } from "./pipelined.js";
 import { PositionMemo } from "./positionMemo.js";
+import { primaryProblem } from "./primaryCheck.js";
 import { TransactionPartitions } from "./partitions.js";
 import { PostgresPruner } from "./prune.js";
 import { PostgresReads } from "./reads.js";
@@ -67,7 +68,8 @@ export interface PostgresConnectOptions extends PostgresStoreOptions {
   writer?: string;
   /**
    * On a hot standby: its primary's URL, whose commit notices tell this store's watchers of each
-   * commit the standby is about to replay (`commitSignal`). Not needed on a primary, whose own are
+   * commit the standby is about to replay (`commitSignal`), once checked to be its primary
+   * (`primaryCheck.ts`: a wrong one is refused). Not needed on a primary, whose own are
    * heard (a standby promoted since keeps working).
    */
   primary?: string;
@@ -128,7 +130,8 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
     this.pruner = new PostgresPruner(pool, settings);
     this.followBase = new PostgresFollowBase(pool);
     const notices = standby ? primary : { config: clientConfig(connectionString, settings), shown: url };
-    this.commitSignal = notices ? new NotifySignal(notices.config, notices.shown) : null;
+    const verify = standby ? (session: pg.ClientBase) => primaryProblem(session, pool).then((p) => p && `not this standby's primary (${p})`) : null;
+    this.commitSignal = notices ? new NotifySignal(notices.config, notices.shown, verify) : null;
     this.standby = standby ? { replayLagSeconds: () => this.sql.rows<{ s: number }>("replayLag", []).then((r) => Number(r[0]!.s)) } : null;
     this.forwardTo(this.reads, this.followBase);
   }
@@ -157,6 +160,8 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
       if (standby) {
         await checkStandbySchema(pool, shown);
         if (settings.partitionVersions !== null) await checkPartitionVersions(pool, settings.partitionVersions);
+        const problem = notices === null ? null : await reachablePrimaryProblem(notices.config, pool);
+        if (problem !== null) throw new StorageError("standby", `${notices!.shown} is not the primary of the hot standby ${shown}: ${problem}`);
       } else await migrate(pool, settings.partitionVersions);
       return new PostgresStore(pool, connectionString, settings, shown, Math.max(0, memoLagMs), standby, notices);
     } catch (e) {
@@ -280,6 +285,27 @@ export class PostgresStore extends Forwarding<MethodsOf<PostgresReads> & Methods
     this.closed = true;
     this.commitSignal?.stopAll();
     await Promise.all([this.pool.end(), this.pipelined?.end()]);
+  }
+}
+
+/**
+ * Why the primary given a standby is not its primary, asked once of a session of its own; null
+ * when it is, or when it cannot be asked now (the listening session says why, and checks again).
+ */
+async function reachablePrimaryProblem(config: pg.ClientConfig, standby: pg.Pool): Promise<string | null> {
+  const session = new pg.Client(config);
+  session.on("error", () => undefined);
+  try {
+    await session.connect();
+  } catch {
+    return null;
+  }
+  try {
+    return await primaryProblem(session, standby);
+  } catch {
+    return null;
+  } finally {
+    await session.end().catch(() => undefined);
   }
 }
 

@@ -3,7 +3,8 @@
  * `commit` statement notifies `COMMIT_CHANNEL` with its transaction's last version, which
  * PostgreSQL delivers when the transaction commits to every session listening on it, whichever
  * process wrote. A watch keeps one such session, opened again after it is lost (the watcher polls
- * meanwhile). A hot standby refuses LISTEN: a store on one listens on its primary, when given it.
+ * meanwhile). A hot standby refuses LISTEN: a store on one listens on its primary, when given it,
+ * and checks that it is its primary each time the session opens (`primaryCheck.ts`).
  */
 import pg from "pg";
 import type { CommitSignal, CommitWatch } from "../contracts/reader.js";
@@ -14,14 +15,19 @@ const RETRY_MS = { first: 1_000, most: 30_000 };
 export class NotifySignal implements CommitSignal {
   private readonly watches = new Set<ListeningSession>();
 
-  /** Sessions with the client settings `config`, to the database `shown` (its URL without the password). */
+  /**
+   * Sessions with the client settings `config`, to the database `shown` (its URL without the
+   * password). `verify`: why a session just opened may not listen there (a standby's check of its
+   * primary), or null; a session it refuses is lost so, and tried again as any other.
+   */
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly shown: string,
+    private readonly verify: ((session: pg.ClientBase) => Promise<string | null>) | null = null,
   ) {}
 
   watch(onCommit: (version: bigint | null) => void, onLost?: (reason: string) => void): CommitWatch {
-    const w = new ListeningSession(this.config, onCommit, (why) => onLost?.(`${this.shown}: ${why}`), () => this.watches.delete(w));
+    const w = new ListeningSession(this.config, this.verify, onCommit, (why) => onLost?.(`${this.shown}: ${why}`), () => this.watches.delete(w));
     this.watches.add(w);
     return w;
   }
@@ -42,6 +48,7 @@ class ListeningSession implements CommitWatch {
 
   constructor(
     private readonly config: pg.ClientConfig,
+    private readonly verify: ((session: pg.ClientBase) => Promise<string | null>) | null,
     private readonly onCommit: (version: bigint | null) => void,
     private readonly onLost: (reason: string) => void,
     private readonly onStop: () => void,
@@ -59,6 +66,11 @@ class ListeningSession implements CommitWatch {
     c.on("end", () => this.lost(c, "the listening session ended"));
     try {
       await c.connect();
+      const problem = this.verify === null ? null : await this.verify(c);
+      if (problem !== null) {
+        this.lost(c, problem);
+        return;
+      }
       await c.query(`LISTEN ${COMMIT_CHANNEL}`);
     } catch (e) {
       this.lost(c, (e as Error).message);
