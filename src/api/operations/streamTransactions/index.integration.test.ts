@@ -17,6 +17,7 @@ import { recordedLedger } from "../../../../test/helpers/events.js";
 import { pruneServed, serveChain, startTestNode, stopNode, type TestNode } from "../../../../test/helpers/node.js";
 import { parsePrometheus } from "../../../../test/helpers/prometheus.js";
 import { openStream, range, type StreamClient, versionsOf } from "../../../../test/helpers/stream.js";
+import { openStore } from "../../../storage/open.js";
 
 type Json = Record<string, unknown>;
 
@@ -528,6 +529,46 @@ describe(`transaction stream: pruned starts and the bounds (${backend.name})`, (
     await s.closed;
     await closing;
     expect(s.events).toEqual([{ event: "end", data: JSON.stringify({ stream_end: { reason: "shutdown", next_version: String(BigInt(head) + 1n) } }) }]);
+  });
+
+  it("answers 503 a stream whose start_version read finishes after shutdown began, and the close does not wait on it", async () => {
+    const db = await backend.newDb();
+    await small().importInto(db);
+    const store = await openStore(db);
+    // The store served, with its history reads held at a gate while the test shuts the node down.
+    const gate: { held: Promise<void> | null; open?: () => void } = { held: null };
+    let entered!: () => void;
+    const reading = new Promise<void>((r) => {
+      entered = r;
+    });
+    const held = new Proxy(store, {
+      get(target, key) {
+        const v = Reflect.get(target, key);
+        if (key !== "readTransactions") return typeof v === "function" ? v.bind(target) : v;
+        return async (...args: Parameters<typeof store.readTransactions>) => {
+          if (gate.held !== null) {
+            entered();
+            await gate.held;
+          }
+          return target.readTransactions(...args);
+        };
+      },
+    });
+    const n = await startTestNode(db, { store: held, api: { streamHeartbeatMs: 200 } });
+    gate.held = new Promise<void>((r) => {
+      gate.open = r;
+    });
+    const answer = fetch(`${n.base}/transactions/stream?start_version=1`);
+    await reading;
+    const closing = n.close();
+    // The streams are shut (preClose) before the server stops taking requests: once it has, release the read.
+    await expect.poll(() => fetch(`${n.base}/info`).then((r) => r.status, () => "refused")).not.toBe(200);
+    gate.open!();
+    const res = await answer;
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(await res.json()).toEqual({ message: "the node is shutting down: try again later, at another node", error_code: "internal_error" });
+    await closing;
   });
 });
 
