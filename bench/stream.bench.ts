@@ -11,8 +11,8 @@
  *    0x1::aptos_account::transfer, by the NewBlockEvent type). Latency of every delivered event as
  *    arrival − its `timestamp` (the devnet stamps a block with the wall clock before writing it, so
  *    this includes the block's commit); in a second window a tight poller of GET /v1 marks when each
- *    version became visible to a client of the API, and each version's last delivery to any stream is
- *    measured from that. Server CPU (/proc) over the first window ÷ events delivered. Then
+ *    version became visible to a client of the API, and each version's last delivery to any stream,
+ *    and every delivery, are measured from that (the issue's "from commit to delivery"). Server CPU (/proc) over the first window ÷ events delivered. Then
  *    `--replay-streams` streams open at start_version = head − `--replay-versions` while the live ones
  *    run: versions/s replayed, and the live latency meanwhile.
  * 2. Memory: the server's RSS (/proc VmRSS, median of samples over 10 s) with no stream open, then
@@ -124,6 +124,8 @@ interface ReplayStat {
 interface ClientStats {
   kinds: Record<string, KindStats>;
   arrivals: Array<[number, [number, number, number]]>;
+  /** Each delivery's version and arrival (µs), in a window reset with `each`. */
+  each: { versions: number[]; times: number[] };
   visible: Array<[number, number]>;
   polls: number;
   replays: ReplayStat[];
@@ -178,8 +180,9 @@ class Clients {
     return statuses;
   }
 
-  async reset(): Promise<void> {
-    await Promise.all(this.procs.map((p) => this.ask(p, { cmd: "reset" })));
+  /** A new window; `each`: the clients keep every delivery's version and arrival in it. */
+  async reset(each = false): Promise<void> {
+    await Promise.all(this.procs.map((p) => this.ask(p, { cmd: "reset", each })));
   }
 
   async close(kind: string): Promise<void> {
@@ -308,7 +311,7 @@ async function live(base: string, pid: number, clients: Clients, poller: Clients
   const spreads = [...arrivals.values()].map(([f, l]) => (l - f) / 1000);
 
   // window 2: the same, with a poller marking when each version became visible through GET /v1
-  await clients.reset();
+  await clients.reset(true);
   await poller.reset();
   await poller.poll(base, true);
   await sleep(POLL_SECONDS * 1000);
@@ -324,6 +327,14 @@ async function live(base: string, pid: number, clients: Clients, poller: Clients
     if (at === undefined) continue;
     firstAfterVisible.push((f - at) / 1000);
     lastAfterVisible.push((l - at) / 1000);
+  }
+  // Every delivery from its version's visibility: the issue's "from commit to delivery".
+  const eachAfterVisible: number[] = [];
+  for (const c of w2) {
+    c.each.versions.forEach((v, i) => {
+      const at = visible.get(v);
+      if (at !== undefined) eachAfterVisible.push((c.each.times[i]! - at) / 1000);
+    });
   }
   const all2 = merged(w2, isLive);
   const polls = polled.polls;
@@ -368,7 +379,7 @@ ${byKind.join("\n")}
 - Server CPU: ${(serverCpu / 1e6).toFixed(2)} s over the window (${((serverCpu / 1e6 / elapsed) * 100).toFixed(0)}% of a core, the devnet's writing included) ÷ ${all.events.toLocaleString("en")} events delivered = **${(serverCpu / all.events).toFixed(2)} µs a delivered event** (the server counted ${(sent1 - sent0).toLocaleString("en")} sent). The ${CLIENTS} client processes: ${(clientCpu / 1e6).toFixed(2)} s (${(clientCpu / all.events).toFixed(2)} µs an event).
 - Per version, over every stream that got it: the spread from its first to its last delivery p50 ${ms(quantile(spreads, 0.5))} ms, p99 ${ms(quantile(spreads, 0.99))} ms (${arrivals.size.toLocaleString("en")} versions).
 
-Window 2 (${POLL_SECONDS} s), a poller of GET /v1 on one keep-alive connection, in a process of its own (${polls.toLocaleString("en")} polls, ${(polls / POLL_SECONDS).toFixed(0)} a second) marks when each version first became visible to an API client; per version (${firstAfterVisible.length.toLocaleString("en")}): its first delivery on a stream − visible p50 ${ms(quantile(firstAfterVisible, 0.5))} / p99 ${ms(quantile(firstAfterVisible, 0.99))} ms, its **last delivery − visible p50 ${ms(quantile(lastAfterVisible, 0.5))} / p99 ${ms(quantile(lastAfterVisible, 0.99))} ms**. Latency from the timestamp in that window: p50 ${ms(histQuantile(all2.hist, 0.5))}, p99 ${ms(histQuantile(all2.hist, 0.99))} ms; ended ${ends(all2.ends)}.
+Window 2 (${POLL_SECONDS} s), a poller of GET /v1 on one keep-alive connection, in a process of its own (${polls.toLocaleString("en")} polls, ${(polls / POLL_SECONDS).toFixed(0)} a second) marks when each version first became visible to an API client; per version (${firstAfterVisible.length.toLocaleString("en")}): its first delivery on a stream − visible p50 ${ms(quantile(firstAfterVisible, 0.5))} / p99 ${ms(quantile(firstAfterVisible, 0.99))} ms, its **last delivery − visible p50 ${ms(quantile(lastAfterVisible, 0.5))} / p99 ${ms(quantile(lastAfterVisible, 0.99))} ms**; every delivery (${eachAfterVisible.length.toLocaleString("en")}) − its version's visible: **p50 ${ms(quantile(eachAfterVisible, 0.5))} / p99 ${ms(quantile(eachAfterVisible, 0.99))} ms**. Latency from the timestamp in that window: p50 ${ms(histQuantile(all2.hist, 0.5))}, p99 ${ms(histQuantile(all2.hist, 0.99))} ms; ended ${ends(all2.ends)}.
 
 ${REPLAY_STREAMS === 0 ? "Replay burst: none (`--replay-streams 0`)." : `Replay burst: ${REPLAY_STREAMS} SSE streams at start_version=${from} (${REPLAY_VERSIONS.toLocaleString("en")} versions behind the head) opened at once (${JSON.stringify(rStatuses)}) while the live streams ran; ${caught.length} of ${replays.length} reached the head of their opening within ${rElapsed.toFixed(1)} s. Each replayed p50 ${Math.round(median(perStream)).toLocaleString("en")} versions/s (min ${Math.round(Math.min(...perStream)).toLocaleString("en")}); all together **${Math.round(aggregate).toLocaleString("en")} versions/s** (${(rep.bytes / 1e6).toFixed(0)} MB; ended ${ends(rep.ends)}). Server CPU ${((rcpu / 1e6 / rElapsed) * 100).toFixed(0)}% of a core meanwhile. The live streams meanwhile: p50 ${ms(histQuantile(all3.hist, 0.5))} ms, **p99 ${ms(histQuantile(all3.hist, 0.99))} ms** (window 1: ${ms(histQuantile(all.hist, 0.99))}), ended ${ends(all3.ends)}.`}
 `);

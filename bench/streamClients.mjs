@@ -8,7 +8,7 @@
  * streams. A stream ended by the server (slow_client, shutdown, pruned) is opened again at once
  * after its end's next_version, as an SSE client would after `retry:` (`reconnect`).
  *
- * Messages in: {cmd:"open", base, specs:[{kind, path, accept, count, replayUntil?, replayFrom?}]}, {cmd:"reset"},
+ * Messages in: {cmd:"open", base, specs:[{kind, path, accept, count, replayUntil?, replayFrom?}]}, {cmd:"reset", each?},
  * {cmd:"stats"}, {cmd:"poll", base, on}, {cmd:"close", kind}, {cmd:"exit"}; each is answered with
  * {reply: cmd, ...}.
  */
@@ -34,6 +34,13 @@ const kindStats = (kind) => {
 };
 /** version → [first arrival µs, last arrival µs, deliveries] in the current window. */
 let arrivals = new Map();
+/**
+ * Each delivery's version and arrival (µs), in the window after a `{cmd:"reset", each:true}` only
+ * (the bench's window with the poller), at most `EACH_MOST` of them: what each delivery took from
+ * its version's visibility.
+ */
+let each = null;
+const EACH_MOST = 2_000_000;
 /** version → the moment the poller first saw the ledger at or past it (µs). */
 let visible = new Map();
 const streams = new Set();
@@ -72,6 +79,10 @@ function record(stream, body, at) {
     if (at < a[0]) a[0] = at;
     if (at > a[1]) a[1] = at;
     a[2]++;
+  }
+  if (each !== null && each.versions.length < EACH_MOST) {
+    each.versions.push(version);
+    each.times.push(at);
   }
   if (stream.replay && !stream.replay.caughtAt && version >= stream.replay.until) stream.replay.caughtAt = at;
 }
@@ -217,6 +228,7 @@ function stats() {
   return {
     kinds: out,
     arrivals: [...arrivals],
+    each: each ?? { versions: [], times: [] },
     visible: [...visible],
     polls,
     replays: replays.map((r) => ({ ...r })),
@@ -227,7 +239,8 @@ function stats() {
   };
 }
 
-function reset() {
+function reset(timeEach) {
+  each = timeEach ? { versions: [], times: [] } : null;
   for (const k of kinds.values()) {
     k.events = 0;
     k.bytes = 0;
@@ -245,7 +258,7 @@ function reset() {
 process.on("message", async (m) => {
   if (m.cmd === "open") process.send({ reply: "open", statuses: await open(m.base, m.specs) });
   else if (m.cmd === "reset") {
-    reset();
+    reset(m.each === true);
     process.send({ reply: "reset" });
   } else if (m.cmd === "stats") process.send({ reply: "stats", ...stats() });
   else if (m.cmd === "poll") {
