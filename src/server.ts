@@ -318,6 +318,8 @@ export async function startNode(o: ServeOptions): Promise<RunningNode> {
   if (!o.logRequests) log.info(`Server listening at ${address}`);
   if (readOnlyFile) log.warn(`${o.db} is read-only for this process: serving it read-only, without the pruner`);
   else if (writer && !writes) log.info(`serving ${isPostgresUrl(o.db) ? "the database" : o.db} read-only (no devnet, pruner off)`);
+  // A primary's own commits are heard: the flag is for a hot standby, which cannot listen.
+  if (o.primary !== undefined && store.standby === null && writer) log.warn("--primary is not used: the ledger database is a primary, whose own commits the streams hear");
   // Failures and the recovery are logged by the WriterStatus.
   writers?.start();
   return {

@@ -342,6 +342,25 @@ for (const major of PG_MAJORS) describe(`a hot standby on PostgreSQL ${major}`, 
       }
     });
 
+    it("on a primary, says once that --primary is not used, and streams what is committed there", async () => {
+      const serve = await startServe(["--db", db.primary, "--no-prune", "--primary", db.primary]);
+      try {
+        const s = await openStream(`${serve.base}/transactions/stream`);
+        try {
+          const { first, last } = await importMore(chain, db.primary, dir);
+          await s.until((c) => c.transactions.length >= last - first + 1, `versions ${first} to ${last}`);
+          expect(versionsOf(s)).toEqual(range(first, last));
+        } finally {
+          s.close();
+        }
+        const said = serve.stdout().split("\n").filter((l) => l.includes("--primary is not used"));
+        expect(said).toHaveLength(1);
+        expect(JSON.parse(said[0]!).msg).toBe("--primary is not used: the ledger database is a primary, whose own commits the streams hear");
+      } finally {
+        await serve.stop();
+      }
+    });
+
     it("is refused from the command line, naming why, where the ledger or the primary is not PostgreSQL or the primary's URL is bad", async () => {
       const cases: Array<[string[], string]> = [
         [["--db", join(dir, "ledger.db"), "--primary", db.primary], "the ledger (--db) is not PostgreSQL"],
