@@ -13,7 +13,7 @@ import { arrivalHook, operationHandler, stampArrival, strictBody } from "./http/
 import { ApiError, clip } from "./http/apiError.js";
 import { NodeMetrics, type OperationMetrics } from "./observability/metrics.js";
 import { registerOpenApi, specTexts } from "./openapi/spec.js";
-import { JSON_TYPE } from "./http/negotiate.js";
+import { JSON_ANSWER_TYPE } from "./http/negotiate.js";
 import { paramKinds, pathParamMessage, queryParamMessage, type ParamKind } from "./http/params.js";
 import { installProxy, type ProxyOptions } from "./proxy/upstreamProxy.js";
 import { requestId } from "./observability/requestId.js";
@@ -110,7 +110,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<{ app: FastifyIns
       const body = JSON.stringify(e.body());
       badRequest.observe(status, 0);
       ctx.noteError(req, e);
-      reply.raw.writeHead(status, { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(body), "x-request-id": req.id });
+      reply.raw.writeHead(status, { "content-type": JSON_ANSWER_TYPE, "content-length": Buffer.byteLength(body), "x-request-id": req.id });
       reply.raw.end(body);
     },
     return503OnClosing: true,
@@ -280,6 +280,6 @@ function notFoundHandler(localMethods: (path: string) => string[], ctx: NodeCont
     // No route, so no onResponse hook: counted here, with the time until the handler ran.
     notFound.observe(e.status, reply.elapsedTime > 0 ? reply.elapsedTime / 1000 : 0);
     ctx.noteError(req, e);
-    ctx.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_TYPE, allowed.length > 0 ? ["allow", allowed.join(", ")] : undefined);
+    ctx.compression.send(req, reply, e.status, JSON.stringify(e.body()), JSON_ANSWER_TYPE, allowed.length > 0 ? ["allow", allowed.join(", ")] : undefined);
   };
 }

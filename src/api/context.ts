@@ -20,7 +20,7 @@ import { Compression, type EncodedBody } from "./http/compression.js";
 import type { WriterStatus } from "../ingest/writerStatus.js";
 import type { NodeMetrics } from "./observability/metrics.js";
 import { after, guard, type NowOrLater } from "./pages/nowOrLater.js";
-import { JSON_TYPE } from "./http/negotiate.js";
+import { JSON_ANSWER_TYPE } from "./http/negotiate.js";
 import { ResponseHead } from "./http/responseHead.js";
 
 /**
@@ -196,7 +196,7 @@ export class NodeContext {
   ): NowOrLater<undefined> {
     this.noteError(req, e, cause);
     const send = (ledger: LedgerInfo | null): undefined => {
-      this.compression.send(req, reply, e.status, JSON.stringify(e.body(this.config.archivalEndpoint, ledger)), JSON_TYPE, ledger ? this.headers.ledger(ledger) : undefined, headers ?? e.headers, route?.metrics);
+      this.compression.send(req, reply, e.status, JSON.stringify(e.body(this.config.archivalEndpoint, ledger)), JSON_ANSWER_TYPE, ledger ? this.headers.ledger(ledger) : undefined, headers ?? e.headers, route?.metrics);
       return undefined;
     };
     if (e.ledger || e.status === 503 || route?.ledgerHeaders !== true) return send(e.ledger);

@@ -23,7 +23,6 @@ import {
   type ZlibOptions,
 } from "node:zlib";
 import type { ApiConfig } from "../config.js";
-import { JSON_TYPE } from "./negotiate.js";
 import type { ResponseHead } from "./responseHead.js";
 
 export type Encoding = "br" | "gzip" | "deflate";
@@ -185,8 +184,6 @@ interface AnswerCounter {
 /** No headers of an answer's own. */
 const NONE: readonly string[] = Object.freeze([]);
 
-/** Fastify's content type for a JSON text body (it adds the charset to a string it sends). */
-const JSON_TEXT_TYPE = "application/json; charset=utf-8";
 
 /** The response compression of one app: its settings and its refiner. */
 export class Compression {
@@ -246,7 +243,7 @@ export class Compression {
     let sent: string | Buffer;
     if (e === null) {
       sent = identity;
-      list.push("content-type", typeof sent === "string" && type === JSON_TYPE ? JSON_TEXT_TYPE : type);
+      list.push("content-type", type);
     } else {
       sent = body instanceof EncodedBody ? body.encode(e, this.refiner) : encode(e, typeof identity === "string" ? Buffer.from(identity) : identity);
       list.push("content-type", type, "content-encoding", e);

@@ -8,6 +8,8 @@
 export type WireFormat = "json" | "bcs";
 
 export const JSON_TYPE = "application/json";
+/** The content type of a JSON answer, error or data, compressed or not: the reference's (poem's `Json`). */
+export const JSON_ANSWER_TYPE = "application/json; charset=utf-8";
 export const BCS_TYPE = "application/x-bcs";
 
 /** RFC 9110 `qvalue`: 0 to 1 with at most three decimals. */

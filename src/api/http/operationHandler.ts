@@ -22,7 +22,7 @@ import { EncodedBody } from "./compression.js";
 import type { NodeContext, RouteConfig } from "../context.js";
 import { ApiError, quote } from "./apiError.js";
 import { after, type NowOrLater } from "../pages/nowOrLater.js";
-import { acceptType, BCS_TYPE, JSON_TYPE, namedType, type WireFormat } from "./negotiate.js";
+import { acceptType, BCS_TYPE, JSON_ANSWER_TYPE, namedType, type WireFormat } from "./negotiate.js";
 import { sendsLedgerHeaders, type AnyOperation, type Answer, type Input, type Position } from "./operation.js";
 import { addressPath, checkDecimalQuery, hashPath, identifierPath, paramKind, type ParamKind, structTagPath, u64Path, u64Query } from "./params.js";
 import { jsonSerializer } from "./serialize.js";
@@ -338,7 +338,7 @@ export function operationHandler(op: AnyOperation, ctx: NodeContext) {
   ): undefined {
     let body = answer.body;
     if (body === undefined) body = serialize(answer.json);
-    ctx.compression.send(req, reply, 200, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_TYPE), ledger, more, route?.metrics, made);
+    ctx.compression.send(req, reply, 200, body, answer.type ?? (format === "bcs" ? BCS_TYPE : JSON_ANSWER_TYPE), ledger, more, route?.metrics, made);
     return undefined;
   }
 

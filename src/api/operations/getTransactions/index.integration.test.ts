@@ -28,7 +28,7 @@ describe(`transactions (${backend.name})`, () => {
   it("pages from start, limit of them, each transaction as it was imported", async () => {
     const res = await get("?start=3&limit=7");
     expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
     expect(res.headers.get("x-node-ledger-version")).toBe(String(chain.version - 1n));
     expect(await res.text()).toBe(`[${texts(chain, 3, 9).join(",")}]`);
     // a page reaching past the ledger ends with it
