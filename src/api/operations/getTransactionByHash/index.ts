@@ -14,7 +14,7 @@ import { ApiError } from "../../http/apiError.js";
 import type { WireFormat } from "../../http/negotiate.js";
 import { defineOperation, hashParam, ref, type Answer } from "../../http/operation.js";
 import { transaction } from "../../schemas.js";
-import { historyNotHeld, transactionBcsNotHeld, transactionNotFoundByHash } from "../history.js";
+import { historyNotHeld, textBody, transactionBcsNotHeld, transactionNotFoundByHash } from "../history.js";
 
 /** What the by-hash operations share: the path naming a transaction by its hash, the formats, the answer and its errors. */
 export const byHashOperation = {
@@ -49,7 +49,7 @@ export async function findTransactionByHash(ctx: NodeContext, hash: Uint8Array, 
   if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   if (snap.value === null) return null;
   const text = snap.value.texts[0];
-  return text === undefined ? historyNotHeld(ctx, snap.value.start, snap.info) : { body: Buffer.from(text.buffer, text.byteOffset, text.byteLength), exactAt: snap.info };
+  return text === undefined ? historyNotHeld(ctx, snap.value.start, snap.info) : { body: textBody(text), exactAt: snap.info };
 }
 
 async function readTransactionByHash(ctx: NodeContext, hash: Uint8Array, info: LedgerInfo, format: WireFormat): Promise<Answer> {

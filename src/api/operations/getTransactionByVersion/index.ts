@@ -13,7 +13,7 @@ import { ApiError } from "../../http/apiError.js";
 import type { WireFormat } from "../../http/negotiate.js";
 import { defineOperation, ref, u64Param, type Answer } from "../../http/operation.js";
 import { transaction } from "../../schemas.js";
-import { historyNotHeld, transactionBcsNotHeld, transactionNotFoundByVersion } from "../history.js";
+import { historyNotHeld, textBody, transactionBcsNotHeld, transactionNotFoundByVersion } from "../history.js";
 
 export const getTransactionByVersion = defineOperation({
   operationId: "get_transaction_by_version",
@@ -46,5 +46,5 @@ async function readTransactionByVersion(ctx: NodeContext, version: bigint, info:
   if (!snap) throw ApiError.unavailable("the ledger is empty: no block has been committed yet");
   if (version > snap.info.ledgerVersion) return { error: transactionNotFoundByVersion(version, snap.info), exactAt: snap.info };
   const text = snap.value.texts[0];
-  return text === undefined || version < snap.info.oldestVersion ? historyNotHeld(ctx, version, snap.info) : { body: Buffer.from(text.buffer, text.byteOffset, text.byteLength), exactAt: snap.info };
+  return text === undefined || version < snap.info.oldestVersion ? historyNotHeld(ctx, version, snap.info) : { body: textBody(text), exactAt: snap.info };
 }
