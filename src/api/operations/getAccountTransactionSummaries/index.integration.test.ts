@@ -109,8 +109,8 @@ describe(`transaction_summaries (${backend.name})`, () => {
     });
     for (const [accept, type] of [
       ["application/json;q=0.1, application/x-bcs", "application/x-bcs"],
-      ["application/x-bcs;q=0, application/json;q=0.2", "application/json"],
-      ["application/x-bcs;q=0", "application/json"],
+      ["application/x-bcs;q=0, application/json;q=0.2", "application/json; charset=utf-8"],
+      ["application/x-bcs;q=0", "application/json; charset=utf-8"],
     ]) {
       const r = await fetch(`${node.base}/accounts/${ALICE}/transaction_summaries?limit=2`, { headers: { accept: accept! } });
       expect(r.headers.get("content-type"), accept).toBe(type);
