@@ -60,6 +60,7 @@ export function rowMixes(targets) {
     "summaries-hot": { method: "GET", path: `${summaries}?limit=25`, choices: accounts.slice(0, 1) },
     "summaries-latest": { method: "GET", path: `${summaries}?limit=25`, choices: accounts },
     "by-version": { method: "GET", path: "/v1/transactions/by_version/{version}", choices: [{}], versions: range },
+    "transactions-100": { method: "GET", path: "/v1/transactions?start={version}&limit=100", choices: [{}], versions: range },
     "summaries-25": { method: "GET", path: `${summaries}?limit=25&end_version={version}`, choices: accounts, versions: range },
     "summaries-100": { method: "GET", path: `${summaries}?limit=100&end_version={version}`, choices: accounts, versions: range },
     "summaries-100-sdk": {

@@ -23,22 +23,23 @@ export function historyPageSize(asked: number | undefined, size: number, max: nu
 
 /**
  * One stored text as the body of an answer: a string, which Node writes in one piece with the
- * answer's head where a Buffer is a second write (7–11% of a by_version's CPU, bench/RESULTS.md).
- * The texts were encoded from strings, so the bytes sent are those stored.
+ * answer's head, where a Buffer body is written apart from it and costs more (a by_version 7–11%
+ * of its CPU, a page of 100 transactions about a third: bench/RESULTS.md, "History"). The texts
+ * were encoded from strings, so the bytes sent are those stored.
  */
 export function textBody(text: Uint8Array): string {
   return Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString("utf8");
 }
 
-/** The stored texts as one JSON array, byte for byte as they were ingested. */
-export function textsArray(texts: readonly Uint8Array[]): Buffer {
+/** The stored texts as one JSON array, byte for byte as they were ingested (a string, as `textBody`). */
+export function textsArray(texts: readonly Uint8Array[]): string {
   const parts: Uint8Array[] = [OPEN];
   texts.forEach((t, i) => {
     if (i > 0) parts.push(COMMA);
     parts.push(t);
   });
   parts.push(CLOSE);
-  return Buffer.concat(parts);
+  return Buffer.concat(parts).toString("utf8");
 }
 
 /**
@@ -80,7 +81,7 @@ const GENESIS_BLOCK_HASH = `0x${"0".repeat(64)}`;
  * as its source printed it (the NewBlockEvent's `hash`), read from the first transaction's text;
  * null when that text is not held or names no id (the caller answers as for history not held).
  */
-export async function blockJson(ctx: NodeContext, block: BlockInfo, withTransactions: boolean): Promise<{ body: Buffer; info: LedgerInfo } | null> {
+export async function blockJson(ctx: NodeContext, block: BlockInfo, withTransactions: boolean): Promise<{ body: string; info: LedgerInfo } | null> {
   const count = Number(block.lastVersion - block.firstVersion) + 1;
   const snap = await ctx.store.readTransactions(block.firstVersion, withTransactions ? Math.min(count, BLOCK_TRANSACTIONS_MAX) : 1, ctx.config.transactionsPageBytes);
   const first = snap?.value.texts[0];
@@ -90,12 +91,9 @@ export async function blockJson(ctx: NodeContext, block: BlockInfo, withTransact
   const head =
     `{"block_height":"${block.height}","block_hash":${JSON.stringify(hash)},"block_timestamp":"${block.timestampUsec}",` +
     `"first_version":"${block.firstVersion}","last_version":"${block.lastVersion}","transactions":`;
-  const transactions = withTransactions ? textsArray(snap.value.texts) : NULL;
-  return { body: Buffer.concat([Buffer.from(head), transactions, CLOSE_OBJECT]), info: snap.info };
+  return { body: `${head}${withTransactions ? textsArray(snap.value.texts) : "null"}}`, info: snap.info };
 }
 
-const NULL = Buffer.from("null");
-const CLOSE_OBJECT = Buffer.from("}");
 
 /** The `id` of a block metadata transaction's text (its NewBlockEvent's `hash` where it has no id), or null. */
 function blockHashOf(text: Uint8Array): string | null {
