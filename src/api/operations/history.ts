@@ -22,9 +22,9 @@ export function historyPageSize(asked: number | undefined, size: number, max: nu
 }
 
 /**
- * One stored text as the body of an answer: a string, which Node writes in one piece with the
- * answer's head, where a Buffer body is written apart from it and costs more CPU (bench/RESULTS.md,
- * "History"). The texts were encoded from strings, so the bytes sent are those stored.
+ * One stored text as the body of an answer: a string, which measured cheaper to send than a Buffer
+ * of the same bytes (bench/RESULTS.md, "History"). The texts were encoded from strings, so the
+ * bytes sent are those stored.
  */
 export function textBody(text: Uint8Array): string {
   return Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString("utf8");
