@@ -123,8 +123,8 @@ function newerSchemaMessage(current: number): string {
  * Whether the database is a hot standby (in recovery): read-only, migrated and written only through
  * its primary.
  */
-export async function inRecovery(pool: pg.Pool): Promise<boolean> {
-  return (await pool.query<{ r: boolean }>("SELECT pg_is_in_recovery() AS r")).rows[0]!.r;
+export async function inRecovery(db: pg.Pool | pg.ClientBase): Promise<boolean> {
+  return (await db.query<{ r: boolean }>("SELECT pg_is_in_recovery() AS r")).rows[0]!.r;
 }
 
 /**

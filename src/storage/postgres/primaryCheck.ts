@@ -7,6 +7,8 @@
  * needed.
  */
 import type pg from "pg";
+import { toHex } from "../../ledger/address.js";
+import { inRecovery } from "./migrations.js";
 
 /** The standby's ledger where the check compares: its chain and newest version with its hash. */
 interface StandbyHead {
@@ -33,7 +35,7 @@ async function standbyHead(db: pg.Pool): Promise<StandbyHead | null> {
  */
 export async function primaryProblem(primary: pg.ClientBase, standby: pg.Pool): Promise<string | null> {
   const head = await standbyHead(standby);
-  if ((await primary.query<{ r: boolean }>("SELECT pg_is_in_recovery() AS r")).rows[0]!.r) return "it is a hot standby itself, not a primary";
+  if (await inRecovery(primary)) return "it is a hot standby itself, not a primary";
   // Two statements: a statement naming a table that does not exist fails when it is parsed.
   if ((await primary.query<{ t: string | null }>("SELECT to_regclass('ledger')::text AS t")).rows[0]?.t == null) return "it holds no ledger";
   if (head === null) return null;
@@ -48,6 +50,6 @@ export async function primaryProblem(primary: pg.ClientBase, standby: pg.Pool): 
   if (Number(ledger.chain_id) !== head.chainId) return `it holds chain ${ledger.chain_id}, this standby chain ${head.chainId}`;
   if (BigInt(ledger.v) < BigInt(head.version)) return `its ledger ends at version ${ledger.v}, before this standby's ${head.version}`;
   if (ledger.hash === null) return ledger.oldest !== null && BigInt(ledger.oldest) > BigInt(head.version) ? null : `it holds no transaction at this standby's version ${head.version}`;
-  if (!ledger.hash.equals(head.hash)) return `its transaction at version ${head.version} is 0x${ledger.hash.toString("hex")}, this standby's 0x${head.hash.toString("hex")}`;
+  if (!ledger.hash.equals(head.hash)) return `its transaction at version ${head.version} is ${toHex(ledger.hash)}, this standby's ${toHex(head.hash)}`;
   return null;
 }
