@@ -11,7 +11,7 @@ import type { NodeContext } from "../context.js";
 import { ApiError } from "../http/apiError.js";
 import type { WireFormat } from "../http/negotiate.js";
 import type { Answer } from "../http/operation.js";
-import { historyNotHeld, historyPageSize, textsArray } from "./history.js";
+import { historyNotHeld, historyPageSize } from "./history.js";
 
 /** The reference's page size of events when none is asked for, and its largest (`max_events_page_size`). */
 export const EVENTS_PAGE_SIZE = 25;
@@ -63,7 +63,7 @@ export async function readHandleEvents(
   const newest = events[events.length - 1]!.sequenceNumber;
   const wanted = start ?? (newest >= BigInt(count - 1) ? newest - BigInt(count - 1) : 0n);
   if (partial && first.sequenceNumber > wanted) return eventsNotHeld(ctx, key, wanted, snap.info);
-  const out: Uint8Array[] = [];
+  const out: string[] = [];
   const parsed = new Map<bigint, unknown[]>();
   for (let i = 0; i < texts.length; i++) {
     const e = events[i]!;
@@ -71,9 +71,9 @@ export async function readHandleEvents(
     if (i > 0 && e.sequenceNumber !== events[i - 1]!.sequenceNumber + 1n) break;
     const text = texts[i];
     if (text === null || text === undefined) return historyNotHeld(ctx, e.version, snap.info);
-    out.push(Buffer.from(versionedEventJson(key, e, eventsOf(parsed, e.version, text), snap.info)));
+    out.push(versionedEventJson(key, e, eventsOf(parsed, e.version, text), snap.info));
   }
-  return { body: textsArray(out), exactAt: snap.info };
+  return { body: `[${out.join(",")}]`, exactAt: snap.info };
 }
 
 /** The `events` of a transaction's text, parsed once per version of the page. */
