@@ -184,7 +184,6 @@ interface AnswerCounter {
 /** No headers of an answer's own. */
 const NONE: readonly string[] = Object.freeze([]);
 
-
 /** The response compression of one app: its settings and its refiner. */
 export class Compression {
   private readonly refiner = new Refiner();

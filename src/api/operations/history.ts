@@ -93,7 +93,6 @@ export async function blockJson(ctx: NodeContext, block: BlockInfo, withTransact
   return { body: `${head}${withTransactions ? textsArray(snap.value.texts) : "null"}}`, info: snap.info };
 }
 
-
 /** The `id` of a block metadata transaction's text (its NewBlockEvent's `hash` where it has no id), or null. */
 function blockHashOf(text: Uint8Array): string | null {
   const t = JSON.parse(Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString("utf8")) as Record<string, unknown>;
