@@ -29,7 +29,7 @@ import { BaseRecords } from "./storage/replica/baseRecords.js";
 import { HeadStartedStorage, mayBeHeadStarted } from "./storage/replica/HeadStartedStorage.js";
 import type { Storage } from "./storage/contracts/storage.js";
 import { isPostgresUrl, openStore, sqliteWritable } from "./storage/open.js";
-import type { SqliteStoreOptions } from "./storage/sqlite/SqliteStore.js";
+import { BATCH_WAL_PAGES, type SqliteStoreOptions } from "./storage/sqlite/SqliteStore.js";
 import { existsSync } from "node:fs";
 
 export interface ServeOptions {
@@ -358,7 +358,7 @@ export function followLagLine(lag: FollowLag): string {
 
 /** `ledger-node import`: the files pushed into the ledger at `db` (created at the first transaction). */
 export function importIntoLedger(db: string, files: readonly string[], o: Omit<ImportFilesOptions, "open">): Promise<ImportFilesResult> {
-  return importFiles(files, { ...o, open: () => openStore(db, { create: true, writer: "import" }) });
+  return importFiles(files, { ...o, open: () => openStore(db, { create: true, writer: "import", walAutocheckpointPages: BATCH_WAL_PAGES }) });
 }
 
 /** `ledger-node prune`: the ledger at `db` pruned to `window` now; never creates a database. */

@@ -114,6 +114,23 @@ describe("SQLite store settings", () => {
     const reader = open(path, { readonly: true, cacheSizeMiB: 2, mmapSizeMiB: 0 });
     expect(memorySettings(reader)).toEqual({ cacheBytes: 2 * 1024 * 1024, mmapBytes: 0 });
   });
+
+  it("with walAutocheckpointPages keeps commits in the WAL until it holds that many pages; by default copies them into the file past SQLite's 1,000", async () => {
+    // About 10 MiB of 4 KB values: past the default's 1,000 pages, short of 100,000.
+    const blocks = history(SEED + 9, 1200, 4000);
+    const fileSizes = async (opts: SqliteStoreOptions) => {
+      const path = newPath();
+      const s = await filled(blocks, opts, path);
+      const sizes = { file: statSync(path).size, wal: statSync(`${path}-wal`).size };
+      await s.close();
+      return sizes;
+    };
+    const byDefault = await fileSizes({});
+    const held = await fileSizes({ walAutocheckpointPages: 100_000 });
+    expect(held.wal).toBeGreaterThan(8 * 1024 * 1024);
+    expect(held.file).toBeLessThan(1024 * 1024);
+    expect(byDefault.file).toBeGreaterThan(8 * 1024 * 1024);
+  });
 });
 
 describe(`SQLite module pages (seed ${SEED})`, () => {

@@ -39,7 +39,7 @@ import { WalSignal } from "./walSignal.js";
 import { ReadTurns } from "./readTransactions.js";
 
 export { NotADatabaseError } from "./connection.js";
-export { DEFAULT_PRUNE_BATCH, SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, type PruneBatch, type SqliteStoreOptions } from "./options.js";
+export { BATCH_WAL_PAGES, DEFAULT_PRUNE_BATCH, SQLITE_CACHE_SIZE_MIB, SQLITE_MMAP_SIZE_MIB, type PruneBatch, type SqliteStoreOptions } from "./options.js";
 
 /** The connection of each store, for the test helpers in `testing.ts` (never for production code). */
 export const connections = new WeakMap<SqliteStore, Db>();

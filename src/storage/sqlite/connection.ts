@@ -49,6 +49,7 @@ export function openDatabase(path: string, opts: SqliteStoreOptions): Db {
     if (!opts.readonly) db.pragma("journal_mode = WAL");
     // FULL: a committed block survives power loss, not only a crash of the process.
     db.pragma("synchronous = FULL");
+    if (!opts.readonly && opts.walAutocheckpointPages !== undefined) db.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(opts.walAutocheckpointPages))}`);
     // Negative: KiB. SQLite caps the map at its compile-time limit (2 GiB here).
     db.pragma(`cache_size = ${-Math.max(0, Math.floor((opts.cacheSizeMiB ?? SQLITE_CACHE_SIZE_MIB) * 1024))}`);
     db.pragma(`mmap_size = ${Math.max(0, Math.floor((opts.mmapSizeMiB ?? SQLITE_MMAP_SIZE_MIB) * 1024 * 1024))}`);

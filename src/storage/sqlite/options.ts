@@ -36,7 +36,18 @@ export interface SqliteStoreOptions {
    * Ignored on a connection that writes: its commits must not wait for a turn to end.
    */
   readsPerTurn?: boolean;
+  /**
+   * How many pages the WAL may hold before a commit copies them into the file (SQLite's
+   * `wal_autocheckpoint`; default SQLite's 1,000, about 4 MiB). `import` takes `BATCH_WAL_PAGES`:
+   * a page that several of its commits rewrite (an index's above all) is then copied once for
+   * them, not once each. Everything else keeps the default, so that no commit of a serving node
+   * also copies tens of MiB; `follow` gained nothing from it (bench/RESULTS.md, "Import and follow").
+   */
+  walAutocheckpointPages?: number;
 }
+
+/** `walAutocheckpointPages` of an import: 64 MiB of 4 KiB pages. */
+export const BATCH_WAL_PAGES = 16_384;
 
 /** Bounds of one prune transaction (`SqliteStoreOptions.pruneBatch`). */
 export interface PruneBatch {
