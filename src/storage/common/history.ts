@@ -27,7 +27,8 @@ const NEWLINE = 0x0a;
 /**
  * A DEFLATE chunk's text is about `CHUNK_TEXT_BYTES` and below `ZSTD_FROM`: inflated into one
  * buffer of 32 KiB it mostly comes back as that buffer, instead of node:zlib's 16 KiB pieces joined
- * by a copy (by_version 8%, a page of 100 15% less CPU: bench/RESULTS.md, "History").
+ * by a copy: fewer bytes allocated outside the heap a read, so fewer collections (bench/RESULTS.md,
+ * "A chunk inflated into one buffer"). A text is a view into it: one kept long is copied (the feed).
  */
 const INFLATE_INTO_ONE = { chunkSize: 32 * 1024 };
 

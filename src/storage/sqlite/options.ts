@@ -41,7 +41,7 @@ export interface SqliteStoreOptions {
    * `wal_autocheckpoint`; default SQLite's 1,000, about 4 MiB). `import` takes `BATCH_WAL_PAGES`:
    * a page that several of its commits rewrite (an index's above all) is then copied once for
    * them, not once each. Everything else keeps the default, so that no commit of a serving node
-   * also copies tens of MiB; `follow` gained nothing from it (bench/RESULTS.md, "Import and follow").
+   * also copies tens of MiB; `follow` gained nothing from it (bench/RESULTS.md, "Import and follow with the history kept").
    */
   walAutocheckpointPages?: number;
 }

@@ -143,6 +143,41 @@ describe("the commit feed", () => {
     }
   });
 
+  it("keeps copies of the texts it reads, not views that keep the store's inflated chunks alive", async () => {
+    // Each text a view into a 32 KiB buffer of its own, as a short block's chunk comes back inflated.
+    const chunks = new Set<ArrayBufferLike>();
+    let head = -1n;
+    const info = (): LedgerInfo => ({ chainId: 4, ledgerVersion: head, oldestVersion: 0n, timestampUsec: 0n, epoch: 1n, blockHeight: 0n, oldestBlockHeight: 0n });
+    const store = {
+      async getLedgerInfo() {
+        head += 3n;
+        return info();
+      },
+      async readTransactions(start: bigint, limit: number) {
+        const texts: Uint8Array[] = [];
+        for (let v = start; v <= head && texts.length < limit; v++) {
+          const chunk = Buffer.alloc(32 * 1024);
+          const n = chunk.write(`{"version":"${v}"}`);
+          chunks.add(chunk.buffer);
+          texts.push(chunk.subarray(0, n));
+        }
+        return { info: info(), value: { start, texts } };
+      },
+    } as unknown as LedgerReader;
+    const feed = new CommitFeed(store, log);
+    const s = recorder();
+    feed.start(-1n);
+    feed.join(s);
+    try {
+      await expect.poll(() => feed.head, { timeout: 5_000 }).toBeGreaterThanOrEqual(30n);
+      const kept = feed.from(0n, 30) ?? [];
+      expect(kept.map((e) => Buffer.from(e.text).toString())).toEqual(Array.from({ length: 30 }, (_, v) => `{"version":"${v}"}`));
+      expect(kept.filter((e) => chunks.has(e.text.buffer))).toEqual([]);
+    } finally {
+      feed.stop();
+    }
+  });
+
   describe("on fake timers", () => {
     afterEach(() => {
       vi.useRealTimers();

@@ -69,6 +69,20 @@ export class FeedEntry {
   }
 }
 
+/**
+ * The texts copied into one buffer of their own size. A stored text is a view into its chunk's
+ * inflated buffer (32 KiB, however little of it a short block fills), which the ring would keep
+ * alive: the copies make what the ring holds the bytes it counts.
+ */
+function ownCopies(texts: readonly Uint8Array[]): Uint8Array[] {
+  const joined = Buffer.concat(texts);
+  let at = 0;
+  return texts.map((t) => {
+    at += t.byteLength;
+    return joined.subarray(at - t.byteLength, at);
+  });
+}
+
 const SSE_END = Buffer.from("\n\n");
 const NDJSON_END = Buffer.from("\n");
 
@@ -304,7 +318,7 @@ export class CommitFeed {
       return false;
     }
     const start = this.head + 1n;
-    const entries = texts.map((t, i) => new FeedEntry(start + BigInt(i), t));
+    const entries = ownCopies(texts).map((t, i) => new FeedEntry(start + BigInt(i), t));
     this.head = start + BigInt(texts.length - 1);
     for (const e of entries) this.keep(e);
     this.handOut(new FeedBatch(entries));
