@@ -116,8 +116,8 @@ describe("SQLite store settings", () => {
   });
 
   it("with walAutocheckpointPages keeps commits in the WAL until it holds that many pages; by default copies them into the file past SQLite's 1,000", async () => {
-    // About 10 MiB of 4 KB values: past the default's 1,000 pages, short of 100,000.
-    const blocks = history(SEED + 9, 1200, 4000);
+    // About 15 MB of 4 KB values: well past the default's 1,000 pages (4 MiB), short of 100,000.
+    const blocks = history(SEED + 9, 2000, 4000);
     const fileSizes = async (opts: SqliteStoreOptions) => {
       const path = newPath();
       const s = await filled(blocks, opts, path);
